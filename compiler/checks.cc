@@ -1,0 +1,291 @@
+#include "checks.h"
+
+#include <set>
+#include <string>
+
+#include "normalizer.h"
+
+namespace nemoc {
+
+namespace {
+
+constexpr const char kTrain[] = "/spec/stages/train";
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+// Profiles, runtimes and stages that exist in the spec format but whose
+// generators have not landed yet: refused loudly, never ignored.
+const std::set<std::string> kImplementedProfiles = {"vanilla-k8s"};
+const std::set<std::string> kPlannedProfiles = {"eks-efa", "gke-a4"};
+const std::set<std::string> kImplementedRuntimes = {"pytorchjob"};
+const std::set<std::string> kImplementedStages = {"train"};
+
+// Points at the key for a whole section ("evaluate:"), at the value for a
+// choice ("profile: eks-efa").
+void NotSupportedYet(Diagnostics* diags, const Document& doc, const std::string& pointer,
+                     const std::string& what, bool at_key = true) {
+  diags->Error("spec.not-supported-yet", what + " is not supported yet",
+               doc.map.Locate(pointer, at_key),
+               "this part of the spec format is reserved; its generator has not landed in "
+               "this version of nemoc");
+}
+
+void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+  std::set<std::string> names;
+  const auto& targets = spec["targets"];
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& target = targets[i];
+    const std::string base = "/spec/targets/" + std::to_string(i);
+    const std::string name = target["name"].get<std::string>();
+    if (!names.insert(name).second) {
+      diags->Error("spec.duplicate-target", "target name '" + name + "' is used twice",
+                   doc.map.Locate(base + "/name"),
+                   "every target writes its own directory out/<project>/<target>/");
+    }
+    const std::string profile = target["profile"].get<std::string>();
+    if (kPlannedProfiles.count(profile)) {
+      NotSupportedYet(diags, doc, base + "/profile", "profile '" + profile + "'", false);
+    }
+    if (target.contains("runtime") &&
+        !kImplementedRuntimes.count(target["runtime"].get<std::string>())) {
+      NotSupportedYet(diags, doc, base + "/runtime",
+                      "runtime '" + target["runtime"].get<std::string>() + "'", false);
+    }
+    // Cloud-specific fields on a profile that would ignore them.
+    const std::pair<const char*, const char*> owned_by[] = {
+        {"instanceType", "eks-efa"}, {"iamRoleArn", "eks-efa"},
+        {"gcpServiceAccount", "gke-a4"}, {"kueue", "gke-a4"},
+        {"hostNetwork", "gke-a4"}, {"rdma", "vanilla-k8s"}};
+    for (const auto& [field, owner] : owned_by) {
+      if (target.contains(field) && profile != owner && kImplementedProfiles.count(profile)) {
+        diags->Error("spec.wrong-profile",
+                     "spec.targets[" + std::to_string(i) + "]." + field +
+                         " applies to profile " + owner + ", not " + profile,
+                     doc.map.Locate(base + "/" + field, /*prefer_key=*/true));
+      }
+    }
+    const std::string storage_base =
+        doc.map.Has(base + "/storage") ? base + "/storage" : std::string("/spec/storage");
+    for (const char* volume : {"results", "data"}) {
+      const auto& resolved = target["storage"];
+      if (!resolved.contains(volume)) continue;
+      for (const char* backend : {"fsxLustre", "s3", "gcs"}) {
+        if (resolved[volume].contains(backend) &&
+            doc.map.Has(storage_base + "/" + volume + "/" + backend)) {
+          NotSupportedYet(diags, doc, storage_base + "/" + volume + "/" + backend,
+                          std::string("storage backend '") + backend + "'");
+        }
+      }
+      int backends = 0;
+      for (const char* backend : {"nfs", "pvc", "hostPath", "fsxLustre", "s3", "gcs"}) {
+        if (resolved[volume].contains(backend)) ++backends;
+      }
+      if (backends != 1 && doc.map.Has(storage_base + "/" + volume)) {
+        diags->Error("spec.storage-backend",
+                     PointerToDotted(storage_base) + "." + volume +
+                         ": set exactly one backend (nfs, pvc, hostPath, fsxLustre, s3 or gcs)",
+                     doc.map.Locate(storage_base + "/" + volume, /*prefer_key=*/true));
+      }
+    }
+  }
+}
+
+void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+  const auto& train = spec["stages"]["train"];
+  const std::string mode = train["mode"].get<std::string>();
+  const std::string base = kTrain;
+  if (train["framework"] == "nemo2") {
+    NotSupportedYet(diags, doc, base + "/framework", "framework 'nemo2'", false);
+  }
+  const bool fine_tuning = mode == "sft" || mode == "lora";
+  const auto& source = spec["model"].value("source", nlohmann::json::object());
+  if (fine_tuning && !source.contains("nemo") && !source.contains("huggingface")) {
+    diags->Error("spec.missing-source",
+                 "mode " + mode + " fine-tunes existing weights: set spec.model.source.nemo "
+                 "(a .nemo checkpoint) or spec.model.source.huggingface",
+                 doc.map.Locate(base + "/mode"));
+  }
+  if (!fine_tuning && (source.contains("nemo") || source.contains("huggingface"))) {
+    diags->Error("spec.unused-source",
+                 "mode pretrain starts from random weights, but spec.model.source is set",
+                 doc.map.Locate("/spec/model/source", /*prefer_key=*/true),
+                 "use mode: sft or lora to fine-tune from it, or remove it");
+  }
+  if (source.contains("huggingface")) {
+    NotSupportedYet(diags, doc, "/spec/model/source/huggingface",
+                    "importing HuggingFace weights (model.source.huggingface)");
+  }
+  if (source.contains("nemo") && source.contains("huggingface")) {
+    diags->Error("spec.ambiguous-source", "spec.model.source: set nemo or huggingface, not both",
+                 doc.map.Locate("/spec/model/source", /*prefer_key=*/true));
+  }
+  if (train.contains("peft") && mode != "lora") {
+    diags->Error("spec.peft-without-lora",
+                 "spec.stages.train.peft is set but mode is " + mode,
+                 doc.map.Locate(base + "/peft", /*prefer_key=*/true), "set mode: lora");
+  }
+  if (!train.contains("data")) {
+    diags->Error("spec.missing-field",
+                 "spec.stages.train: missing required field 'data'",
+                 doc.map.Locate(base, /*prefer_key=*/true),
+                 fine_tuning ? "fine-tuning reads JSONL: data: {jsonl: {train: squad/train.jsonl}}"
+                             : "set data: {mock: true}, {prefixes: [...]} or {fromDataPrep: true}");
+  } else {
+    const auto& data = train["data"];
+    if (fine_tuning && !data.contains("jsonl")) {
+      diags->Error("spec.wrong-data",
+                   "mode " + mode + " reads JSONL records: set spec.stages.train.data.jsonl",
+                   doc.map.Locate(base + "/data", /*prefer_key=*/true));
+    }
+    if (!fine_tuning && data.contains("jsonl")) {
+      diags->Error("spec.wrong-data",
+                   "pretraining reads Megatron indexed datasets (prefixes), mock data or the "
+                   "dataPrep output, not JSONL",
+                   doc.map.Locate(base + "/data/jsonl", /*prefer_key=*/true),
+                   "add a dataPrep stage and use data: {fromDataPrep: true}");
+    }
+    if (data.contains("fromDataPrep") && !spec["stages"].contains("dataPrep")) {
+      diags->Error("spec.missing-stage",
+                   "spec.stages.train.data.fromDataPrep needs a dataPrep stage",
+                   doc.map.Locate(base + "/data/fromDataPrep", /*prefer_key=*/true));
+    }
+  }
+}
+
+}  // namespace
+
+void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
+                          const nlohmann::json& architecture, Diagnostics* diags) {
+  const std::string base = kTrain;
+  const std::string par = base + "/parallelism";
+  const TrainSizes s = ComputeTrainSizes(train);
+  const std::string world = "the world size " + Str(s.world_size) + " (" + Str(s.nodes) +
+                            " nodes × " + Str(s.gpus_per_node) + " GPUs per node)";
+  if (s.world_size % s.model_parallel != 0) {
+    diags->Error("train.parallelism",
+                 "tensor × pipeline × context parallelism = " + Str(s.tensor) + " × " +
+                     Str(s.pipeline) + " × " + Str(s.context) + " = " + Str(s.model_parallel) +
+                     " does not divide " + world,
+                 doc.map.Locate(par, /*prefer_key=*/true),
+                 "change the parallelism or the node count so that the world size is a "
+                 "multiple of " + Str(s.model_parallel));
+  } else {
+    const int64_t micro = train["batch"].value("micro", 1);
+    const int64_t global = train["batch"]["global"].get<int64_t>();
+    const int64_t step = micro * s.data_parallel;
+    if (global % step != 0) {
+      const int64_t lower = global / step * step;
+      std::string hint = "nearest valid values: ";
+      if (lower > 0) hint += Str(lower) + " or ";
+      hint += Str(lower + step);
+      diags->Error("train.batch",
+                   "global batch " + Str(global) + " is not a multiple of micro batch × "
+                   "data-parallel size = " + Str(micro) + " × " + Str(s.data_parallel) + " = " +
+                       Str(step),
+                   doc.map.Locate(base + "/batch/global"), hint);
+    }
+    if (s.expert > 1 && s.data_parallel * s.context % s.expert != 0) {
+      diags->Error("train.expert-parallel",
+                   "expert parallelism " + Str(s.expert) +
+                       " does not divide data-parallel × context-parallel size = " +
+                       Str(s.data_parallel) + " × " + Str(s.context) + " = " +
+                       Str(s.data_parallel * s.context),
+                   doc.map.Locate(par + "/expert"));
+    }
+  }
+  if (architecture.contains("numAttentionHeads")) {
+    const int64_t heads = architecture["numAttentionHeads"].get<int64_t>();
+    if (heads % s.tensor != 0) {
+      diags->Error("train.heads",
+                   "the model's " + Str(heads) +
+                       " attention heads are not divisible by tensor parallelism " + Str(s.tensor),
+                   doc.map.Locate(par + "/tensor"));
+    }
+    const int64_t groups = architecture.value("numQueryGroups", heads);
+    if (heads % s.tensor == 0 && groups % s.tensor != 0) {
+      diags->Error("train.query-groups",
+                   "the model's " + Str(groups) +
+                       " query groups are not divisible by tensor parallelism " + Str(s.tensor),
+                   doc.map.Locate(par + "/tensor"));
+    }
+  }
+  if (s.virtual_pipeline > 0 && s.pipeline == 1) {
+    diags->Error("train.virtual-pipeline",
+                 "virtual pipeline parallelism needs pipeline parallelism > 1",
+                 doc.map.Locate(par + "/virtualPipeline"));
+  }
+  if (architecture.contains("numLayers")) {
+    const int64_t layers = architecture["numLayers"].get<int64_t>();
+    const int64_t stages = s.pipeline * std::max<int64_t>(1, s.virtual_pipeline);
+    if (layers % stages != 0) {
+      const std::string product =
+          s.virtual_pipeline > 0 ? "pipeline × virtual pipeline = " + Str(s.pipeline) + " × " +
+                                       Str(s.virtual_pipeline) + " = " + Str(stages)
+                                 : "pipeline parallelism " + Str(s.pipeline);
+      diags->Error("train.layers",
+                   "the model's " + Str(layers) + " layers are not divisible by " + product,
+                   doc.map.Locate(par + (s.virtual_pipeline > 0 ? "/virtualPipeline" : "/pipeline")));
+    }
+  }
+  if (s.context > 1) {
+    const int64_t seq = train["seqLength"].get<int64_t>();
+    if (seq % (2 * s.context) != 0) {
+      diags->Error("train.context-parallel",
+                   "sequence length " + Str(seq) + " is not divisible by 2 × context parallelism = " +
+                       Str(2 * s.context),
+                   doc.map.Locate(par + "/context"),
+                   "context parallelism splits each sequence into 2 × CP chunks");
+    }
+  }
+  if (s.expert > 1 && !architecture.contains("numExperts")) {
+    diags->Error("train.expert-parallel",
+                 "expert parallelism " + Str(s.expert) + " needs a mixture-of-experts model",
+                 doc.map.Locate(par + "/expert"));
+  } else if (s.expert > 1 && architecture["numExperts"].get<int64_t>() % s.expert != 0) {
+    diags->Error("train.expert-parallel",
+                 "the model's " + Str(architecture["numExperts"].get<int64_t>()) +
+                     " experts are not divisible by expert parallelism " + Str(s.expert),
+                 doc.map.Locate(par + "/expert"));
+  }
+  const nlohmann::json parallelism = train.value("parallelism", nlohmann::json::object());
+  if (parallelism.value("sequenceParallel", false) && s.tensor == 1) {
+    diags->Warning("train.sequence-parallel",
+                   "sequence parallelism has no effect with tensor parallelism 1",
+                   doc.map.Locate(par + "/sequenceParallel"));
+  }
+  if (architecture.contains("maxPositionEmbeddings") &&
+      train["seqLength"].get<int64_t>() > architecture["maxPositionEmbeddings"].get<int64_t>()) {
+    diags->Warning("train.seq-length",
+                   "sequence length " + Str(train["seqLength"].get<int64_t>()) +
+                       " exceeds the model's maxPositionEmbeddings " +
+                       Str(architecture["maxPositionEmbeddings"].get<int64_t>()),
+                   doc.map.Locate(base + "/seqLength"));
+  }
+}
+
+bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostics* diags) {
+  const size_t errors_before = diags->error_count();
+  const auto& spec = normalized["spec"];
+  for (const auto& [name, _] : spec["stages"].items()) {
+    if (!kImplementedStages.count(name)) {
+      NotSupportedYet(diags, doc, "/spec/stages/" + name, "stage '" + name + "'");
+    }
+  }
+  if (doc.root["spec"].contains("gitops")) {
+    NotSupportedYet(diags, doc, "/spec/gitops", "spec.gitops (Argo CD and Flux objects)");
+  }
+  for (const char* field : {"serviceMonitor", "alerts"}) {
+    if (spec["monitoring"].value(field, false)) {
+      NotSupportedYet(diags, doc, std::string("/spec/monitoring/") + field,
+                      std::string("spec.monitoring.") + field);
+    }
+  }
+  CheckTargets(doc, spec, diags);
+  if (spec["stages"].contains("train")) {
+    CheckTrainMode(doc, spec, diags);
+    CheckTrainArithmetic(doc, spec["stages"]["train"], spec["model"]["architecture"], diags);
+  }
+  return diags->error_count() == errors_before;
+}
+
+}  // namespace nemoc

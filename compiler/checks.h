@@ -1,0 +1,26 @@
+// Semantic rules a schema cannot express: parallelism arithmetic, batch
+// divisibility, mode/data/source consistency, and what is not supported yet.
+#ifndef NEMOC_CHECKS_H_
+#define NEMOC_CHECKS_H_
+
+#include <nlohmann/json.hpp>
+
+#include "diagnostic.h"
+#include "source_map.h"
+
+namespace nemoc {
+
+/// Checks the normalized spec; locations come from the original document.
+/// Returns false when any error was reported (warnings do not count).
+bool CheckSpec(const Document& doc, const nlohmann::json& normalized,
+               Diagnostics* diags);
+
+/// Training-arithmetic rules alone (exposed for unit tests): parallelism
+/// versus world size, batch versus data parallelism, heads/layers/query
+/// groups versus tensor/pipeline parallelism, context and expert parallelism.
+void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
+                          const nlohmann::json& architecture, Diagnostics* diags);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_CHECKS_H_

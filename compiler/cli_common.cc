@@ -1,0 +1,117 @@
+#include "cli_common.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "kube_schemas.h"
+
+#ifndef NEMOC_DEFAULT_KUBE_SCHEMAS
+#define NEMOC_DEFAULT_KUBE_SCHEMAS ""
+#endif
+
+namespace nemoc {
+
+void CompileFlags::Register(CLI::App* command, bool with_out_dir) {
+  command->add_option("specs", specs, "Spec files (YAML)")->required()->type_name("SPEC");
+  command->add_option("--target", targets, "Only this target (repeatable)")->type_name("NAME");
+  command->add_option("--set", sets, "Override a spec value for this run, e.g. "
+                                     "spec.stages.train.nodes=4 (repeatable)")
+      ->type_name("PATH=VALUE");
+  command->add_option("--jpath", jpaths, "Extra Jsonnet library root, searched before the "
+                                         "built-in ones; user profiles live here (repeatable)")
+      ->type_name("DIR");
+  if (with_out_dir) {
+    command->add_option("--out", out_dir, "Output root; trees go to <out>/<project>/<target>/")
+        ->type_name("DIR")
+        ->capture_default_str();
+  }
+  command->add_option("--kube-schemas", kube_schemas,
+                      "Kubernetes/CRD JSON Schema bundle to validate the output against "
+                      "(default: $NEMOC_KUBE_SCHEMAS, else ../shared/kube-schemas of the source tree)")
+      ->type_name("DIR");
+  command->add_flag("-q,--quiet", quiet, "Print errors only");
+}
+
+CompileOptions CompileFlags::ToOptions() const {
+  CompileOptions options;
+  options.jpaths = jpaths;
+  options.sets = sets;
+  options.only_targets = targets;
+  options.out_dir = out_dir;
+  options.kube_schemas_dir = kube_schemas;
+  if (options.kube_schemas_dir.empty()) options.kube_schemas_dir = DefaultKubeSchemasDir();
+  if (options.kube_schemas_dir.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(
+            std::filesystem::path(NEMOC_DEFAULT_KUBE_SCHEMAS) / "index.json", ec)) {
+      options.kube_schemas_dir = NEMOC_DEFAULT_KUBE_SCHEMAS;
+    }
+  }
+  return options;
+}
+
+bool UseColor() {
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(STDERR_FILENO) && (no_color == nullptr || *no_color == '\0');
+}
+
+void PrintDiagnostics(const Diagnostics& diags, const SourceTexts& sources) {
+  std::string text = RenderText(diags, sources, UseColor());
+  std::fputs(text.c_str(), stderr);
+  size_t errors = diags.error_count();
+  if (errors > 0) {
+    std::fprintf(stderr, "%zu error%s\n", errors, errors == 1 ? "" : "s");
+  }
+}
+
+int ExitCodeFor(const Diagnostics& diags) {
+  for (const auto& d : diags.items()) {
+    if (d.severity == Severity::kError && d.code.rfind("internal.", 0) == 0) return kExitInternal;
+  }
+  for (const auto& d : diags.items()) {
+    if (d.severity == Severity::kError && d.code.rfind("usage.", 0) == 0) return kExitUsage;
+  }
+  return diags.has_errors() ? kExitInvalid : kExitOk;
+}
+
+bool MakeCompiler(const CompileFlags& flags, std::unique_ptr<Compiler>* compiler,
+                  Diagnostics* diags) {
+  DataDir data;
+  std::string err;
+  if (!FindDataDir(&data, &err)) {
+    diags->Error("internal.data-dir", err);
+    return false;
+  }
+  *compiler = std::make_unique<Compiler>(data, flags.ToOptions());
+  return (*compiler)->Init(diags);
+}
+
+bool CompileAll(Compiler* compiler, const std::vector<std::string>& specs,
+                std::vector<CompiledSpec>* compiled, Diagnostics* diags) {
+  bool ok = true;
+  for (const auto& spec : specs) {
+    CompiledSpec result;
+    if (compiler->CompileFile(spec, &result, diags)) {
+      compiled->push_back(std::move(result));
+    } else {
+      ok = false;
+    }
+  }
+  // Two specs writing the same project directory would overwrite each other.
+  std::map<std::string, std::string> owners;
+  for (const auto& c : *compiled) {
+    auto [it, inserted] = owners.emplace(c.project_dir, c.path);
+    if (!inserted) {
+      diags->Error("spec.duplicate-project",
+                   "project " + c.project + " is also defined in " + it->second,
+                   {c.path, 0, 0});
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+}  // namespace nemoc

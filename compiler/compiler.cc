@@ -1,0 +1,166 @@
+#include "compiler.h"
+
+#include <filesystem>
+#include <set>
+
+#include "checks.h"
+#include "edit_distance.h"
+#include "jsonnet_expander.h"
+#include "output_verifier.h"
+#include "set_override.h"
+#include "spec_loader.h"
+#include "summary.h"
+#include "yaml_emitter.h"
+
+namespace nemoc {
+
+Compiler::Compiler(DataDir data, CompileOptions options)
+    : data_(std::move(data)), options_(std::move(options)) {}
+
+Compiler::~Compiler() = default;
+
+bool Compiler::Init(Diagnostics* diags) {
+  std::string err;
+  input_schema_ = InputSchema::Load(data_.schema(), &err);
+  if (!input_schema_) {
+    diags->Error("internal.schema", err);
+    return false;
+  }
+  if (!ModelCatalog::Load(data_.models(), &catalog_, &err)) {
+    diags->Error("internal.catalog", err);
+    return false;
+  }
+  if (!options_.kube_schemas_dir.empty()) {
+    kube_schemas_ = KubeSchemas::Open(options_.kube_schemas_dir, &err);
+    if (!kube_schemas_) {
+      diags->Error("usage.kube-schemas", err);
+      return false;
+    }
+  }
+  for (const auto& jpath : options_.jpaths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(jpath, ec)) {
+      diags->Error("usage.jpath", "--jpath " + jpath + " is not a directory");
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string KustomizationYaml(const std::vector<std::string>& resources) {
+  nlohmann::json k = {{"apiVersion", "kustomize.config.k8s.io/v1beta1"},
+                      {"kind", "Kustomization"},
+                      {"resources", resources}};
+  return EmitYaml(k);
+}
+
+namespace {
+
+// One object per file, a kustomization.yaml in every directory, SUMMARY.md.
+FileTree BuildTree(const std::map<std::string, nlohmann::json>& files, const std::string& summary) {
+  FileTree tree;
+  std::map<std::string, std::vector<std::string>> by_dir;
+  for (const auto& [path, object] : files) {
+    tree[path] = EmitYaml(object);
+    size_t slash = path.find('/');
+    by_dir[path.substr(0, slash)].push_back(path.substr(slash + 1));
+  }
+  std::vector<std::string> dirs;
+  for (const auto& [dir, names] : by_dir) {
+    tree[dir + "/kustomization.yaml"] = KustomizationYaml(names);
+    dirs.push_back(dir);
+  }
+  tree["kustomization.yaml"] = KustomizationYaml(dirs);
+  tree["SUMMARY.md"] = summary;
+  return tree;
+}
+
+}  // namespace
+
+bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags) {
+  out->path = path;
+  Document doc;
+  std::set<std::string> yaml11_bools;
+  const bool loaded = LoadSpecFile(path, &doc, diags, {}, &yaml11_bools);
+  sources_[doc.file] = doc.text;
+  if (!loaded) return false;
+
+  bool sets_ok = true;
+  for (const auto& assignment : options_.sets) {
+    sets_ok = ApplySetOverride(assignment, &doc, diags) && sets_ok;
+  }
+  if (!sets_ok) return false;
+  if (!input_schema_->Validate(doc, yaml11_bools, diags)) return false;
+
+  nlohmann::json normalized;
+  const bool normalized_ok = Normalize(doc, *input_schema_, catalog_, &normalized, diags);
+  // Semantic checks run even when normalization reported something, so one
+  // run shows every problem; they only need the validated shape.
+  const bool checks_ok = CheckSpec(doc, normalized, diags);
+  if (!normalized_ok || !checks_ok) return false;
+
+  out->project = normalized["metadata"]["name"].get<std::string>();
+  out->project_dir = options_.out_dir + "/" + out->project;
+
+  // --target: keep the named targets (each must exist).
+  if (!options_.only_targets.empty()) {
+    std::vector<std::string> names;
+    for (const auto& t : normalized["spec"]["targets"]) names.push_back(t["name"]);
+    nlohmann::json kept = nlohmann::json::array();
+    bool ok = true;
+    for (const auto& wanted : options_.only_targets) {
+      if (std::find(names.begin(), names.end(), wanted) == names.end()) {
+        std::string suggestion = SuggestClosest(wanted, names);
+        diags->Error("usage.target", "--target " + wanted + ": no such target in " + path,
+                     doc.map.Locate("/spec/targets", true),
+                     suggestion.empty() ? "" : "did you mean '" + suggestion + "'?");
+        ok = false;
+      }
+    }
+    if (!ok) return false;
+    out->all_targets = options_.only_targets.size() >= names.size();
+  }
+
+  std::vector<std::string> roots = options_.jpaths;
+  roots.push_back(data_.libsonnet());
+  roots.push_back(data_.profiles());
+  JsonnetExpander expander(roots);
+  std::map<std::string, TargetExpansion> expansions;
+  const bool expanded = expander.Expand(normalized, doc, &expansions, diags);
+  for (auto& [file, text] : expander.LibrarySources()) sources_[file] = text;
+  if (!expanded) return false;
+
+  const std::string spec_name = std::filesystem::path(path).filename().string();
+  const std::string namespace_name = normalized["spec"]["namespace"].get<std::string>();
+  bool ok = true;
+  for (const auto& target : normalized["spec"]["targets"]) {
+    const std::string name = target["name"].get<std::string>();
+    if (!options_.only_targets.empty() &&
+        std::find(options_.only_targets.begin(), options_.only_targets.end(), name) ==
+            options_.only_targets.end()) {
+      continue;
+    }
+    auto it = expansions.find(name);
+    if (it == expansions.end()) {
+      diags->Error("library.output", "the libraries produced nothing for target " + name);
+      ok = false;
+      continue;
+    }
+    for (auto& [file, object] : it->second.files) RenderEmbeddedDocuments(&object);
+    CompiledTarget compiled;
+    compiled.name = name;
+    compiled.dir = out->project_dir + "/" + name;
+    if (!VerifyObjects(it->second.files, namespace_name, compiled.dir, kube_schemas_.get(),
+                       diags)) {
+      ok = false;
+      continue;
+    }
+    compiled.tree = BuildTree(
+        it->second.files,
+        RenderSummary(normalized, target, it->second.summary, it->second.files, spec_name));
+    out->targets.push_back(std::move(compiled));
+  }
+  return ok;
+}
+
+}  // namespace nemoc

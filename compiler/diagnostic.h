@@ -1,0 +1,72 @@
+// Diagnostics are values. Every stage returns them instead of throwing; they
+// are rendered once, at the command-line boundary (text with a caret, or JSON).
+#ifndef NEMOC_DIAGNOSTIC_H_
+#define NEMOC_DIAGNOSTIC_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nemoc {
+
+/// A place in an input file. Lines and columns are 1-based; line 0 means the
+/// position is unknown (the file alone is named).
+struct Location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+
+  bool known() const { return line > 0; }
+};
+
+enum class Severity { kError, kWarning, kNote };
+
+struct Diagnostic {
+  Severity severity = Severity::kError;
+  /// Stable, greppable identifier such as "yaml.duplicate-key".
+  std::string code;
+  std::string message;
+  Location location;
+  /// Optional advice shown after the source excerpt ("did you mean ...").
+  std::string hint;
+};
+
+/// An ordered collection: stages append, callers decide whether to continue.
+class Diagnostics {
+ public:
+  Diagnostic& Add(Diagnostic d);
+  Diagnostic& Error(std::string code, std::string message, Location loc = {},
+                    std::string hint = {});
+  Diagnostic& Warning(std::string code, std::string message, Location loc = {},
+                      std::string hint = {});
+  void Append(const Diagnostics& other);
+
+  bool has_errors() const;
+  size_t error_count() const;
+  bool empty() const { return items_.empty(); }
+  const std::vector<Diagnostic>& items() const { return items_; }
+
+  /// Sorts by file, line, column (stable), so a report reads top to bottom.
+  void SortByLocation();
+
+ private:
+  std::vector<Diagnostic> items_;
+};
+
+/// Source texts by file name, used to quote the offending line.
+using SourceTexts = std::map<std::string, std::string>;
+
+/// `file:line:col: error: message`, the source line, a caret, then the hint.
+std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
+                       bool color = false);
+std::string RenderText(const Diagnostics& ds, const SourceTexts& sources,
+                       bool color = false);
+nlohmann::json ToJson(const Diagnostic& d);
+
+const char* SeverityName(Severity s);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_DIAGNOSTIC_H_

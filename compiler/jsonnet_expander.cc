@@ -1,0 +1,304 @@
+#include "jsonnet_expander.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+extern "C" {
+#include <libjsonnet.h>
+}
+
+namespace nemoc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxLibraryFileBytes = 4 << 20;
+constexpr const char kEntryFile[] = "<nemoc-entry>";
+
+char* CopyToJsonnet(JsonnetVm* vm, const std::string& s) {
+  char* out = jsonnet_realloc(vm, nullptr, s.size() + 1);
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+struct CallbackContext {
+  JsonnetExpander* expander;
+  JsonnetVm* vm;
+};
+
+char* ImportCallback(void* ctx, const char* base, const char* rel, char** found_here,
+                     int* success);
+
+// A profile name is spliced into the generated entry snippet: only names the
+// schema allows (lowercase, digits, '-') ever get there.
+bool SafeProfileName(const std::string& name) {
+  static const std::regex pattern("^[a-z][a-z0-9-]{0,62}$");
+  return std::regex_match(name, pattern);
+}
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
+
+std::string DisplayPath(const std::string& path) {
+  std::error_code ec;
+  fs::path relative = fs::relative(path, fs::current_path(ec), ec);
+  if (!ec && !relative.empty() && relative.string().size() < path.size()) {
+    return relative.string();
+  }
+  return path;
+}
+
+JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots) {
+  for (const auto& root : library_roots) {
+    std::error_code ec;
+    fs::path canonical = fs::canonical(root, ec);
+    if (ec || !fs::is_directory(canonical, ec)) continue;
+    std::string s = canonical.string();
+    if (s.back() != '/') s += '/';
+    roots_.push_back(s);
+  }
+  vm_ = jsonnet_make();
+  jsonnet_max_trace(vm_, 30);
+  // Generous GC thresholds: one evaluation per spec, short-lived process.
+  jsonnet_gc_min_objects(vm_, 100000);
+}
+
+JsonnetExpander::~JsonnetExpander() {
+  if (vm_ != nullptr) jsonnet_destroy(vm_);
+}
+
+bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& rel,
+                                    std::string* found, std::string* content,
+                                    std::string* err) {
+  if (rel.empty()) {
+    *err = "empty import path";
+    return false;
+  }
+  if (rel.front() == '/') {
+    *err = "import '" + rel + "' is an absolute path; imports are confined to the library roots";
+    return false;
+  }
+  if (rel.find('\\') != std::string::npos) {
+    *err = "import '" + rel + "' contains a backslash";
+    return false;
+  }
+  for (const auto& segment : fs::path(rel)) {
+    if (segment == "..") {
+      *err = "import '" + rel + "' uses '..'; imports are confined to the library roots "
+             "(import by name from a root instead)";
+      return false;
+    }
+  }
+  // The importing file's directory first (when it is inside a root), then the roots in order.
+  std::vector<std::string> candidates;
+  if (!base.empty()) {
+    for (const auto& root : roots_) {
+      if (StartsWith(base, root)) {
+        candidates.push_back((fs::path(base) / rel).lexically_normal().string());
+        break;
+      }
+    }
+  }
+  for (const auto& root : roots_) candidates.push_back((fs::path(root) / rel).string());
+  for (const auto& candidate : candidates) {
+    std::error_code ec;
+    if (!fs::is_regular_file(candidate, ec)) continue;
+    fs::path canonical = fs::canonical(candidate, ec);
+    if (ec) continue;
+    bool inside = false;
+    for (const auto& root : roots_) inside = inside || StartsWith(canonical.string(), root);
+    if (!inside) {
+      *err = "import '" + rel + "' resolves to " + canonical.string() +
+             ", outside the library roots (a symbolic link?)";
+      return false;
+    }
+    auto size = fs::file_size(canonical, ec);
+    if (ec || size > kMaxLibraryFileBytes) {
+      *err = "import '" + rel + "' is too large or unreadable";
+      return false;
+    }
+    std::ifstream in(canonical, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    if (!in.good() && !in.eof()) {
+      *err = "cannot read " + canonical.string();
+      return false;
+    }
+    *found = canonical.string();
+    *content = buffer.str();
+    if (content->find('\0') != std::string::npos) {
+      *err = "import '" + rel + "' contains a NUL byte";
+      return false;
+    }
+    bool seen = false;
+    for (const auto& f : imported_) seen = seen || f.path == *found;
+    if (!seen) imported_.push_back({*found, *content});
+    return true;
+  }
+  std::string searched;
+  for (const auto& root : roots_) searched += (searched.empty() ? "" : ", ") + DisplayPath(root);
+  *err = "import '" + rel + "' not found in the library roots (" + searched + ")";
+  return false;
+}
+
+namespace {
+
+char* ImportCallback(void* ctx, const char* base, const char* rel, char** found_here,
+                     int* success) {
+  auto* context = static_cast<CallbackContext*>(ctx);
+  std::string found, content, err;
+  JsonnetVm* vm = context->vm;
+  if (context->expander->ResolveImport(base ? base : "", rel ? rel : "", &found, &content,
+                                       &err)) {
+    *found_here = CopyToJsonnet(vm, found);
+    *success = 1;
+    return CopyToJsonnet(vm, content);
+  }
+  *success = 0;
+  return CopyToJsonnet(vm, err);
+}
+
+}  // namespace
+
+bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string& only_target,
+                               nlohmann::json* result, std::string* error) {
+  // The entry point imports exactly the profiles the spec names, by name.
+  nlohmann::json params = nlohmann::json::parse(params_json);
+  std::set<std::string> profiles;
+  for (const auto& target : params["spec"]["targets"]) {
+    profiles.insert(target["profile"].get<std::string>());
+  }
+  std::string snippet = "local nemoc = import 'nemoc.libsonnet';\nlocal profiles = {\n";
+  for (const auto& profile : profiles) {
+    if (!SafeProfileName(profile)) {
+      *error = "invalid profile name '" + profile + "'";
+      return false;
+    }
+    snippet += "  '" + profile + "': import '" + profile + ".libsonnet',\n";
+  }
+  snippet += "};\nfunction(spec, only_target='') nemoc.build(spec, profiles, only_target)\n";
+
+  CallbackContext context{this, vm_};
+  jsonnet_import_callback(vm_, &ImportCallback, &context);
+  jsonnet_tla_code(vm_, "spec", params_json.c_str());
+  jsonnet_tla_var(vm_, "only_target", only_target.c_str());
+  int failed = 0;
+  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, snippet.c_str(), &failed);
+  std::string text = output ? output : "";
+  jsonnet_realloc(vm_, output, 0);
+  if (failed) {
+    *error = text;
+    return false;
+  }
+  *result = nlohmann::json::parse(text, nullptr, false);
+  if (result->is_discarded()) {
+    *error = "the libraries produced output that is not JSON";
+    return false;
+  }
+  return true;
+}
+
+void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::string& target,
+                                         Diagnostics* diags) const {
+  // "RUNTIME ERROR: msg\n\tfile:line:col-col\tframe\n..." or
+  // "STATIC ERROR: file:line:col: msg". The first frame inside a library
+  // root is where a reader should look.
+  static const std::regex frame(R"(^\s*(.+?):\(?(\d+):(\d+)(?:\)?-\(?[\d:]+\)?)?\s*(?:\t.*)?$)");
+  static const std::regex static_error(R"(^STATIC ERROR: (.+?):(\d+):(\d+)(?:-\d+)?: (.*)$)");
+  std::istringstream lines(error);
+  std::string first;
+  std::getline(lines, first);
+  Location location;
+  std::string message = first;
+  std::smatch m;
+  if (std::regex_match(first, m, static_error)) {
+    location = {DisplayPath(m[1]), std::stoi(m[2]), std::stoi(m[3])};
+    message = m[4];
+  } else {
+    if (StartsWith(message, "RUNTIME ERROR: ")) message = message.substr(15);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (!std::regex_match(line, m, frame)) continue;
+      std::string file = m[1];
+      bool in_root = false;
+      for (const auto& root : roots_) in_root = in_root || StartsWith(file, root);
+      if (!in_root) continue;
+      location = {DisplayPath(file), std::stoi(m[2]), std::stoi(m[3])};
+      break;
+    }
+  }
+  std::string prefix = target.empty() ? "" : "target " + target + ": ";
+  diags->Error("library.error", prefix + message, location,
+               "raised while expanding the Jsonnet libraries");
+}
+
+bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& doc,
+                             std::map<std::string, TargetExpansion>* out,
+                             Diagnostics* diags) {
+  imported_.clear();
+  const std::string params = normalized.dump();
+  nlohmann::json result;
+  std::string error;
+  std::vector<std::string> target_names;
+  for (const auto& t : normalized["spec"]["targets"]) target_names.push_back(t["name"]);
+  if (!Evaluate(params, "", &result, &error)) {
+    // The single evaluation failed: find which targets fail by evaluating
+    // them one by one (the error path only; success costs one evaluation).
+    bool attributed = false;
+    if (target_names.size() > 1) {
+      for (const auto& name : target_names) {
+        nlohmann::json ignored;
+        std::string target_error;
+        if (!Evaluate(params, name, &ignored, &target_error)) {
+          ReportJsonnetError(target_error, name, diags);
+          attributed = true;
+        }
+      }
+    }
+    if (!attributed) {
+      ReportJsonnetError(error, target_names.size() == 1 ? target_names[0] : "", diags);
+    }
+    return false;
+  }
+  if (!result.is_object() || !result.contains("targets") || !result["targets"].is_object()) {
+    diags->Error("library.output", "nemoc.libsonnet must return {targets: {...}}", {});
+    return false;
+  }
+  bool ok = true;
+  for (const auto& [name, expansion] : result["targets"].items()) {
+    for (const auto& d : expansion.value("diagnostics", nlohmann::json::array())) {
+      Location loc = doc.map.Locate(d.value("pointer", ""), d.value("atKey", false));
+      bool warning = d.value("severity", "error") == "warning";
+      std::string message = "target " + name + ": " + d.value("message", "");
+      if (warning) {
+        diags->Warning(d.value("code", "profile.warning"), message, loc, d.value("hint", ""));
+      } else {
+        diags->Error(d.value("code", "profile.error"), message, loc, d.value("hint", ""));
+        ok = false;
+      }
+    }
+    TargetExpansion& target = (*out)[name];
+    target.summary = expansion.value("summary", nlohmann::json::object());
+    const nlohmann::json files = expansion.value("files", nlohmann::json::object());
+    for (const auto& [path, object] : files.items()) {
+      target.files[path] = object;
+    }
+  }
+  return ok;
+}
+
+SourceTexts JsonnetExpander::LibrarySources() const {
+  SourceTexts sources;
+  for (const auto& f : imported_) sources[DisplayPath(f.path)] = f.content;
+  return sources;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,205 @@
+#include "normalizer.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "edit_distance.h"
+
+namespace nemoc {
+
+namespace {
+
+const char* const kArchitectureRequired[] = {
+    "numLayers", "hiddenSize", "ffnHiddenSize", "numAttentionHeads",
+    "vocabSize", "maxPositionEmbeddings"};
+
+// A volume with its mount path defaulted.
+nlohmann::json ResolveVolume(const nlohmann::json& volume, const char* default_mount) {
+  nlohmann::json out = volume;
+  if (!out.contains("mountPath")) out["mountPath"] = default_mount;
+  return out;
+}
+
+nlohmann::json ResolveStorage(const nlohmann::json& storage) {
+  nlohmann::json out;
+  out["results"] = ResolveVolume(storage["results"], "/results");
+  // No data volume: datasets live on the results volume, under /results.
+  out["data"] = storage.contains("data") ? ResolveVolume(storage["data"], "/data")
+                                         : out["results"];
+  out["separateData"] = storage.contains("data");
+  return out;
+}
+
+}  // namespace
+
+bool ModelCatalog::Load(const std::string& path, ModelCatalog* catalog,
+                        std::string* err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *err = "cannot read model catalog " + path;
+    return false;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  nlohmann::json parsed = nlohmann::json::parse(buffer.str(), nullptr, false);
+  if (parsed.is_discarded() || !parsed.contains("models") || !parsed["models"].is_object()) {
+    *err = "model catalog " + path + " is not valid (expected {\"models\": {...}})";
+    return false;
+  }
+  catalog->models_ = std::move(parsed["models"]);
+  return true;
+}
+
+const nlohmann::json* ModelCatalog::Find(const std::string& preset) const {
+  auto it = models_.find(preset);
+  return it == models_.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> ModelCatalog::Names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, _] : models_.items()) names.push_back(name);
+  return names;
+}
+
+TrainSizes ComputeTrainSizes(const nlohmann::json& train) {
+  TrainSizes s;
+  s.nodes = train.value("nodes", 1);
+  s.gpus_per_node = train.value("gpusPerNode", 8);
+  s.world_size = s.nodes * s.gpus_per_node;
+  const nlohmann::json parallelism = train.value("parallelism", nlohmann::json::object());
+  s.tensor = parallelism.value("tensor", 1);
+  s.pipeline = parallelism.value("pipeline", 1);
+  s.context = parallelism.value("context", 1);
+  s.expert = parallelism.value("expert", 1);
+  s.virtual_pipeline = parallelism.value("virtualPipeline", 0);
+  s.model_parallel = s.tensor * s.pipeline * s.context;
+  s.data_parallel = s.model_parallel > 0 && s.world_size % s.model_parallel == 0
+                        ? s.world_size / s.model_parallel
+                        : 0;
+  return s;
+}
+
+bool Normalize(const Document& doc, const InputSchema& schema,
+               const ModelCatalog& catalog, nlohmann::json* normalized,
+               Diagnostics* diags) {
+  const size_t errors_before = diags->error_count();
+  nlohmann::json out = doc.root;
+  // Sub-objects whose fields all have defaults are created first, so that
+  // FillDefaults reaches them (an absent object gets no defaults).
+  if (out["spec"]["stages"].contains("train")) {
+    nlohmann::json& train = out["spec"]["stages"]["train"];
+    for (const char* section : {"parallelism", "optimizer", "checkpoint"}) {
+      if (!train.contains(section)) train[section] = nlohmann::json::object();
+    }
+    if (train.value("mode", "") == "lora" && !train.contains("peft")) {
+      train["peft"] = nlohmann::json::object();
+    }
+  }
+  if (!out["spec"].contains("serviceAccount")) {
+    out["spec"]["serviceAccount"] = nlohmann::json::object();
+  }
+  schema.FillDefaults(&out);
+  nlohmann::json& spec = out["spec"];
+  const std::string project = out["metadata"]["name"].get<std::string>();
+  if (!out["metadata"].contains("labels")) out["metadata"]["labels"] = nlohmann::json::object();
+  if (!out["metadata"].contains("annotations")) {
+    out["metadata"]["annotations"] = nlohmann::json::object();
+  }
+  if (!spec.contains("imagePullSecrets")) spec["imagePullSecrets"] = nlohmann::json::array();
+  if (!spec["serviceAccount"].contains("name")) {
+    spec["serviceAccount"]["name"] = project + "-workload";
+  }
+
+  // Model: preset from the catalog, explicit architecture fields on top.
+  nlohmann::json& model = spec["model"];
+  nlohmann::json architecture = nlohmann::json::object();
+  if (model.contains("preset")) {
+    const std::string preset = model["preset"].get<std::string>();
+    const nlohmann::json* entry = catalog.Find(preset);
+    if (entry == nullptr) {
+      std::string suggestion = SuggestClosest(preset, catalog.Names());
+      std::string names;
+      for (const auto& n : catalog.Names()) names += (names.empty() ? "" : ", ") + n;
+      diags->Error("spec.unknown-model", "unknown model preset '" + preset + "'",
+                   doc.map.Locate("/spec/model/preset"),
+                   suggestion.empty() ? "known presets: " + names
+                                      : "did you mean '" + suggestion + "'?");
+    } else {
+      architecture = (*entry)["architecture"];
+      model["family"] = (*entry)["family"];
+      model["huggingface"] = (*entry)["huggingface"];
+      model["defaultSeqLength"] = (*entry)["seqLength"];
+      if (!model.contains("tokenizer")) {
+        model["tokenizer"] = {{"library", "huggingface"}, {"type", (*entry)["huggingface"]}};
+      }
+    }
+  } else if (!model.contains("architecture")) {
+    diags->Error("spec.missing-field", "spec.model: set a preset or an architecture",
+                 doc.map.Locate("/spec/model", /*prefer_key=*/true),
+                 "known presets: see libsonnet/models.json, e.g. llama3.1-8b");
+  }
+  if (model.contains("architecture")) {
+    for (const auto& [key, value] : model["architecture"].items()) architecture[key] = value;
+  }
+  if (!architecture.empty() || model.contains("architecture")) {
+    std::string missing;
+    for (const char* field : kArchitectureRequired) {
+      if (!architecture.contains(field)) missing += (missing.empty() ? "" : ", ") + std::string(field);
+    }
+    if (!missing.empty()) {
+      diags->Error("spec.missing-field",
+                   "spec.model.architecture: missing " + missing +
+                       " (no preset provides them)",
+                   doc.map.Locate("/spec/model/architecture", /*prefer_key=*/true));
+    }
+    if (!architecture.contains("numQueryGroups") && architecture.contains("numAttentionHeads")) {
+      architecture["numQueryGroups"] = architecture["numAttentionHeads"];
+    }
+    const nlohmann::json architecture_defaults = {{"normalization", "rmsnorm"},
+                                                  {"activation", "fast-swiglu"},
+                                                  {"positionEmbedding", "rope"},
+                                                  {"rotaryBase", 10000},
+                                                  {"shareEmbeddings", false}};
+    for (const auto& [key, value] : architecture_defaults.items()) {
+      if (!architecture.contains(key)) architecture[key] = value;
+    }
+  }
+  model["architecture"] = architecture;
+  if (!model.contains("tokenizer") && !model.contains("preset")) {
+    diags->Error("spec.missing-field",
+                 "spec.model: a tokenizer is required when no preset is given",
+                 doc.map.Locate("/spec/model", /*prefer_key=*/true),
+                 "e.g. tokenizer: {library: huggingface, type: meta-llama/Llama-3.1-8B}");
+  }
+
+  // Stages: images default to spec.image; train gets its derived sizes.
+  for (auto& [name, stage] : spec["stages"].items()) {
+    if (stage.is_object() && !stage.contains("image")) stage["image"] = spec["image"];
+  }
+  if (spec["stages"].contains("train")) {
+    nlohmann::json& train = spec["stages"]["train"];
+    if (!train.contains("seqLength")) {
+      train["seqLength"] = model.value("defaultSeqLength",
+                                       architecture.value("maxPositionEmbeddings", 4096));
+    }
+    if (!train.contains("overrides")) train["overrides"] = nlohmann::json::array();
+    if (!train.contains("env")) train["env"] = nlohmann::json::object();
+    if (!train.contains("resources")) train["resources"] = nlohmann::json::object();
+    TrainSizes sizes = ComputeTrainSizes(train);
+    train["derived"] = {{"worldSize", sizes.world_size},
+                        {"modelParallel", sizes.model_parallel},
+                        {"dataParallel", sizes.data_parallel}};
+  }
+
+  // Targets: storage and node selection resolved, so profiles read one place.
+  for (auto& target : spec["targets"]) {
+    target["storage"] = ResolveStorage(target.contains("storage") ? target["storage"]
+                                                                  : spec["storage"]);
+    if (!target.contains("nodeSelector")) target["nodeSelector"] = nlohmann::json::object();
+  }
+  if (!spec.contains("monitoring")) spec["monitoring"] = nlohmann::json::object();
+  *normalized = std::move(out);
+  return diags->error_count() == errors_before;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,48 @@
+// Turns a validated spec into the normalized spec the Jsonnet layer receives:
+// defaults filled from the schema, the model preset resolved from the
+// catalog, storage resolved per target, and derived sizes computed.
+#ifndef NEMOC_NORMALIZER_H_
+#define NEMOC_NORMALIZER_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnostic.h"
+#include "schema_validator.h"
+#include "source_map.h"
+
+namespace nemoc {
+
+/// libsonnet/models.json: architecture numbers per preset.
+class ModelCatalog {
+ public:
+  static bool Load(const std::string& path, ModelCatalog* catalog, std::string* err);
+  const nlohmann::json* Find(const std::string& preset) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  nlohmann::json models_ = nlohmann::json::object();
+};
+
+/// Sizes derived from the training stage (all integers).
+struct TrainSizes {
+  int64_t nodes = 0;
+  int64_t gpus_per_node = 0;
+  int64_t world_size = 0;
+  int64_t tensor = 1, pipeline = 1, context = 1, expert = 1;
+  int64_t virtual_pipeline = 0;  // 0 = not interleaved
+  int64_t model_parallel = 1;    // tensor × pipeline × context
+  int64_t data_parallel = 0;     // world / model_parallel when it divides, else 0
+};
+TrainSizes ComputeTrainSizes(const nlohmann::json& train);
+
+/// Fills `normalized` from the validated `doc`. Reports unknown presets and
+/// incomplete architectures as located errors.
+bool Normalize(const Document& doc, const InputSchema& schema,
+               const ModelCatalog& catalog, nlohmann::json* normalized,
+               Diagnostics* diags);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_NORMALIZER_H_

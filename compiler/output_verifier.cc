@@ -1,0 +1,161 @@
+#include "output_verifier.h"
+
+#include <regex>
+#include <set>
+
+#include "yaml_emitter.h"
+
+namespace nemoc {
+
+namespace {
+
+// Kinds whose names end up in DNS names, pod hostnames or label values, so
+// they must be DNS-1123 labels (63 characters), not subdomains.
+const std::set<std::string> kLabelNamedKinds = {
+    "Namespace", "Service", "Job", "CronJob", "PyTorchJob", "MPIJob", "TrainJob",
+    "JobSet", "Deployment", "StatefulSet", "DaemonSet"};
+
+// Extra characters a controller appends to pod/service names, so the
+// object's name plus this still fits 63 characters.
+int SuffixBudget(const nlohmann::json& object) {
+  const std::string kind = object.value("kind", "");
+  if (kind == "PyTorchJob") {
+    int workers = 0;
+    const auto& specs = object["spec"].value("pytorchReplicaSpecs", nlohmann::json::object());
+    if (specs.contains("Worker")) workers = specs["Worker"].value("replicas", 1);
+    return static_cast<int>(std::string("-worker-").size() + std::to_string(std::max(0, workers - 1)).size());
+  }
+  return 0;
+}
+
+std::string Describe(const nlohmann::json& object) {
+  return object.value("kind", "object") + " " +
+         object.value("/metadata/name"_json_pointer, std::string("(unnamed)"));
+}
+
+void CheckLabels(const nlohmann::json& labels, const std::string& where, const std::string& file,
+                 Diagnostics* diags) {
+  if (!labels.is_object()) return;
+  for (const auto& [key, value] : labels.items()) {
+    if (!value.is_string() || !IsLabelValue(value.get<std::string>())) {
+      diags->Error("output.label", where + ": label " + key + " has an invalid value " + value.dump(),
+                   {file, 0, 0});
+    }
+  }
+}
+
+void VisitPodTemplates(const nlohmann::json& node, const std::string& where,
+                       const std::string& file, Diagnostics* diags) {
+  if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) {
+      if (key == "template" && value.is_object() && value.contains("metadata")) {
+        CheckLabels(value["metadata"].value("labels", nlohmann::json::object()), where, file, diags);
+      }
+      VisitPodTemplates(value, where, file, diags);
+    }
+  } else if (node.is_array()) {
+    for (const auto& item : node) VisitPodTemplates(item, where, file, diags);
+  }
+}
+
+}  // namespace
+
+void RenderEmbeddedDocuments(nlohmann::json* value) {
+  if (value->is_object()) {
+    if (value->size() == 1 && value->contains("$nemoc.yaml")) {
+      *value = EmitYaml((*value)["$nemoc.yaml"]);
+      return;
+    }
+    if (value->size() == 1 && value->contains("$nemoc.json")) {
+      *value = (*value)["$nemoc.json"].dump();
+      return;
+    }
+    for (auto& [_, child] : value->items()) RenderEmbeddedDocuments(&child);
+  } else if (value->is_array()) {
+    for (auto& child : *value) RenderEmbeddedDocuments(&child);
+  }
+}
+
+bool IsDnsLabel(const std::string& s) {
+  static const std::regex pattern("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
+  return !s.empty() && s.size() <= 63 && std::regex_match(s, pattern);
+}
+
+bool IsDnsSubdomain(const std::string& s) {
+  static const std::regex pattern(
+      "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+  return !s.empty() && s.size() <= 253 && std::regex_match(s, pattern);
+}
+
+bool IsLabelValue(const std::string& s) {
+  static const std::regex pattern("^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$");
+  return s.size() <= 63 && std::regex_match(s, pattern);
+}
+
+bool VerifyObjects(const std::map<std::string, nlohmann::json>& files,
+                   const std::string& namespace_name, const std::string& display_dir,
+                   KubeSchemas* schemas, Diagnostics* diags) {
+  const size_t errors_before = diags->error_count();
+  std::map<std::string, std::string> identities;  // apiGroup/kind/namespace/name -> file
+  for (const auto& [path, object] : files) {
+    const std::string file = display_dir + "/" + path;
+    if (!object.is_object() || !object.contains("kind") || !object.contains("apiVersion") ||
+        !object.contains("metadata") || !object["metadata"].contains("name")) {
+      diags->Error("output.malformed", "not a Kubernetes object (apiVersion, kind, metadata.name)",
+                   {file, 0, 0});
+      continue;
+    }
+    const std::string kind = object["kind"].get<std::string>();
+    const std::string api_version = object["apiVersion"].get<std::string>();
+    const std::string name = object["metadata"]["name"].get<std::string>();
+    const std::string where = Describe(object);
+    const bool label_named = kLabelNamedKinds.count(kind) > 0;
+    const int budget = label_named ? 63 - SuffixBudget(object) : 253;
+    if (!(label_named ? IsDnsLabel(name) : IsDnsSubdomain(name)) ||
+        static_cast<int>(name.size()) > budget) {
+      diags->Error("output.name",
+                   where + ": name is not a valid " +
+                       std::string(label_named ? "DNS-1123 label" : "DNS-1123 subdomain") +
+                       (budget < 63 ? " of at most " + std::to_string(budget) + " characters"
+                                    : ""),
+                   {file, 0, 0});
+    }
+    std::string lower_kind = kind;
+    for (char& c : lower_kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string base = path.substr(path.rfind('/') + 1);
+    if (base != lower_kind + "-" + name + ".yaml") {
+      diags->Error("output.path", where + ": file name should be " + lower_kind + "-" + name + ".yaml",
+                   {file, 0, 0});
+    }
+    std::optional<bool> namespaced;
+    if (schemas != nullptr) namespaced = schemas->IsNamespaced(api_version, kind);
+    const bool has_namespace = object["metadata"].contains("namespace");
+    if (namespaced.has_value()) {
+      if (*namespaced && (!has_namespace || object["metadata"]["namespace"] != namespace_name)) {
+        diags->Error("output.namespace",
+                     where + ": must be in namespace " + namespace_name, {file, 0, 0});
+      }
+      if (!*namespaced && has_namespace) {
+        diags->Error("output.namespace", where + ": is cluster-scoped but has a namespace",
+                     {file, 0, 0});
+      }
+    }
+    const std::string group = api_version.find('/') == std::string::npos
+                                  ? ""
+                                  : api_version.substr(0, api_version.find('/'));
+    const std::string identity = group + "/" + kind + "/" +
+                                 (has_namespace ? object["metadata"]["namespace"].get<std::string>() : "") +
+                                 "/" + name;
+    auto [it, inserted] = identities.emplace(identity, file);
+    if (!inserted) {
+      diags->Error("output.duplicate", where + " is generated twice (also in " + it->second + ")",
+                   {file, 0, 0});
+    }
+    CheckLabels(object["metadata"].value("labels", nlohmann::json::object()), where, file, diags);
+    VisitPodTemplates(object.value("spec", nlohmann::json::object()), where, file, diags);
+    if (schemas != nullptr) schemas->Validate(object, file, diags);
+  }
+  return diags->error_count() == errors_before;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,444 @@
+#include "schema_validator.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+#pragma GCC diagnostic pop
+
+#include "edit_distance.h"
+
+namespace nemoc {
+
+namespace {
+
+// Longer strings are refused before pattern matching: libstdc++'s std::regex
+// recurses per character and would overflow the stack on megabyte strings.
+constexpr size_t kMaxStringLength = 4096;
+
+const char* JsonKind(const nlohmann::json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::boolean: return "boolean";
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned: return "integer";
+    case nlohmann::json::value_t::number_float: return "number";
+    case nlohmann::json::value_t::string: return "string";
+    case nlohmann::json::value_t::array: return "array";
+    case nlohmann::json::value_t::object: return "mapping";
+    default: return "value";
+  }
+}
+
+std::string SchemaTypeName(const nlohmann::json& schema) {
+  if (!schema.contains("type")) return "a value";
+  auto one = [](const std::string& t) -> std::string {
+    if (t == "object") return "a mapping";
+    if (t == "array") return "a list";
+    if (t == "integer") return "an integer";
+    if (t == "number") return "a number";
+    if (t == "boolean") return "a boolean (true or false)";
+    if (t == "string") return "a string";
+    return t;
+  };
+  const auto& type = schema["type"];
+  if (type.is_string()) return one(type.get<std::string>());
+  std::string out;
+  for (const auto& t : type) {
+    if (!out.empty()) out += " or ";
+    out += one(t.get<std::string>());
+  }
+  return out;
+}
+
+// valijson context ["<root>", "[spec]", "[targets]", "[0]"] -> "/spec/targets/0".
+std::string ContextToPointer(const std::vector<std::string>& context) {
+  std::string pointer;
+  for (const auto& part : context) {
+    if (part == "<root>") continue;
+    std::string token = part;
+    if (token.size() >= 2 && token.front() == '[' && token.back() == ']') {
+      token = token.substr(1, token.size() - 2);
+    }
+    pointer += "/" + EscapePointerToken(token);
+  }
+  return pointer;
+}
+
+std::string Subject(const std::string& pointer) {
+  std::string dotted = PointerToDotted(pointer);
+  return dotted.empty() ? std::string("the spec") : dotted;
+}
+
+bool StartsWith(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+std::string ExtractQuoted(const std::string& s) {
+  size_t a = s.find('\'');
+  size_t b = a == std::string::npos ? a : s.find('\'', a + 1);
+  if (b == std::string::npos) return {};
+  return s.substr(a + 1, b - a - 1);
+}
+
+std::string JoinKeys(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const auto& k : keys) {
+    if (!out.empty()) out += ", ";
+    out += k;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Excerpt(const nlohmann::json& value) {
+  std::string text = value.is_string() ? "\"" + value.get<std::string>() + "\""
+                                       : value.dump();
+  for (char& c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+struct InputSchema::Compiled {
+  valijson::Schema schema;
+};
+
+InputSchema::~InputSchema() = default;
+
+std::unique_ptr<InputSchema> InputSchema::Load(const std::string& path,
+                                               std::string* err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *err = "cannot read input schema " + path;
+    return nullptr;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::unique_ptr<InputSchema> result(new InputSchema());
+  result->schema_ = nlohmann::json::parse(buffer.str(), nullptr, false);
+  if (result->schema_.is_discarded() || !result->schema_.is_object()) {
+    *err = "input schema " + path + " is not valid JSON";
+    return nullptr;
+  }
+  // $id would make valijson resolve "#/definitions/..." against a remote URI.
+  nlohmann::json for_valijson = result->schema_;
+  for_valijson.erase("$id");
+  result->compiled_ = std::make_unique<Compiled>();
+  try {
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+    valijson::adapters::NlohmannJsonAdapter adapter(for_valijson);
+    parser.populateSchema(adapter, result->compiled_->schema);
+  } catch (const std::exception& e) {
+    *err = "input schema " + path + " does not compile: " + e.what();
+    return nullptr;
+  }
+  return result;
+}
+
+const nlohmann::json& InputSchema::Resolve(const nlohmann::json& node) const {
+  const nlohmann::json* current = &node;
+  for (int depth = 0; depth < 16 && current->is_object() && current->contains("$ref");
+       ++depth) {
+    const std::string ref = (*current)["$ref"].get<std::string>();
+    if (!StartsWith(ref, "#/")) break;
+    nlohmann::json::json_pointer ptr(ref.substr(1));
+    if (!schema_.contains(ptr)) break;
+    current = &schema_.at(ptr);
+  }
+  return *current;
+}
+
+const nlohmann::json* InputSchema::SchemaAt(const std::string& pointer) const {
+  const nlohmann::json* schema = &Resolve(schema_);
+  size_t i = 0;
+  while (i < pointer.size()) {
+    size_t next = pointer.find('/', i + 1);
+    std::string token = pointer.substr(i + 1, next == std::string::npos ? next : next - i - 1);
+    std::string key;
+    for (size_t j = 0; j < token.size(); ++j) {
+      if (token[j] == '~' && j + 1 < token.size()) {
+        key += token[j + 1] == '1' ? '/' : '~';
+        ++j;
+      } else {
+        key += token[j];
+      }
+    }
+    const nlohmann::json* child = nullptr;
+    if (schema->contains("properties") && (*schema)["properties"].contains(key)) {
+      child = &(*schema)["properties"][key];
+    } else if (schema->contains("items") && (*schema)["items"].is_object()) {
+      child = &(*schema)["items"];
+    } else if (schema->contains("additionalProperties") &&
+               (*schema)["additionalProperties"].is_object()) {
+      child = &(*schema)["additionalProperties"];
+    }
+    if (child == nullptr) return nullptr;
+    schema = &Resolve(*child);
+    if (next == std::string::npos) break;
+    i = next;
+  }
+  return schema;
+}
+
+void InputSchema::WalkKeys(const nlohmann::json& instance,
+                           const nlohmann::json& raw_schema,
+                           const std::string& pointer, const Document& doc,
+                           const std::set<std::string>& yaml11_bools,
+                           Diagnostics* diags,
+                           std::set<std::string>* reported) const {
+  const nlohmann::json& schema = Resolve(raw_schema);
+  if (instance.is_string()) {
+    const auto& text = instance.get_ref<const std::string&>();
+    if (text.size() > kMaxStringLength) {
+      diags->Error("spec.too-long",
+                   Subject(pointer) + ": string of " + std::to_string(text.size()) +
+                       " characters is too long (at most " +
+                       std::to_string(kMaxStringLength) + ")",
+                   doc.map.Locate(pointer));
+      reported->insert(pointer);
+    } else if (yaml11_bools.count(pointer) && schema.value("type", "") == "string") {
+      diags->Warning("yaml.yaml11-boolean",
+                     Subject(pointer) + ": " + text +
+                         " is a boolean to YAML 1.1 readers; nemoc reads it as the "
+                         "string \"" + text + "\"",
+                     doc.map.Locate(pointer),
+                     "quote it (\"" + text + "\") to make the string explicit");
+    }
+    return;
+  }
+  if (instance.is_array()) {
+    if (schema.contains("items") && schema["items"].is_object()) {
+      for (size_t i = 0; i < instance.size(); ++i) {
+        WalkKeys(instance[i], schema["items"], pointer + "/" + std::to_string(i),
+                 doc, yaml11_bools, diags, reported);
+      }
+    }
+    return;
+  }
+  if (!instance.is_object()) return;
+  const bool has_properties = schema.contains("properties");
+  const bool closed = schema.contains("additionalProperties") &&
+                      schema["additionalProperties"].is_boolean() &&
+                      !schema["additionalProperties"].get<bool>();
+  std::vector<std::string> allowed;
+  if (has_properties) {
+    for (const auto& [key, _] : schema["properties"].items()) allowed.push_back(key);
+  }
+  const nlohmann::json* name_schema = nullptr;
+  std::regex name_pattern;
+  if (schema.contains("propertyNames")) {
+    name_schema = &Resolve(schema["propertyNames"]);
+    if (name_schema->contains("pattern")) {
+      name_pattern = std::regex((*name_schema)["pattern"].get<std::string>(),
+                                std::regex::ECMAScript);
+    }
+  }
+  for (const auto& [key, value] : instance.items()) {
+    const std::string child = pointer + "/" + EscapePointerToken(key);
+    if (has_properties && schema["properties"].contains(key)) {
+      WalkKeys(value, schema["properties"][key], child, doc, yaml11_bools, diags,
+               reported);
+      continue;
+    }
+    if (closed) {
+      std::string where = pointer.empty() ? std::string("at the top level")
+                                          : "in " + Subject(pointer);
+      std::string suggestion = SuggestClosest(key, allowed);
+      std::string hint = !suggestion.empty()
+                             ? "did you mean '" + suggestion + "'?"
+                             : "allowed fields: " + JoinKeys(allowed);
+      diags->Error("spec.unknown-field", "unknown field '" + key + "' " + where,
+                   doc.map.Locate(child, /*prefer_key=*/true), hint);
+      reported->insert(child);
+      continue;
+    }
+    if (name_schema != nullptr) {
+      size_t max_length = name_schema->value("maxLength", size_t{1024});
+      bool bad = key.size() > max_length ||
+                 (name_schema->contains("pattern") &&
+                  (key.size() > kMaxStringLength || !std::regex_match(key, name_pattern)));
+      if (bad) {
+        diags->Error("spec.invalid-key",
+                     Subject(pointer) + ": key '" + key + "' is not valid",
+                     doc.map.Locate(child, /*prefer_key=*/true),
+                     name_schema->value("description", ""));
+        reported->insert(child);
+        continue;
+      }
+    }
+    if (schema.contains("additionalProperties") &&
+        schema["additionalProperties"].is_object()) {
+      WalkKeys(value, schema["additionalProperties"], child, doc, yaml11_bools,
+               diags, reported);
+    }
+  }
+}
+
+bool InputSchema::Validate(const Document& doc,
+                           const std::set<std::string>& yaml11_bools,
+                           Diagnostics* diags) const {
+  const size_t errors_before = diags->error_count();
+  std::set<std::string> reported;
+  WalkKeys(doc.root, schema_, "", doc, yaml11_bools, diags, &reported);
+
+  // Validate a copy in which over-long strings are blanked (see kMaxStringLength).
+  nlohmann::json instance = doc.root;
+  for (const auto& pointer : reported) {
+    nlohmann::json::json_pointer ptr(pointer);
+    if (instance.contains(ptr) && instance.at(ptr).is_string() &&
+        instance.at(ptr).get_ref<const std::string&>().size() > kMaxStringLength) {
+      instance.at(ptr) = "";
+    }
+  }
+
+  valijson::Validator validator(valijson::Validator::kStrongTypes);
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter adapter(instance);
+  bool ok = false;
+  try {
+    ok = validator.validate(compiled_->schema, adapter, &results);
+  } catch (const std::exception& e) {
+    diags->Error("internal.validator", std::string("schema validation failed: ") + e.what(),
+                 {doc.file, 0, 0});
+    return false;
+  }
+  if (ok) return diags->error_count() == errors_before;
+
+  std::set<std::pair<std::string, std::string>> seen;
+  std::string deepest_wrapper;
+  valijson::ValidationResults::Error error;
+  while (results.popError(error)) {
+    const std::string pointer = ContextToPointer(error.context);
+    const std::string& text = error.description;
+    if (StartsWith(text, "Failed to validate against schema associated with") ||
+        StartsWith(text, "Failed to validate item #") ||
+        StartsWith(text, "Failed to validate against child schema") ||
+        StartsWith(text, "Failed to validate against additional properties") ||
+        StartsWith(text, "Object contains a property that could not be validated")) {
+      if (pointer.size() >= deepest_wrapper.size()) deepest_wrapper = pointer;
+      continue;
+    }
+    // A problem inside something already reported (unknown key, bad key) is noise.
+    bool inside_reported = false;
+    for (const auto& r : reported) {
+      if (pointer == r || StartsWith(pointer, (r + "/").c_str())) inside_reported = true;
+    }
+    if (inside_reported) continue;
+
+    nlohmann::json::json_pointer ptr(pointer);
+    const nlohmann::json* value = doc.root.contains(ptr) ? &doc.root.at(ptr) : nullptr;
+    const nlohmann::json* sub = SchemaAt(pointer);
+    const std::string description = sub ? sub->value("description", "") : "";
+    std::string message;
+    std::string hint;
+    std::string code = "spec.invalid";
+    bool at_key = false;
+    if (StartsWith(text, "Missing required property")) {
+      code = "spec.missing-field";
+      message = Subject(pointer) + ": missing required field '" + ExtractQuoted(text) + "'";
+      at_key = true;
+      const nlohmann::json* missing = SchemaAt(pointer + "/" + EscapePointerToken(ExtractQuoted(text)));
+      if (missing) hint = missing->value("description", "");
+    } else if (StartsWith(text, "Value type not permitted")) {
+      code = "spec.wrong-type";
+      message = Subject(pointer) + ": expected " + (sub ? SchemaTypeName(*sub) : "another type") +
+                ", got " + (value ? std::string(JsonKind(*value)) + " " + Excerpt(*value) : "something else");
+      if (yaml11_bools.count(pointer) && sub && sub->value("type", "") == "boolean") {
+        const std::string word = value->get<std::string>();
+        hint = word + " is a YAML 1.1 boolean; nemoc reads YAML 1.2, where it is a string. "
+               "Write true or false.";
+      }
+    } else if (StartsWith(text, "Failed to match against any enum values")) {
+      code = "spec.not-allowed";
+      std::vector<std::string> options;
+      if (sub && sub->contains("enum")) {
+        for (const auto& option : (*sub)["enum"]) {
+          options.push_back(option.is_string() ? option.get<std::string>() : option.dump());
+        }
+      }
+      message = Subject(pointer) + ": " + (value ? Excerpt(*value) : "value") +
+                " is not one of: " + JoinKeys(options);
+      if (value && value->is_string()) {
+        std::string suggestion = SuggestClosest(value->get<std::string>(), options);
+        if (!suggestion.empty()) hint = "did you mean '" + suggestion + "'?";
+      }
+    } else if (StartsWith(text, "Failed to match regex") ||
+               StartsWith(text, "Target should not validate against schema specified in 'not'")) {
+      message = Subject(pointer) + ": " + (value ? Excerpt(*value) : "value") + " is not valid";
+      hint = description;
+    } else if (StartsWith(text, "Expected number")) {
+      code = "spec.out-of-range";
+      message = Subject(pointer) + ": " + (value ? Excerpt(*value) : "value") + " is out of range: " +
+                text.substr(std::string("Expected ").size());
+      hint = description;
+    } else if (StartsWith(text, "Object should have no more than") ||
+               StartsWith(text, "Object should have no fewer than")) {
+      std::vector<std::string> options;
+      if (sub && sub->contains("properties")) {
+        for (const auto& [key, _] : (*sub)["properties"].items()) options.push_back(key);
+      }
+      if (sub && sub->value("maxProperties", 0) == 1) {
+        message = Subject(pointer) + ": set exactly one of: " + JoinKeys(options);
+      } else {
+        message = Subject(pointer) + ": " + text;
+        if (!options.empty()) hint = "fields: " + JoinKeys(options);
+      }
+    } else if (StartsWith(text, "Elements at indexes")) {
+      message = Subject(pointer) + ": duplicate entries (" + text + ")";
+    } else {
+      message = Subject(pointer) + ": " + text;
+      hint = description;
+    }
+    if (!seen.insert({pointer, message}).second) continue;
+    diags->Error(code, message, doc.map.Locate(pointer, at_key), hint);
+  }
+  if (diags->error_count() == errors_before) {
+    // valijson rejected the document but every message was a wrapper
+    // (propertyNames reports none of its own): never drop the verdict.
+    diags->Error("spec.invalid", Subject(deepest_wrapper) + ": value is not valid",
+                 doc.map.Locate(deepest_wrapper));
+  }
+  return false;
+}
+
+void InputSchema::FillDefaultsAt(nlohmann::json* instance,
+                                 const nlohmann::json& raw_schema) const {
+  const nlohmann::json& schema = Resolve(raw_schema);
+  if (instance->is_object() && schema.contains("properties")) {
+    for (const auto& [key, property] : schema["properties"].items()) {
+      const nlohmann::json& resolved = Resolve(property);
+      if (!instance->contains(key)) {
+        if (property.contains("default")) {
+          (*instance)[key] = property["default"];
+        } else if (resolved.contains("default")) {
+          (*instance)[key] = resolved["default"];
+        }
+      }
+      if (instance->contains(key)) FillDefaultsAt(&(*instance)[key], property);
+    }
+    if (schema.contains("additionalProperties") && schema["additionalProperties"].is_object()) {
+      for (auto& [key, value] : instance->items()) {
+        if (!schema["properties"].contains(key)) {
+          FillDefaultsAt(&value, schema["additionalProperties"]);
+        }
+      }
+    }
+  } else if (instance->is_array() && schema.contains("items") && schema["items"].is_object()) {
+    for (auto& item : *instance) FillDefaultsAt(&item, schema["items"]);
+  }
+}
+
+void InputSchema::FillDefaults(nlohmann::json* instance) const {
+  FillDefaultsAt(instance, schema_);
+}
+
+}  // namespace nemoc

@@ -1,0 +1,111 @@
+#include "set_override.h"
+
+#include <set>
+
+#include "spec_loader.h"
+
+namespace nemoc {
+
+bool DottedToPointer(const std::string& dotted, std::string* pointer) {
+  pointer->clear();
+  std::string token;
+  bool expect_token = true;
+  auto flush = [&]() -> bool {
+    if (token.empty()) return false;
+    *pointer += "/" + EscapePointerToken(token);
+    token.clear();
+    return true;
+  };
+  for (size_t i = 0; i < dotted.size(); ++i) {
+    char c = dotted[i];
+    if (c == '.') {
+      if (!expect_token && token.empty()) {
+        expect_token = true;  // after "]"
+        continue;
+      }
+      if (!flush()) return false;
+      expect_token = true;
+    } else if (c == '[') {
+      if (!token.empty() && !flush()) return false;
+      size_t close = dotted.find(']', i);
+      if (close == std::string::npos || close == i + 1) return false;
+      std::string index = dotted.substr(i + 1, close - i - 1);
+      if (index.find_first_not_of("0123456789") != std::string::npos) return false;
+      *pointer += "/" + index;
+      i = close;
+      expect_token = false;
+    } else {
+      token += c;
+      expect_token = false;
+    }
+  }
+  if (!token.empty()) return flush();
+  return !pointer->empty() && !expect_token;
+}
+
+bool ApplySetOverride(const std::string& assignment, Document* doc, Diagnostics* diags) {
+  const Location origin{"--set " + assignment, 0, 0};
+  size_t eq = assignment.find('=');
+  std::string pointer;
+  if (eq == std::string::npos || !DottedToPointer(assignment.substr(0, eq), &pointer)) {
+    diags->Error("set.syntax", "expected --set path=value, e.g. spec.stages.train.nodes=4",
+                 origin);
+    return false;
+  }
+  const std::string value_text = assignment.substr(eq + 1);
+  if (value_text.find_first_of("\n\r") != std::string::npos) {
+    diags->Error("set.syntax", "a --set value must be on one line", origin);
+    return false;
+  }
+  Document value_doc;
+  Diagnostics value_diags;
+  std::set<std::string> yaml11;
+  if (!LoadSpecText("--set", "value: " + value_text, &value_doc, &value_diags, {}, &yaml11)) {
+    for (const auto& d : value_diags.items()) {
+      diags->Error("set.value", "cannot read the value: " + d.message, origin);
+    }
+    return false;
+  }
+  nlohmann::json value = value_doc.root["value"];
+
+  // Walk to the parent, creating mappings; list items must exist.
+  nlohmann::json* node = &doc->root;
+  std::string walked;
+  size_t pos = 0;
+  while (true) {
+    size_t next = pointer.find('/', pos + 1);
+    std::string raw = pointer.substr(pos + 1, next == std::string::npos ? next : next - pos - 1);
+    std::string key = nlohmann::json::json_pointer("/" + raw).back();
+    const bool last = next == std::string::npos;
+    if (node->is_array()) {
+      size_t index = 0;
+      bool numeric = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+      if (numeric) index = std::stoul(key.substr(0, 9));
+      if (!numeric || index >= node->size()) {
+        diags->Error("set.path", PointerToDotted(walked) + " has no item " + key, origin);
+        return false;
+      }
+      node = &(*node)[index];
+    } else if (node->is_object() || node->is_null()) {
+      if (last) {
+        (*node)[key] = value;
+        break;
+      }
+      if (!node->contains(key)) (*node)[key] = nlohmann::json::object();
+      node = &(*node)[key];
+    } else {
+      diags->Error("set.path", PointerToDotted(walked) + " is not a mapping or list", origin);
+      return false;
+    }
+    walked += "/" + raw;
+    if (last) {
+      *node = value;
+      break;
+    }
+    pos = next;
+  }
+  doc->map.SetOverride(pointer, origin);
+  return true;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,66 @@
+// Where each value of a loaded spec came from: JSON pointer -> line:column.
+#ifndef NEMOC_SOURCE_MAP_H_
+#define NEMOC_SOURCE_MAP_H_
+
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnostic.h"
+
+namespace nemoc {
+
+/// 1-based position in a source file.
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+};
+
+class SourceMap {
+ public:
+  explicit SourceMap(std::string file = {}) : file_(std::move(file)) {}
+
+  const std::string& file() const { return file_; }
+
+  /// Position of the value at `pointer` (e.g. "/spec/stages/train/nodes").
+  void SetValue(const std::string& pointer, SourcePos pos);
+  /// Position of the mapping key that introduces the value at `pointer`.
+  void SetKey(const std::string& pointer, SourcePos pos);
+
+  /// The location of `pointer`; when the pointer itself is not recorded (a
+  /// default, a missing field) the nearest recorded ancestor is used.
+  /// `prefer_key` points at the key ("replcas:") rather than its value.
+  Location Locate(const std::string& pointer, bool prefer_key = false) const;
+
+  bool Has(const std::string& pointer) const {
+    return values_.count(pointer) > 0 || overrides_.count(pointer) > 0;
+  }
+
+  /// Marks the value at `pointer` (and everything below it) as coming from
+  /// somewhere else, e.g. a `--set` flag; Locate then returns `origin`.
+  void SetOverride(const std::string& pointer, Location origin);
+
+ private:
+  std::string file_;
+  std::unordered_map<std::string, SourcePos> values_;
+  std::unordered_map<std::string, SourcePos> keys_;
+  std::unordered_map<std::string, Location> overrides_;
+};
+
+/// A loaded spec: the JSON value, its source text and where every value came from.
+struct Document {
+  std::string file;
+  std::string text;
+  nlohmann::json root;
+  SourceMap map;
+};
+
+/// Escapes one reference token per RFC 6901 ('~' -> "~0", '/' -> "~1").
+std::string EscapePointerToken(const std::string& token);
+/// "/spec/stages/train" -> "spec.stages.train" (for messages).
+std::string PointerToDotted(const std::string& pointer);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_SOURCE_MAP_H_

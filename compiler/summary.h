@@ -1,0 +1,21 @@
+// SUMMARY.md for pull-request review: what a target will run, in one page.
+#ifndef NEMOC_SUMMARY_H_
+#define NEMOC_SUMMARY_H_
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace nemoc {
+
+/// `normalized` is the normalized spec, `target` one of its targets,
+/// `facts` the libraries' summary for it, `files` the target's objects.
+std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json& target,
+                          const nlohmann::json& facts,
+                          const std::map<std::string, nlohmann::json>& files,
+                          const std::string& spec_name);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_SUMMARY_H_

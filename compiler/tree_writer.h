@@ -1,0 +1,93 @@
+// Writes one target's generated tree to out/<project>/<target>/ and reads it
+// back. nemoc owns such a directory completely: every write replaces it with
+// exactly the new tree (built in a temporary sibling, then swapped in), and it
+// refuses to touch a directory holding anything it did not generate.
+#ifndef NEMOC_TREE_WRITER_H_
+#define NEMOC_TREE_WRITER_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "diagnostic.h"
+#include "disk_interface.h"
+
+namespace nemoc {
+
+/// A complete generated tree for one target: relative path
+/// ("30-train/pytorchjob-x.yaml") -> bytes.
+using FileTree = std::map<std::string, std::string>;
+
+/// The marker file nemoc writes into every target directory it owns; its
+/// content lists every generated file (one relative path per line, sorted,
+/// each line ending in '\n'; the marker does not list itself), which is how
+/// nemoc knows which files it made.
+inline constexpr const char kManifestFileName[] = ".nemoc-manifest";
+
+/// Name of the fault-injection environment variable and of the one point the
+/// writer checks: abort after half of the files are in the temporary dir.
+inline constexpr const char kFaultInjectEnv[] = "NEMOC_FAULT_INJECT";
+inline constexpr const char kFaultWriterMidTree[] = "writer-mid-tree";
+
+struct WriteResult {
+  int added = 0, changed = 0, removed = 0, unchanged = 0;
+  bool wrote = false;
+};
+
+/// Replaces `dest_dir` (e.g. "out/proj/tgt") with exactly `tree` plus the
+/// marker file.
+///  - Every path is checked first (IsValidTreePath, and no path may be both a
+///    file and a directory): "output.bad-path", nothing touched.
+///  - Leftovers of an interrupted run (".<base>.nemoc-tmp" / ".<base>.nemoc-old"
+///    next to dest_dir) are cleaned up; when dest_dir is missing but the old
+///    one exists it is restored first. Reported as notes ("output.recovered").
+///  - Refuses with one "output.foreign-file" error per file (location.file is
+///    that file's path) when dest_dir holds a regular file neither listed in
+///    its marker nor the marker itself, or anything that is not a regular file
+///    (symlink, FIFO, ...); with "output.not-nemoc-dir" when dest_dir is
+///    non-empty and has no marker; with "output.not-a-directory" when dest_dir
+///    exists but is not a plain directory (a file, a symlink, ...).
+///  - When the tree and marker on disk are byte-identical to the new ones,
+///    writes nothing (wrote=false), so mtimes stay.
+///  - Otherwise builds ".<base>.nemoc-tmp" (files 0644, dirs 0755), renames
+///    dest_dir -> ".<base>.nemoc-old", tmp -> dest_dir, removes the old one.
+///    I/O failures are "output.io"; the previous tree stays in place.
+///  - With NEMOC_FAULT_INJECT=writer-mid-tree, calls std::abort() after half of
+///    the files are written into the temporary directory.
+/// `result` (may be null) counts against the previous tree (files listed in
+/// the old marker). Returns false iff an error was added to `diags`.
+bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
+               WriteResult* result, Diagnostics* diags);
+
+/// Reads back what nemoc generated in dest_dir (the files its marker lists
+/// that exist; the marker itself is not part of the tree) — used by
+/// `nemoc check` to compare. Returns false with a diagnostic if the dir has
+/// foreign files or no marker (same rules as WriteTree), and true with an
+/// empty tree if dest_dir does not exist. Never modifies the disk.
+bool ReadTree(Disk& disk, const std::string& dest_dir, FileTree* tree,
+              Diagnostics* diags);
+
+/// Compares two trees; returns the relative paths that differ, sorted by path,
+/// with a one-char status: 'A' only in `want`, 'D' only in `have`, 'M'
+/// different bytes.
+std::vector<std::pair<char, std::string>> DiffTrees(const FileTree& have,
+                                                    const FileTree& want);
+
+/// Whether `path` may be a key of a FileTree: relative, non-empty, '/'
+/// separated, no empty / "." / ".." segments, no segment starting with '.',
+/// no backslash, NUL or other control character, and not the marker's name.
+/// On false, `why` (if given) says what is wrong.
+bool IsValidTreePath(const std::string& path, std::string* why);
+
+/// The marker file's content for `tree`.
+std::string ManifestContent(const FileTree& tree);
+
+/// True when the NEMOC_FAULT_INJECT environment variable (a comma-separated
+/// list) names `point`, e.g. FaultInjectionEnabled(kFaultWriterMidTree).
+bool FaultInjectionEnabled(std::string_view point);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_TREE_WRITER_H_

@@ -1,0 +1,58 @@
+// Small constructors for the Kubernetes objects nemoc emits, and the file
+// naming rule of the output tree. No string formatting with '%' here:
+// libjsonnet 0.18 implements it in Jsonnet and it costs ~2 ms a call.
+{
+  // "<dir>/<kind>-<name>.yaml" -> object.
+  file(dir, obj):: { [dir + '/' + std.asciiLower(obj.kind) + '-' + obj.metadata.name + '.yaml']: obj },
+
+  // Merges a list of {path: object} maps; a path produced twice is a library bug.
+  files(list)::
+    std.foldl(function(acc, m)
+      acc + {
+        [p]: if std.objectHas(acc, p) then error ('two objects map to the file ' + p) else m[p]
+        for p in std.objectFields(m)
+      }, list, {}),
+
+  metadata(ctx, name, component=null, namespaced=true)::
+    {
+      name: name,
+      labels: ctx.labels + (if component == null then {} else { 'app.kubernetes.io/component': component }),
+    }
+    + (if namespaced then { namespace: ctx.namespace } else {})
+    + (if std.length(ctx.annotations) > 0 then { annotations: ctx.annotations } else {}),
+
+  namespace(ctx):: {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: $.metadata(ctx, ctx.namespace, namespaced=false),
+  },
+
+  serviceAccount(ctx, annotations={}):: {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: $.metadata(ctx, ctx.serviceAccountName) + (
+      if std.length(annotations) > 0
+      then { annotations+: annotations }
+      else {}
+    ),
+  },
+
+  // `data` values may be {'$nemoc.yaml': value}: nemoc's C++ emitter renders
+  // them as YAML text (YAML is never built inside Jsonnet).
+  configMap(ctx, name, data, component=null):: {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: $.metadata(ctx, name, component),
+    data: data,
+  },
+
+  yamlDocument(value):: { '$nemoc.yaml': value },
+  jsonDocument(value):: { '$nemoc.json': value },
+
+  // {NAME: value} -> [{name, value}] sorted by name (deterministic).
+  envList(env):: [{ name: k, value: env[k] } for k in std.objectFields(env)],
+
+  // Image reference: repository:tag, pinned by digest when one is given.
+  imageRef(image)::
+    image.repository + ':' + image.tag + (if std.objectHas(image, 'digest') then '@' + image.digest else ''),
+}

@@ -1,0 +1,270 @@
+// The NeMo 1.x Megatron-GPT Hydra config (run, trainer, exp_manager, model),
+// for megatron_gpt_pretraining.py and megatron_gpt_finetuning.py.
+// Section layout follows the gpu-recipes / NeMo launcher configs.
+local loraModules = import 'nemo/lora_modules.libsonnet';
+local paths = import 'paths.libsonnet';
+
+{
+  scripts: {
+    pretrain: '/opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraining.py',
+    finetune: '/opt/NeMo/examples/nlp/language_modeling/tuning/megatron_gpt_finetuning.py',
+  },
+
+  script(train):: if train.mode == 'pretrain' then $.scripts.pretrain else $.scripts.finetune,
+
+  local nullable(obj, field) = if std.objectHas(obj, field) then obj[field] else null,
+
+  trainer(train):: {
+    num_nodes: train.nodes,
+    devices: train.gpusPerNode,
+    accelerator: 'gpu',
+    precision: 'bf16',  // fp8 is a model flag on top of bf16 (Transformer Engine)
+    logger: false,  // exp_manager owns logging
+    enable_checkpointing: false,  // exp_manager owns checkpointing
+    use_distributed_sampler: false,
+    max_epochs: null,
+    max_steps: train.maxSteps,
+    max_time: null,
+    log_every_n_steps: train.logEveryNSteps,
+    val_check_interval: nullable(train, 'valCheckInterval'),
+    limit_val_batches: if std.objectHas(train, 'valCheckInterval') then 32 else 0.0,
+    limit_test_batches: 0,
+    accumulate_grad_batches: 1,
+    gradient_clip_val: train.optimizer.gradientClip,
+  },
+
+  expManager(ctx, train):: {
+    local checkpoint = train.checkpoint,
+    explicit_log_dir: paths.trainDir(ctx),
+    exp_dir: null,
+    name: 'megatron_gpt',
+    create_wandb_logger: false,
+    create_tensorboard_logger: true,
+    create_dllogger_logger: true,
+    dllogger_logger_kwargs: { verbose: true, stdout: true },
+    resume_if_exists: checkpoint.resume == 'auto',
+    resume_ignore_no_checkpoint: true,
+    create_checkpoint_callback: checkpoint.enabled,
+    checkpoint_callback_params: {
+      monitor: 'step',
+      mode: 'max',
+      save_top_k: checkpoint.keep,
+      save_last: checkpoint.saveLast,
+      every_n_train_steps: checkpoint.every,
+      always_save_nemo: false,
+      save_nemo_on_train_end: train.mode != 'pretrain',
+      filename: 'megatron_gpt--{step}-{consumed_samples}',
+      model_parallel_size: train.parallelism.tensor * train.parallelism.pipeline,
+    },
+    log_step_timing: true,
+    step_timing_kwargs: { sync_cuda: true, buffer_size: 5 },
+  },
+
+  parallelism(train)::
+    local p = train.parallelism;
+    {
+      tensor_model_parallel_size: p.tensor,
+      pipeline_model_parallel_size: p.pipeline,
+      virtual_pipeline_model_parallel_size: nullable(p, 'virtualPipeline'),
+      context_parallel_size: p.context,
+      sequence_parallel: p.sequenceParallel,
+      micro_batch_size: train.batch.micro,
+      global_batch_size: train.batch.global,
+      rampup_batch_size: null,
+    } + (if p.expert > 1 then { expert_model_parallel_size: p.expert } else {}),
+
+  precision(train):: {
+    megatron_amp_O2: true,
+    transformer_engine: true,
+    fp8: train.precision == 'fp8',
+    fp8_e4m3: false,
+    fp8_hybrid: true,
+    fp8_margin: 0,
+    fp8_interval: 1,
+    fp8_amax_history_len: 1024,
+    fp8_amax_compute_algo: 'max',
+  },
+
+  architecture(model, train)::
+    local a = model.architecture;
+    {
+      mcore_gpt: true,
+      encoder_seq_length: train.seqLength,
+      max_position_embeddings: train.seqLength,
+      num_layers: a.numLayers,
+      hidden_size: a.hiddenSize,
+      ffn_hidden_size: a.ffnHiddenSize,
+      num_attention_heads: a.numAttentionHeads,
+      num_query_groups: a.numQueryGroups,
+      init_method_std: 0.02,
+      use_scaled_init_method: true,
+      hidden_dropout: 0.0,
+      attention_dropout: 0.0,
+      ffn_dropout: 0.0,
+      kv_channels: null,
+      apply_query_key_layer_scaling: false,
+      normalization: a.normalization,
+      layernorm_epsilon: 1.0e-05,
+      do_layer_norm_weight_decay: false,
+      make_vocab_size_divisible_by: 128,
+      pre_process: true,
+      post_process: true,
+      persist_layer_norm: true,
+      bias: false,
+      activation: a.activation,
+      headscale: false,
+      transformer_block_type: 'pre_ln',
+      openai_gelu: false,
+      normalize_attention_scores: true,
+      position_embedding_type: a.positionEmbedding,
+      rotary_percentage: 1.0,
+      rotary_base: a.rotaryBase,
+      share_embeddings_and_output_weights: a.shareEmbeddings,
+    } + (
+      if std.objectHas(a, 'numExperts') then {
+        num_moe_experts: a.numExperts,
+        moe_router_topk: a.moeTopK,
+      } else {}
+    ),
+
+  fusions:: {
+    grad_div_ar_fusion: true,
+    gradient_accumulation_fusion: true,
+    bias_activation_fusion: true,
+    bias_dropout_add_fusion: true,
+    masked_softmax_fusion: true,
+    apply_rope_fusion: true,
+    cross_entropy_loss_fusion: true,
+    use_flash_attention: true,
+    seed: 1234,
+  },
+
+  tokenizer(model):: {
+    local t = model.tokenizer,
+    library: t.library,
+    type: nullable(t, 'type'),
+    model: nullable(t, 'model'),
+    vocab_file: null,
+    merge_file: null,
+    delimiter: null,
+    sentencepiece_legacy: false,
+  },
+
+  optim(train):: {
+    local o = train.optimizer,
+    name: 'distributed_fused_adam',
+    lr: o.lr,
+    weight_decay: o.weightDecay,
+    betas: [0.9, 0.95],
+    bucket_cap_mb: 125,
+    overlap_grad_sync: true,
+    overlap_param_sync: true,
+    contiguous_grad_buffer: true,
+    contiguous_param_buffer: true,
+    grad_sync_dtype: 'bf16',
+    sched: {
+      name: 'CosineAnnealing',
+      warmup_steps: o.warmupSteps,
+      constant_steps: 0,
+      min_lr: o.minLr,
+    },
+  },
+
+  // Blended Megatron prefixes: [weight, path, weight, path, ...].
+  dataPrefix(ctx, data)::
+    if std.objectHas(data, 'prefixes')
+    then std.flattenArrays([[p.weight, paths.dataFile(ctx, p.path)] for p in data.prefixes])
+    else [],
+
+  pretrainData(ctx, train):: {
+    local data = train.data,
+    data_impl: if std.objectHas(data, 'mock') then 'mock' else 'mmap',
+    splits_string: '99990,8,2',
+    seq_length: train.seqLength,
+    skip_warmup: true,
+    num_workers: 2,
+    dataloader_type: 'single',
+    reset_position_ids: false,
+    reset_attention_mask: false,
+    eod_mask_loss: false,
+    index_mapping_dir: null,
+    data_prefix: $.dataPrefix(ctx, data),
+  },
+
+  finetuneDataset(ctx, train, file, training):: {
+    local jsonl = train.data.jsonl,
+    file_names: [paths.dataFile(ctx, file)],
+    global_batch_size: train.batch.global,
+    micro_batch_size: train.batch.micro,
+    shuffle: training,
+    num_workers: 0,
+    memmap_workers: 2,
+    pin_memory: true,
+    max_seq_length: train.seqLength,
+    min_seq_length: 1,
+    drop_last: training,
+    label_key: 'output',
+    add_eos: true,
+    add_sep: false,
+    add_bos: false,
+    truncation_field: 'input',
+    index_mapping_dir: null,
+    prompt_template: jsonl.promptTemplate,
+  } + (if training then { concat_sampling_probabilities: [1.0] } else {
+         names: ['validation'],
+         write_predictions_to_file: false,
+         tokens_to_generate: 32,
+         metric: { name: 'loss', average: null, num_classes: null },
+       }),
+
+  finetuneData(ctx, train)::
+    local jsonl = train.data.jsonl;
+    {
+      train_ds: $.finetuneDataset(ctx, train, jsonl.train, true),
+    } + (if std.objectHas(jsonl, 'validation')
+         then { validation_ds: $.finetuneDataset(ctx, train, jsonl.validation, false) }
+         else {}),
+
+  peft(train)::
+    if train.mode == 'lora' then {
+      local lora = train.peft,
+      peft_scheme: 'lora',
+      restore_from_path: null,
+      lora_tuning: {
+        target_modules: loraModules.toNemo1(lora.targetModules),
+        adapter_dim: lora.adapterDim,
+        alpha: lora.alpha,
+        adapter_dropout: lora.dropout,
+        column_init_method: 'xavier',
+        row_init_method: 'zero',
+        layer_selection: null,
+        weight_tying: false,
+        position_embedding_strategy: null,
+      },
+    } else { peft_scheme: 'none', restore_from_path: null },
+
+  // The whole config.yaml as a JSON value (rendered to YAML by nemoc's C++ emitter).
+  config(ctx):: {
+    local train = ctx.spec.stages.train,
+    local model = ctx.spec.model,
+    local finetune = train.mode != 'pretrain',
+    run: { name: ctx.project + '-' + train.mode, results_dir: paths.trainDir(ctx) },
+    trainer: $.trainer(train),
+    exp_manager: $.expManager(ctx, train),
+    model:
+      $.parallelism(train)
+      + $.precision(train)
+      + $.fusions
+      + { optim: $.optim(train) }
+      + (
+        if finetune then {
+          restore_from_path: paths.resultsFile(ctx, model.source.nemo),
+          data: $.finetuneData(ctx, train),
+          peft: $.peft(train),
+        } else $.architecture(model, train) + {
+          tokenizer: $.tokenizer(model),
+          data: $.pretrainData(ctx, train),
+        }
+      ),
+  },
+}

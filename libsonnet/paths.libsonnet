@@ -1,0 +1,13 @@
+// Where every stage reads and writes on shared storage: computed here and
+// nowhere else, so training, evaluation and conversion agree.
+{
+  // ctx.storage is the target's resolved storage (results and data volumes).
+  resultsDir(ctx):: ctx.storage.results.mountPath + '/' + ctx.project + '/' + ctx.target.name,
+  trainDir(ctx):: $.resultsDir(ctx) + '/train',
+  checkpointDir(ctx):: $.trainDir(ctx) + '/checkpoints',
+  dataDir(ctx):: ctx.storage.data.mountPath,
+  dataFile(ctx, relative):: $.dataDir(ctx) + '/' + relative,
+  // A .nemo checkpoint given relative to the results volume.
+  resultsFile(ctx, relative):: ctx.storage.results.mountPath + '/' + relative,
+  configDir:: '/config',
+}

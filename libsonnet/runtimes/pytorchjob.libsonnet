@@ -1,0 +1,58 @@
+// Kubeflow Training Operator PyTorchJob (kubeflow.org/v1): one Master and
+// nodes-1 Workers, one pod per node, torchrun with c10d rendezvous hosted
+// by the Master (the operator gives it the Service <job>-master-0).
+local k8s = import 'k8s.libsonnet';
+
+{
+  kind: 'PyTorchJob',
+  // The operator requires the training container to be called "pytorch".
+  containerName: 'pytorch',
+  rendezvousPort: 29500,
+
+  // torchrun arguments that place this pod in the job.
+  launcherArgs(w):: [
+    '--nnodes=' + w.nodes,
+    '--nproc-per-node=' + w.gpusPerNode,
+    '--rdzv-backend=c10d',
+    '--rdzv-endpoint=' + w.name + '-master-0:' + $.rendezvousPort,
+    '--rdzv-id=' + w.name,
+    '--max-restarts=' + w.restarts,
+  ],
+
+  // w: {name, component, nodes, gpusPerNode, restarts, pod: {metadata, spec},
+  //     container (without name/command/args), program: [script, args...]}
+  workload(ctx, w):: {
+    local template = {
+      metadata: w.pod.metadata,
+      spec: w.pod.spec {
+        containers: [w.container {
+          name: $.containerName,
+          command: ['torchrun'],
+          args: $.launcherArgs(w) + w.program,
+          ports: [{ name: 'pytorchjob-port', containerPort: $.rendezvousPort, protocol: 'TCP' }],
+        }],
+      },
+    },
+    local replica(count) = {
+      replicas: count,
+      // A failed pod restarts in place; torchrun's elastic agents re-form the
+      // rendezvous and training resumes from the newest checkpoint.
+      restartPolicy: 'OnFailure',
+      template: template,
+    },
+    apiVersion: 'kubeflow.org/v1',
+    kind: 'PyTorchJob',
+    metadata: k8s.metadata(ctx, w.name, w.component),
+    spec: {
+      runPolicy: {
+        cleanPodPolicy: 'None',  // keep finished pods for their logs
+        backoffLimit: w.restarts,
+      },
+      pytorchReplicaSpecs: {
+        Master: replica(1),
+      } + (if w.nodes > 1 then { Worker: replica(w.nodes - 1) } else {}),
+    },
+  },
+
+  describe:: 'Kubeflow PyTorchJob (kubeflow.org/v1), torchrun with c10d rendezvous',
+}

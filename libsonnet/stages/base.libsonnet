@@ -1,0 +1,14 @@
+// 00-base: what every stage of a target relies on.
+local k8s = import 'k8s.libsonnet';
+
+{
+  dir: '00-base',
+
+  files(ctx)::
+    k8s.file(self.dir, k8s.namespace(ctx))
+    + (
+      if ctx.spec.serviceAccount.create
+      then k8s.file(self.dir, k8s.serviceAccount(ctx, ctx.profile.serviceAccountAnnotations(ctx)))
+      else {}
+    ),
+}

@@ -1,0 +1,133 @@
+// out/ is the golden output: it must equal what the current nemoc makes from
+// examples/, every document must validate strictly against the Kubernetes
+// schemas, and every target root must build with kubectl kustomize.
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "diagnostic.h"
+#include "kube_schemas.h"
+#include "spec_loader.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace nemoc::testing {
+namespace {
+
+std::vector<std::string> ExampleSpecs() {
+  std::vector<std::string> specs;
+  for (const auto& entry : fs::directory_iterator(SourceDir() + "/examples")) {
+    if (entry.path().extension() == ".yaml") specs.push_back(entry.path().string());
+  }
+  std::sort(specs.begin(), specs.end());
+  return specs;
+}
+
+// Target roots: directories under out/<project>/ holding a kustomization.yaml.
+std::vector<std::string> TargetRoots(const std::string& out) {
+  std::vector<std::string> roots;
+  if (!fs::is_directory(out)) return roots;
+  for (const auto& project : fs::directory_iterator(out)) {
+    if (!project.is_directory()) continue;
+    for (const auto& target : fs::directory_iterator(project.path())) {
+      if (fs::is_regular_file(target.path() / "kustomization.yaml")) {
+        roots.push_back(target.path().string());
+      }
+    }
+  }
+  std::sort(roots.begin(), roots.end());
+  return roots;
+}
+
+std::string Diff(const std::map<std::string, std::string>& want,
+                 const std::map<std::string, std::string>& have) {
+  std::string report;
+  std::set<std::string> names;
+  for (const auto& [k, _] : want) names.insert(k);
+  for (const auto& [k, _] : have) names.insert(k);
+  for (const auto& name : names) {
+    auto w = want.find(name);
+    auto h = have.find(name);
+    if (w == want.end()) report += "  only in committed out/: " + name + "\n";
+    else if (h == have.end()) report += "  missing from committed out/: " + name + "\n";
+    else if (w->second != h->second) report += "  differs: " + name + "\n";
+  }
+  return report;
+}
+
+TEST(GoldenTest, ExamplesExist) { EXPECT_GE(ExampleSpecs().size(), 1u); }
+
+TEST(GoldenTest, OutMatchesWhatNemocBuildsFromExamples) {
+  ScratchDir scratch;
+  std::vector<std::string> args = {"build", "--quiet", "--out", scratch.path() + "/out"};
+  for (const auto& spec : ExampleSpecs()) args.push_back(spec);
+  RunResult r = RunNemoc(args);
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  std::string report = Diff(ReadAll(scratch.path() + "/out"), ReadAll(SourceDir() + "/out"));
+  EXPECT_EQ("", report) << "out/ is stale; regenerate it with scripts/setup (or "
+                           "build/nemoc build examples/*.yaml) and review the diff:\n"
+                        << report;
+}
+
+TEST(GoldenTest, TwoBuildsAreByteIdentical) {
+  ScratchDir a, b;
+  std::vector<std::string> specs = ExampleSpecs();
+  std::vector<std::string> args_a = {"build", "--quiet", "--out", a.path()};
+  std::vector<std::string> args_b = {"build", "--quiet", "--out", b.path()};
+  args_a.insert(args_a.end(), specs.begin(), specs.end());
+  // The second build runs from another working directory with the specs in
+  // reverse order: neither may leak into the output.
+  args_b.insert(args_b.end(), specs.rbegin(), specs.rend());
+  ASSERT_EQ(0, RunNemoc(args_a).exit_code);
+  ASSERT_EQ(0, RunNemoc(args_b, "/").exit_code);
+  auto tree_a = ReadAll(a.path());
+  EXPECT_GT(tree_a.size(), 5u);
+  EXPECT_EQ(tree_a, ReadAll(b.path()));
+  // A rebuild over an existing tree changes nothing either.
+  const std::string before = TreeFingerprint(a.path());
+  RunResult again = RunNemoc(args_a);
+  ASSERT_EQ(0, again.exit_code);
+  EXPECT_EQ(before, TreeFingerprint(a.path()));
+}
+
+TEST(GoldenTest, EveryDocumentValidatesAgainstKubeSchemas) {
+  const std::string bundle = KubeSchemasDir();
+  if (bundle.empty()) GTEST_SKIP() << "kube-schemas bundle not found at " NEMOC_KUBE_SCHEMAS;
+  std::string err;
+  auto schemas = KubeSchemas::Open(bundle, &err);
+  ASSERT_TRUE(schemas) << err;
+  int validated = 0;
+  for (const auto& root : TargetRoots(SourceDir() + "/out")) {
+    for (const auto& [path, contents] : ReadAll(root)) {
+      if (fs::path(path).extension() != ".yaml" ||
+          fs::path(path).filename() == "kustomization.yaml") {
+        continue;
+      }
+      Document doc;
+      Diagnostics diags;
+      ASSERT_TRUE(LoadSpecText(root + "/" + path, contents, &doc, &diags))
+          << RenderText(diags, {});
+      EXPECT_TRUE(schemas->Validate(doc.root, root + "/" + path, &diags))
+          << RenderText(diags, {});
+      ++validated;
+    }
+  }
+  EXPECT_GE(validated, 4);
+}
+
+TEST(GoldenTest, EveryTargetRootBuildsWithKubectlKustomize) {
+  if (std::system("kubectl version --client >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "kubectl not installed";
+  }
+  auto roots = TargetRoots(SourceDir() + "/out");
+  ASSERT_FALSE(roots.empty());
+  for (const auto& root : roots) {
+    std::string command = "kubectl kustomize '" + root + "' >/dev/null";
+    EXPECT_EQ(0, std::system(command.c_str())) << "kubectl kustomize failed for " << root;
+  }
+}
+
+}  // namespace
+}  // namespace nemoc::testing

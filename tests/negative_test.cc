@@ -1,0 +1,313 @@
+// Bad input: every case exits 1, names file:line:column (or the offending
+// file) with a clear message, and leaves the output tree byte-for-byte as it
+// was. The tree is pre-built from the same project and target, so a partial
+// write would show.
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace nemoc::testing {
+namespace {
+
+const char kBaseSpec[] = R"(apiVersion: nemoc.dev/v1alpha1
+kind: Project
+metadata:
+  name: neg
+spec:
+  namespace: neg-ns
+  image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
+  model:
+    preset: llama2-7b
+  storage:
+    results:
+      nfs: {server: nfs.internal, path: /export}
+  stages:
+    train:
+      mode: pretrain
+      nodes: 2
+      gpusPerNode: 8
+      parallelism:
+        tensor: 2
+        pipeline: 2
+        sequenceParallel: true
+      batch: {micro: 1, global: 32}
+      data: {mock: true}
+  targets:
+    - name: onprem
+      profile: vanilla-k8s
+      rdma: {count: 4}
+)";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  if (at == std::string::npos) ADD_FAILURE() << "mutation anchor not found: " << from;
+  else text.replace(at, from.size(), to);
+  return text;
+}
+
+// "line:column" of the first occurrence of `needle` (1-based).
+std::string PositionOf(const std::string& text, const std::string& needle) {
+  size_t at = text.find(needle);
+  if (at == std::string::npos) return "?:?";
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(at - line_start + 1);
+}
+
+struct Case {
+  const char* name;
+  std::string spec;
+  std::string expected;                 // must appear in stderr
+  std::vector<std::string> extra_args;  // e.g. --set, --jpath
+};
+
+class NegativeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spec_path_ = scratch_.Write("neg.yaml", kBaseSpec);
+    RunResult r = RunNemoc({"build", "--quiet", "--out", out(), spec_path_});
+    ASSERT_EQ(0, r.exit_code) << r.err;
+    before_ = TreeFingerprint(out());
+    ASSERT_NE("", before_);
+  }
+
+  std::string out() const { return scratch_.path() + "/out"; }
+
+  void Expect(const Case& c) {
+    SCOPED_TRACE(c.name);
+    std::string path = scratch_.Write("neg.yaml", c.spec);
+    std::vector<std::string> args = {"build", "--out", out()};
+    args.insert(args.end(), c.extra_args.begin(), c.extra_args.end());
+    args.push_back(path);
+    RunResult r = RunNemoc(args);
+    EXPECT_EQ(1, r.exit_code) << r.err;
+    EXPECT_NE(std::string::npos, r.err.find(c.expected))
+        << "expected to find:\n  " << c.expected << "\nin:\n" << r.err;
+    EXPECT_EQ(std::string::npos, r.err.find("internal")) << r.err;
+    EXPECT_EQ(before_, TreeFingerprint(out())) << "the output tree changed";
+  }
+
+  // "<spec path>:<line>:<col>: error: " for the position of `needle` in `spec`.
+  std::string At(const std::string& spec, const std::string& needle) const {
+    return scratch_.path() + "/neg.yaml:" + PositionOf(spec, needle) + ": error: ";
+  }
+
+  ScratchDir scratch_;
+  std::string spec_path_;
+  std::string before_;
+};
+
+TEST_F(NegativeTest, MalformedYaml) {
+  std::string spec = Replace(kBaseSpec, "batch: {micro: 1, global: 32}", "batch: {micro: 1, global: 32");
+  // yaml-cpp reports the unclosed flow mapping where it notices it.
+  Expect({"malformed", spec, "neg.yaml:", {}});
+  Expect({"malformed-message", spec, "error: ", {}});
+}
+
+TEST_F(NegativeTest, DuplicateKey) {
+  std::string spec = Replace(kBaseSpec, "      gpusPerNode: 8\n", "      gpusPerNode: 8\n      nodes: 4\n");
+  Expect({"duplicate", spec, At(spec, "nodes: 4") + "duplicate key", {}});
+}
+
+TEST_F(NegativeTest, UnknownFieldWithSuggestion) {
+  std::string spec = Replace(kBaseSpec, "gpusPerNode: 8", "gpusPerNod: 8");
+  Expect({"unknown", spec,
+          At(spec, "gpusPerNod") + "unknown field 'gpusPerNod' in spec.stages.train", {}});
+  Expect({"unknown-hint", spec, "did you mean 'gpusPerNode'?", {}});
+}
+
+TEST_F(NegativeTest, WrongType) {
+  std::string spec = Replace(kBaseSpec, "nodes: 2", "nodes: two");
+  Expect({"type", spec,
+          At(spec, "two") + "spec.stages.train.nodes: expected an integer, got string \"two\"", {}});
+}
+
+TEST_F(NegativeTest, ParallelismDoesNotDivideWorldSize) {
+  std::string spec = Replace(kBaseSpec, "pipeline: 2", "pipeline: 3");
+  Expect({"divide", spec,
+          At(spec, "parallelism:") +
+              "tensor × pipeline × context parallelism = 2 × 3 × 1 = 6 does not divide the world "
+              "size 16 (2 nodes × 8 GPUs per node)",
+          {}});
+}
+
+TEST_F(NegativeTest, GlobalBatchNotMultipleOfMicroTimesDataParallel) {
+  std::string spec = Replace(kBaseSpec, "global: 32", "global: 30");
+  Expect({"batch", spec,
+          At(spec, "30") + "global batch 30 is not a multiple of micro batch × data-parallel "
+                           "size = 1 × 4 = 4",
+          {}});
+  Expect({"batch-hint", spec, "nearest valid values: 28 or 32", {}});
+}
+
+TEST_F(NegativeTest, HeadsNotDivisibleByTensorParallelism) {
+  std::string spec = Replace(Replace(kBaseSpec, "tensor: 2", "tensor: 3"), "nodes: 2", "nodes: 3");
+  spec = Replace(spec, "pipeline: 2", "pipeline: 1");
+  spec = Replace(spec, "global: 32", "global: 64");
+  Expect({"heads", spec,
+          At(spec, "3\n        pipeline") +
+              "the model's 32 attention heads are not divisible by tensor parallelism 3",
+          {}});
+}
+
+TEST_F(NegativeTest, LayersNotDivisibleByPipelineTimesVirtual) {
+  std::string spec = Replace(kBaseSpec, "pipeline: 2\n", "pipeline: 2\n        virtualPipeline: 5\n");
+  Expect({"layers", spec,
+          At(spec, "5\n") +
+              "the model's 32 layers are not divisible by pipeline × virtual pipeline = 2 × 5 = 10",
+          {}});
+}
+
+TEST_F(NegativeTest, VirtualPipelineNeedsPipeline) {
+  std::string spec = Replace(kBaseSpec, "pipeline: 2\n", "pipeline: 1\n        virtualPipeline: 2\n");
+  spec = Replace(spec, "global: 32", "global: 64");
+  Expect({"vpp", spec, At(spec, "2\n        sequence") +
+                           "virtual pipeline parallelism needs pipeline parallelism > 1",
+          {}});
+}
+
+TEST_F(NegativeTest, UnknownModelPreset) {
+  std::string spec = Replace(kBaseSpec, "preset: llama2-7b", "preset: llama2-7");
+  Expect({"preset", spec, At(spec, "llama2-7") + "unknown model preset 'llama2-7'", {}});
+  Expect({"preset-hint", spec, "did you mean 'llama2-7b'?", {}});
+}
+
+TEST_F(NegativeTest, MultipleDocuments) {
+  std::string spec = std::string(kBaseSpec) + "---\nkind: Other\n";
+  Expect({"multidoc", spec, At(spec, "---") + "the file contains more than one YAML document", {}});
+}
+
+TEST_F(NegativeTest, AliasesAreRefused) {
+  std::string spec = Replace(kBaseSpec, "      data: {mock: true}", "      data: &d {mock: true}\n      env: *d");
+  Expect({"alias", spec, At(spec, "*d") + "YAML aliases are not supported", {}});
+}
+
+TEST_F(NegativeTest, Yaml11BooleanWhereBooleanWanted) {
+  std::string spec = Replace(kBaseSpec, "sequenceParallel: true", "sequenceParallel: yes");
+  Expect({"yes", spec,
+          At(spec, "yes") + "spec.stages.train.parallelism.sequenceParallel: expected a boolean "
+                            "(true or false), got string \"yes\"",
+          {}});
+  Expect({"yes-hint", spec, "YAML 1.1 boolean", {}});
+}
+
+TEST_F(NegativeTest, LatestTagRefused) {
+  std::string spec = Replace(kBaseSpec, "tag: \"24.07\"", "tag: latest");
+  Expect({"latest", spec, At(spec, "latest") + "spec.image.tag: \"latest\" is not valid", {}});
+}
+
+TEST_F(NegativeTest, UnimplementedStageIsRejectedNotIgnored) {
+  std::string spec = Replace(kBaseSpec, "  targets:", "    evaluate: {tasks: [hellaswag]}\n  targets:");
+  Expect({"stage", spec, At(spec, "evaluate") + "stage 'evaluate' is not supported yet", {}});
+}
+
+TEST_F(NegativeTest, UnimplementedProfileIsRejected) {
+  std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
+                             "profile: eks-efa");
+  Expect({"profile", spec, At(spec, "eks-efa") + "profile 'eks-efa' is not supported yet", {}});
+}
+
+TEST_F(NegativeTest, InvalidProjectName) {
+  std::string spec = Replace(kBaseSpec, "name: neg", "name: Neg_Project");
+  Expect({"name", spec, At(spec, "Neg_Project") + "metadata.name: \"Neg_Project\" is not valid", {}});
+}
+
+TEST_F(NegativeTest, MissingRequiredField) {
+  std::string spec = Replace(kBaseSpec, "  namespace: neg-ns\n", "");
+  Expect({"required", spec, At(spec, "spec:") + "spec: missing required field 'namespace'", {}});
+}
+
+TEST_F(NegativeTest, DuplicateTargetNames) {
+  const std::string second = "    - name: onprem\n      profile: vanilla-k8s\n";
+  std::string spec = std::string(kBaseSpec) + second;
+  // The second occurrence is the one reported: line 28 (the base has 27 lines).
+  Expect({"dup-target", spec,
+          scratch_.path() + "/neg.yaml:28:13: error: target name 'onprem' is used twice", {}});
+}
+
+TEST_F(NegativeTest, FineTuningWithoutSource) {
+  std::string spec = Replace(kBaseSpec, "mode: pretrain", "mode: sft");
+  spec = Replace(spec, "data: {mock: true}", "data: {jsonl: {train: squad/train.jsonl}}");
+  Expect({"sft", spec, At(spec, "sft") + "mode sft fine-tunes existing weights", {}});
+}
+
+TEST_F(NegativeTest, InvalidUtf8) {
+  std::string spec = Replace(kBaseSpec, "name: neg\n", "name: neg\n  labels: {team: \"\xff\xfe\"}\n");
+  Expect({"utf8", spec, At(spec, "\xff") + "", {}});
+}
+
+TEST_F(NegativeTest, NonStringKey) {
+  std::string spec = Replace(kBaseSpec, "      data: {mock: true}", "      data: {mock: true}\n      1: x");
+  Expect({"key", spec, At(spec, "1: x") + "", {}});
+}
+
+TEST_F(NegativeTest, BadSetOverride) {
+  Expect({"set", kBaseSpec,
+          "--set spec.stages.train.nodes=zero: error: spec.stages.train.nodes: expected an integer",
+          {"--set", "spec.stages.train.nodes=zero"}});
+}
+
+TEST_F(NegativeTest, ImportEscapeFromJpathLibrary) {
+  scratch_.Write("secret.libsonnet", "{}");
+  // Jsonnet imports lazily: the escaping import sits where it is evaluated.
+  const std::string profile = "local v = import 'vanilla-k8s.libsonnet';\n"
+                              "local s = import '../secret.libsonnet';\n"
+                              "v + { serviceAccountAnnotations(ctx):: s }\n";
+  scratch_.Write("lib/evil.libsonnet", profile);
+  std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}", "profile: evil");
+  Expect({"escape", spec, "evil.libsonnet:2:11: error: target onprem: ", {"--jpath", scratch_.path() + "/lib"}});
+  Expect({"escape-message", spec, "import '../secret.libsonnet' uses '..'",
+          {"--jpath", scratch_.path() + "/lib"}});
+}
+
+TEST_F(NegativeTest, AbsoluteImportFromJpathLibrary) {
+  scratch_.Write("lib/evil.libsonnet",
+                 "local v = import 'vanilla-k8s.libsonnet';\n"
+                 "v + { serviceAccountAnnotations(ctx):: import '/etc/passwd' }\n");
+  std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}", "profile: evil");
+  Expect({"absolute", spec, "import '/etc/passwd' is an absolute path",
+          {"--jpath", scratch_.path() + "/lib"}});
+}
+
+TEST_F(NegativeTest, ForeignFileInOutputDirectory) {
+  scratch_.Write("out/neg/onprem/30-train/notes.md", "hand-written\n");
+  before_ = TreeFingerprint(out());
+  std::string spec = Replace(kBaseSpec, "nodes: 2", "nodes: 4");  // a valid change
+  spec = Replace(spec, "global: 32", "global: 64");
+  Expect({"foreign", spec, "30-train/notes.md", {}});
+}
+
+TEST_F(NegativeTest, EveryProblemIsReportedInOneRun) {
+  std::string spec = Replace(kBaseSpec, "gpusPerNode: 8", "gpusPerNod: 8");
+  spec = Replace(spec, "tag: \"24.07\"", "tag: latest");
+  spec = Replace(spec, "global: 32", "global: -1");
+  std::string path = scratch_.Write("neg.yaml", spec);
+  RunResult r = RunNemoc({"build", "--out", out(), path});
+  EXPECT_EQ(1, r.exit_code);
+  EXPECT_NE(std::string::npos, r.err.find("gpusPerNod")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("latest")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("spec.stages.train.batch.global")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("3 errors")) << r.err;
+}
+
+TEST_F(NegativeTest, ValidateWritesNothing) {
+  RunResult r = RunNemoc({"validate", spec_path_});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+  EXPECT_EQ(before_, TreeFingerprint(out()));
+}
+
+TEST_F(NegativeTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(2, RunNemoc({"build"}).exit_code);
+  EXPECT_EQ(2, RunNemoc({"frobnicate"}).exit_code);
+  EXPECT_EQ(2, RunNemoc({"build", "--target", "nope", "--out", out(), spec_path_}).exit_code);
+  EXPECT_EQ(before_, TreeFingerprint(out()));
+}
+
+}  // namespace
+}  // namespace nemoc::testing

@@ -1,0 +1,113 @@
+#include "test_support.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace nemoc::testing {
+
+
+std::string SourceDir() { return NEMOC_SOURCE_DIR; }
+
+std::string KubeSchemasDir() {
+  std::error_code ec;
+  if (fs::is_regular_file(fs::path(NEMOC_KUBE_SCHEMAS) / "index.json", ec)) return NEMOC_KUBE_SCHEMAS;
+  return "";
+}
+
+RunResult RunNemoc(const std::vector<std::string>& args, const std::string& cwd,
+                   const std::map<std::string, std::string>& env) {
+  const char* bin_env = std::getenv("NEMOC_BIN");
+  std::string bin = bin_env ? bin_env : SourceDir() + "/build/nemoc";
+  ScratchDir capture;
+  const std::string out_path = capture.path() + "/stdout";
+  const std::string err_path = capture.path() + "/stderr";
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
+    int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    for (const auto& [key, value] : env) setenv(key.c_str(), value.c_str(), 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(bin.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  RunResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = ReadFile(out_path);
+  result.err = ReadFile(err_path);
+  return result;
+}
+
+ScratchDir::ScratchDir() {
+  std::random_device rd;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fs::path candidate = fs::temp_directory_path() / ("nemoc-test-" + std::to_string(rd()));
+    std::error_code ec;
+    if (fs::create_directory(candidate, ec)) {
+      path_ = candidate.string();
+      return;
+    }
+  }
+  std::abort();
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string ScratchDir::Write(const std::string& relative, const std::string& contents) const {
+  fs::path p = fs::path(path_) / relative;
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << contents;
+  return p.string();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::map<std::string, std::string> ReadAll(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return files;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator();
+       ++it) {
+    if (it->is_regular_file()) {
+      files[fs::relative(it->path(), dir).string()] = ReadFile(it->path().string());
+    } else if (!it->is_directory()) {
+      files[fs::relative(it->path(), dir).string()] = "<non-regular>";
+    }
+  }
+  return files;
+}
+
+std::string TreeFingerprint(const std::string& dir) {
+  std::string fingerprint;
+  for (const auto& [path, contents] : ReadAll(dir)) {
+    fingerprint += path + "\n" + std::to_string(std::hash<std::string>{}(contents)) + "\n";
+  }
+  return fingerprint;
+}
+
+}  // namespace nemoc::testing

@@ -1,0 +1,47 @@
+// Helpers for end-to-end tests: run the nemoc binary, make scratch
+// directories, fingerprint whole trees.
+#ifndef NEMOC_TESTS_TEST_SUPPORT_H_
+#define NEMOC_TESTS_TEST_SUPPORT_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nemoc::testing {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs $NEMOC_BIN (or the build's nemoc) with `args`, in `cwd` if given.
+RunResult RunNemoc(const std::vector<std::string>& args, const std::string& cwd = "",
+                   const std::map<std::string, std::string>& env = {});
+
+/// The project's source directory (examples/, libsonnet/, ...).
+std::string SourceDir();
+/// The kube-schemas bundle, or "" when absent.
+std::string KubeSchemasDir();
+
+/// A fresh directory, removed when the object goes away.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  const std::string& path() const { return path_; }
+  std::string Write(const std::string& relative, const std::string& contents) const;
+
+ private:
+  std::string path_;
+};
+
+/// relative path -> contents of every file below `dir` (empty when absent).
+std::map<std::string, std::string> ReadAll(const std::string& dir);
+/// A single string that changes when any file name or byte below `dir` does.
+std::string TreeFingerprint(const std::string& dir);
+std::string ReadFile(const std::string& path);
+
+}  // namespace nemoc::testing
+
+#endif  // NEMOC_TESTS_TEST_SUPPORT_H_
