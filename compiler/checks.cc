@@ -15,9 +15,7 @@ std::string Str(int64_t v) { return std::to_string(v); }
 
 // Profiles, runtimes and stages that exist in the spec format but whose
 // generators have not landed yet: refused loudly, never ignored.
-const std::set<std::string> kImplementedProfiles = {"vanilla-k8s"};
-const std::set<std::string> kPlannedProfiles = {"eks-efa", "gke-a4"};
-const std::set<std::string> kImplementedRuntimes = {"pytorchjob"};
+const std::set<std::string> kBuiltinProfiles = {"vanilla-k8s", "eks-efa", "gke-a4"};
 const std::set<std::string> kImplementedStages = {"train"};
 
 // Points at the key for a whole section ("evaluate:"), at the value for a
@@ -32,6 +30,7 @@ void NotSupportedYet(Diagnostics* diags, const Document& doc, const std::string&
 
 void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
   std::set<std::string> names;
+  std::set<std::string> reported_storage;
   const auto& targets = spec["targets"];
   for (size_t i = 0; i < targets.size(); ++i) {
     const auto& target = targets[i];
@@ -43,21 +42,13 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
                    "every target writes its own directory out/<project>/<target>/");
     }
     const std::string profile = target["profile"].get<std::string>();
-    if (kPlannedProfiles.count(profile)) {
-      NotSupportedYet(diags, doc, base + "/profile", "profile '" + profile + "'", false);
-    }
-    if (target.contains("runtime") &&
-        !kImplementedRuntimes.count(target["runtime"].get<std::string>())) {
-      NotSupportedYet(diags, doc, base + "/runtime",
-                      "runtime '" + target["runtime"].get<std::string>() + "'", false);
-    }
     // Cloud-specific fields on a profile that would ignore them.
     const std::pair<const char*, const char*> owned_by[] = {
         {"instanceType", "eks-efa"}, {"iamRoleArn", "eks-efa"},
         {"gcpServiceAccount", "gke-a4"}, {"kueue", "gke-a4"},
         {"hostNetwork", "gke-a4"}, {"rdma", "vanilla-k8s"}};
     for (const auto& [field, owner] : owned_by) {
-      if (target.contains(field) && profile != owner && kImplementedProfiles.count(profile)) {
+      if (target.contains(field) && profile != owner && kBuiltinProfiles.count(profile)) {
         diags->Error("spec.wrong-profile",
                      "spec.targets[" + std::to_string(i) + "]." + field +
                          " applies to profile " + owner + ", not " + profile,
@@ -69,18 +60,13 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
     for (const char* volume : {"results", "data"}) {
       const auto& resolved = target["storage"];
       if (!resolved.contains(volume)) continue;
-      for (const char* backend : {"fsxLustre", "s3", "gcs"}) {
-        if (resolved[volume].contains(backend) &&
-            doc.map.Has(storage_base + "/" + volume + "/" + backend)) {
-          NotSupportedYet(diags, doc, storage_base + "/" + volume + "/" + backend,
-                          std::string("storage backend '") + backend + "'");
-        }
-      }
       int backends = 0;
       for (const char* backend : {"nfs", "pvc", "hostPath", "fsxLustre", "s3", "gcs"}) {
         if (resolved[volume].contains(backend)) ++backends;
       }
-      if (backends != 1 && doc.map.Has(storage_base + "/" + volume)) {
+      // Targets sharing spec.storage report its problem once.
+      if (backends != 1 && doc.map.Has(storage_base + "/" + volume) &&
+          reported_storage.insert(storage_base + "/" + volume).second) {
         diags->Error("spec.storage-backend",
                      PointerToDotted(storage_base) + "." + volume +
                          ": set exactly one backend (nfs, pvc, hostPath, fsxLustre, s3 or gcs)",
@@ -160,7 +146,8 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
   const std::string par = base + "/parallelism";
   const TrainSizes s = ComputeTrainSizes(train);
   const std::string world = "the world size " + Str(s.world_size) + " (" + Str(s.nodes) +
-                            " nodes × " + Str(s.gpus_per_node) + " GPUs per node)";
+                            (s.nodes == 1 ? " node × " : " nodes × ") + Str(s.gpus_per_node) +
+                            (s.gpus_per_node == 1 ? " GPU per node)" : " GPUs per node)");
   if (s.world_size % s.model_parallel != 0) {
     diags->Error("train.parallelism",
                  "tensor × pipeline × context parallelism = " + Str(s.tensor) + " × " +
@@ -170,8 +157,9 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
                  "change the parallelism or the node count so that the world size is a "
                  "multiple of " + Str(s.model_parallel));
   } else {
-    const int64_t micro = train["batch"].value("micro", 1);
-    const int64_t global = train["batch"]["global"].get<int64_t>();
+    const nlohmann::json batch = train.value("batch", nlohmann::json::object());
+    const int64_t micro = batch.value("micro", 1);
+    const int64_t global = batch.value("global", micro * s.data_parallel);
     const int64_t step = micro * s.data_parallel;
     if (global % step != 0) {
       const int64_t lower = global / step * step;

@@ -30,6 +30,10 @@ bool Compiler::Init(Diagnostics* diags) {
     diags->Error("internal.catalog", err);
     return false;
   }
+  if (!AcceleratorTable::Load(data_.accelerators(), &accelerators_, &err)) {
+    diags->Error("internal.accelerators", err);
+    return false;
+  }
   if (!options_.kube_schemas_dir.empty()) {
     kube_schemas_ = KubeSchemas::Open(options_.kube_schemas_dir, &err);
     if (!kube_schemas_) {
@@ -147,6 +151,31 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
       continue;
     }
     for (auto& [file, object] : it->second.files) RenderEmbeddedDocuments(&object);
+    // The profile names the GPU model; the fit check needs its memory.
+    nlohmann::json& facts = it->second.summary;
+    const auto& spec = normalized["spec"];
+    if (facts.contains("accelerator") && facts["accelerator"].is_string() &&
+        spec["stages"].contains("train")) {
+      const std::string accelerator = facts["accelerator"].get<std::string>();
+      const nlohmann::json* gpu = accelerators_.Find(accelerator);
+      if (gpu == nullptr) {
+        diags->Error("library.accelerator",
+                     "target " + name + ": profile names unknown accelerator " + accelerator);
+        ok = false;
+        continue;
+      }
+      const double capacity = (*gpu)["memoryGB"].get<double>();
+      const auto& train = spec["stages"]["train"];
+      const auto& architecture = spec["model"]["architecture"];
+      const size_t errors_before = diags->error_count();
+      CheckFit(doc, train, architecture, name, accelerator, capacity, diags);
+      if (diags->error_count() > errors_before) {
+        ok = false;
+        continue;
+      }
+      facts["gpuModel"] = (*gpu)["model"];
+      facts["memory"] = DescribeFit(EstimateMemory(train, architecture), capacity);
+    }
     CompiledTarget compiled;
     compiled.name = name;
     compiled.dir = out->project_dir + "/" + name;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "data_dir.h"
+#include "fit_check.h"
 #include "diagnostic.h"
 #include "kube_schemas.h"
 #include "normalizer.h"
@@ -59,6 +60,7 @@ class Compiler {
   CompileOptions options_;
   std::unique_ptr<InputSchema> input_schema_;
   ModelCatalog catalog_;
+  AcceleratorTable accelerators_;
   std::unique_ptr<KubeSchemas> kube_schemas_;
   SourceTexts sources_;
 };

@@ -12,6 +12,7 @@ struct DataDir {
   std::string libsonnet() const { return root + "/libsonnet"; }
   std::string profiles() const { return root + "/profiles"; }
   std::string models() const { return root + "/libsonnet/models.json"; }
+  std::string accelerators() const { return root + "/libsonnet/accelerators.json"; }
 };
 
 /// $NEMOC_DATA_DIR, else <exe>/../share/nemoc (an installed nemoc), else the

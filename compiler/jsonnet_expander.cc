@@ -244,6 +244,18 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
                              std::map<std::string, TargetExpansion>* out,
                              Diagnostics* diags) {
   imported_.clear();
+  // Profile names are spliced into the entry snippet: refuse unsafe ones per
+  // target, before anything is evaluated.
+  bool names_ok = true;
+  for (const auto& t : normalized["spec"]["targets"]) {
+    const std::string profile = t.value("profile", "");
+    if (!SafeProfileName(profile)) {
+      diags->Error("library.profile", "target " + t.value("name", "") + ": invalid profile name '" +
+                                          profile + "'");
+      names_ok = false;
+    }
+  }
+  if (!names_ok) return false;
   const std::string params = normalized.dump();
   nlohmann::json result;
   std::string error;
@@ -272,25 +284,50 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
     diags->Error("library.output", "nemoc.libsonnet must return {targets: {...}}", {});
     return false;
   }
+  // The libraries may be a user's (--jpath): check the shape instead of
+  // trusting it, so a mistake there is a diagnostic, never an exception.
+  auto text = [](const nlohmann::json& d, const char* key, const char* fallback) {
+    auto it = d.find(key);
+    return it != d.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+  };
   bool ok = true;
   for (const auto& [name, expansion] : result["targets"].items()) {
-    for (const auto& d : expansion.value("diagnostics", nlohmann::json::array())) {
-      Location loc = doc.map.Locate(d.value("pointer", ""), d.value("atKey", false));
-      bool warning = d.value("severity", "error") == "warning";
-      std::string message = "target " + name + ": " + d.value("message", "");
-      if (warning) {
-        diags->Warning(d.value("code", "profile.warning"), message, loc, d.value("hint", ""));
+    const std::string prefix = "target " + name + ": ";
+    if (!expansion.is_object()) {
+      diags->Error("library.output", prefix + "the libraries returned a " +
+                                         std::string(expansion.type_name()) + ", not an object");
+      ok = false;
+      continue;
+    }
+    const nlohmann::json diagnostics = expansion.value("diagnostics", nlohmann::json::array());
+    for (const auto& d : diagnostics.is_array() ? diagnostics : nlohmann::json::array({diagnostics})) {
+      if (!d.is_object() || !d.contains("message") || !d["message"].is_string()) {
+        diags->Error("library.output", prefix + "malformed profile diagnostic " + d.dump(),
+                     {}, "a diagnostic is {message, pointer?, code?, hint?, severity?}");
+        ok = false;
+        continue;
+      }
+      const auto at_key = d.find("atKey");
+      Location loc = doc.map.Locate(text(d, "pointer", ""),
+                                    at_key != d.end() && at_key->is_boolean() && at_key->get<bool>());
+      std::string message = prefix + d["message"].get<std::string>();
+      if (text(d, "severity", "error") == "warning") {
+        diags->Warning(text(d, "code", "profile.warning"), message, loc, text(d, "hint", ""));
       } else {
-        diags->Error(d.value("code", "profile.error"), message, loc, d.value("hint", ""));
+        diags->Error(text(d, "code", "profile.error"), message, loc, text(d, "hint", ""));
         ok = false;
       }
     }
     TargetExpansion& target = (*out)[name];
-    target.summary = expansion.value("summary", nlohmann::json::object());
+    const nlohmann::json summary = expansion.value("summary", nlohmann::json::object());
+    target.summary = summary.is_object() ? summary : nlohmann::json::object();
     const nlohmann::json files = expansion.value("files", nlohmann::json::object());
-    for (const auto& [path, object] : files.items()) {
-      target.files[path] = object;
+    if (!files.is_object()) {
+      diags->Error("library.output", prefix + "files must be an object of path -> object");
+      ok = false;
+      continue;
     }
+    for (const auto& [path, object] : files.items()) target.files[path] = object;
   }
   return ok;
 }

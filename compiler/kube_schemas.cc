@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <map>
@@ -16,9 +17,9 @@
 
 // valijson reports schema problems through throwRuntimeError(), which calls
 // abort() unless VALIJSON_USE_EXCEPTIONS is set. A damaged bundle must give a
-// diagnostic, not kill the compiler, so turn exceptions on. valijson is only
-// included by this translation unit (the header keeps it out), so the setting
-// is consistent within the program.
+// diagnostic, not kill the compiler. The build defines VALIJSON_USE_EXCEPTIONS=1
+// for every translation unit (CMakeLists.txt); the fallback below only matters
+// for standalone builds of this file, where it is the only valijson user.
 #ifndef VALIJSON_USE_EXCEPTIONS
 #define VALIJSON_USE_EXCEPTIONS 1
 #endif
@@ -44,6 +45,9 @@
 #pragma GCC diagnostic ignored "-Wconversion"
 #pragma GCC diagnostic ignored "-Wsign-conversion"
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#pragma GCC diagnostic ignored "-Wrestrict"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Warray-bounds"
 #endif
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
@@ -148,15 +152,20 @@ bool StripDescriptions(std::string_view in, std::string* out) {
     while (i < n && (in[i] == ' ' || in[i] == '\n' || in[i] == '\r' || in[i] == '\t')) ++i;
   };
   // in[i] is '"'. Advances i past the closing quote; false if unterminated.
+  // (memchr: description strings are long.)
   auto scan_string = [&]() -> bool {
     size_t j = i + 1;
     while (j < n) {
-      const char c = in[j];
-      if (c == '"') {
-        i = j + 1;
+      const void* q = std::memchr(in.data() + j, '"', n - j);
+      if (q == nullptr) return false;
+      const size_t k = static_cast<size_t>(static_cast<const char*>(q) - in.data());
+      size_t backslashes = 0;
+      while (k - backslashes - 1 > i && in[k - backslashes - 1] == '\\') ++backslashes;
+      if (backslashes % 2 == 0) {
+        i = k + 1;
         return true;
       }
-      j += c == '\\' ? 2 : 1;
+      j = k + 1;
     }
     return false;
   };
@@ -506,7 +515,7 @@ std::string Suggest(const std::string& word, const std::set<std::string>& known)
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
   for (const std::string& k : known) {
     size_t d = EditDistance(word, k);
-    if (d < best_d) {
+    if (d < best_d && d < word.size() && d < k.size()) {
       best_d = d;
       best = k;
     }
@@ -566,21 +575,25 @@ std::vector<Finding> Explain(const valijson::ValidationResults& results,
   }
   if (raws.empty()) return {};
 
-  // Keep specific errors; drop generic wrappers and exact duplicates.
+  // Keep the specific errors. Drop the generic "Failed to validate ..."
+  // wrappers that have a specific error at or below their path (in practice
+  // all of them), and exact duplicates (one per rejected oneOf branch).
+  std::set<std::string> explained;  // paths at or above a specific error
+  for (const Raw& r : raws) {
+    if (r.wrapper) continue;
+    std::vector<Step> prefix;
+    explained.insert(RenderSteps(prefix));
+    for (const Step& step : r.steps) {
+      prefix.push_back(step);
+      explained.insert(RenderSteps(prefix));
+    }
+  }
   std::vector<const Raw*> kept;
   std::set<std::pair<std::string, std::string>> seen;
   for (const Raw& r : raws) {
-    if (r.wrapper) continue;
+    if (r.wrapper && explained.count(r.path) > 0) continue;
     if (!seen.insert({r.path, r.message}).second) continue;
     kept.push_back(&r);
-  }
-  if (kept.empty()) {
-    // Only wrappers: keep the deepest one.
-    const Raw* deepest = &raws.front();
-    for (const Raw& r : raws) {
-      if (r.steps.size() > deepest->steps.size()) deepest = &r;
-    }
-    kept.push_back(deepest);
   }
   // A type mismatch next to a more specific error at the same path comes from
   // a rejected oneOf/anyOf branch (usually the "null" one): drop it.
@@ -625,7 +638,7 @@ std::vector<Finding> Explain(const valijson::ValidationResults& results,
         auto props = s->find("properties");
         if (props == s->end() || !props->is_object()) continue;
         auto ap = s->find("additionalProperties");
-        if (ap != s->end() && !(ap->is_boolean() && !ap->get<bool>())) continue;
+        if (ap == s->end() || !ap->is_boolean() || ap->get<bool>()) continue;
         closed = true;
         for (auto it = props->begin(); it != props->end(); ++it) known.insert(it.key());
       }
@@ -635,7 +648,9 @@ std::vector<Finding> Explain(const valijson::ValidationResults& results,
           if (known.count(it.key()) == 0) unknown.push_back(it.key());
         }
       }
-      if (unknown.empty()) unknown.push_back(first);
+      if (std::find(unknown.begin(), unknown.end(), first) == unknown.end()) {
+        unknown.insert(unknown.begin(), first);
+      }
       for (const std::string& u : unknown) {
         std::string hint;
         std::string near = Suggest(u, known);

@@ -20,8 +20,11 @@ nlohmann::json ResolveVolume(const nlohmann::json& volume, const char* default_m
   return out;
 }
 
-nlohmann::json ResolveStorage(const nlohmann::json& storage) {
+// `pointer` is where the storage was written (the target's own or spec.storage),
+// so profiles can locate what they cannot mount.
+nlohmann::json ResolveStorage(const nlohmann::json& storage, const std::string& pointer) {
   nlohmann::json out;
+  out["pointer"] = pointer;
   out["results"] = ResolveVolume(storage["results"], "/results");
   // No data volume: datasets live on the results volume, under /results.
   out["data"] = storage.contains("data") ? ResolveVolume(storage["data"], "/data")
@@ -192,9 +195,12 @@ bool Normalize(const Document& doc, const InputSchema& schema,
   }
 
   // Targets: storage and node selection resolved, so profiles read one place.
-  for (auto& target : spec["targets"]) {
-    target["storage"] = ResolveStorage(target.contains("storage") ? target["storage"]
-                                                                  : spec["storage"]);
+  for (size_t i = 0; i < spec["targets"].size(); ++i) {
+    nlohmann::json& target = spec["targets"][i];
+    const bool own = target.contains("storage");
+    target["storage"] = ResolveStorage(
+        own ? target["storage"] : spec["storage"],
+        own ? "/spec/targets/" + std::to_string(i) + "/storage" : std::string("/spec/storage"));
     if (!target.contains("nodeSelector")) target["nodeSelector"] = nlohmann::json::object();
   }
   if (!spec.contains("monitoring")) spec["monitoring"] = nlohmann::json::object();

@@ -15,15 +15,48 @@ const std::set<std::string> kLabelNamedKinds = {
     "Namespace", "Service", "Job", "CronJob", "PyTorchJob", "MPIJob", "TrainJob",
     "JobSet", "Deployment", "StatefulSet", "DaemonSet"};
 
-// Extra characters a controller appends to pod/service names, so the
-// object's name plus this still fits 63 characters.
+// Extra characters a controller appends to the object's name for pod
+// hostnames and Services, so that name plus suffix still fits 63.
+// An integer at a path of object keys, or `fallback` when any step is
+// missing or of another type (objects may come from a user's library).
+int64_t IntAt(const nlohmann::json& j, std::initializer_list<const char*> path, int64_t fallback) {
+  const nlohmann::json* node = &j;
+  for (const char* key : path) {
+    if (!node->is_object() || !node->contains(key)) return fallback;
+    node = &(*node)[key];
+  }
+  return node->is_number_integer() ? node->get<int64_t>() : fallback;
+}
+
 int SuffixBudget(const nlohmann::json& object) {
   const std::string kind = object.value("kind", "");
+  const nlohmann::json spec = object.contains("spec") && object["spec"].is_object()
+                                  ? object["spec"] : nlohmann::json::object();
+  auto digits = [](int64_t n) { return static_cast<int>(std::to_string(std::max<int64_t>(0, n)).size()); };
   if (kind == "PyTorchJob") {
-    int workers = 0;
-    const auto& specs = object["spec"].value("pytorchReplicaSpecs", nlohmann::json::object());
-    if (specs.contains("Worker")) workers = specs["Worker"].value("replicas", 1);
-    return static_cast<int>(std::string("-worker-").size() + std::to_string(std::max(0, workers - 1)).size());
+    const int64_t workers = IntAt(spec, {"pytorchReplicaSpecs", "Worker", "replicas"}, 1);
+    return static_cast<int>(std::string("-worker-").size()) + digits(workers - 1);
+  }
+  if (kind == "JobSet") {  // <jobset>-<replicatedJob>-<job index>-<pod index>
+    int longest = 0;
+    const nlohmann::json jobs = spec.value("replicatedJobs", nlohmann::json::array());
+    for (const auto& rj : jobs.is_array() ? jobs : nlohmann::json::array()) {
+      const int64_t pods = IntAt(rj, {"template", "spec", "completions"}, 1);
+      const int64_t replicas = IntAt(rj, {"replicas"}, 1);
+      const size_t name = rj.is_object() && rj.contains("name") && rj["name"].is_string()
+                              ? rj["name"].get_ref<const std::string&>().size() : 0;
+      longest = std::max<int>(longest, 3 + static_cast<int>(name) + digits(replicas - 1) +
+                                           digits(pods - 1));
+    }
+    return longest;
+  }
+  if (kind == "TrainJob") {  // a JobSet with the runtime's replicated job "node"
+    const int64_t nodes = IntAt(spec, {"trainer", "numNodes"}, 1);
+    return static_cast<int>(std::string("-node-0-").size()) + digits(nodes - 1);
+  }
+  const bool indexed = spec.contains("completionMode") && spec["completionMode"] == "Indexed";
+  if (kind == "Job" && indexed) {  // pods <job>-<index>
+    return 1 + digits(IntAt(spec, {"completions"}, 1) - 1);
   }
   return 0;
 }
@@ -99,8 +132,13 @@ bool VerifyObjects(const std::map<std::string, nlohmann::json>& files,
   std::map<std::string, std::string> identities;  // apiGroup/kind/namespace/name -> file
   for (const auto& [path, object] : files) {
     const std::string file = display_dir + "/" + path;
-    if (!object.is_object() || !object.contains("kind") || !object.contains("apiVersion") ||
-        !object.contains("metadata") || !object["metadata"].contains("name")) {
+    auto is_string = [](const nlohmann::json& o, const char* key) {
+      return o.contains(key) && o[key].is_string();
+    };
+    if (!object.is_object() || !is_string(object, "kind") || !is_string(object, "apiVersion") ||
+        !object.contains("metadata") || !object["metadata"].is_object() ||
+        !is_string(object["metadata"], "name") ||
+        (object["metadata"].contains("namespace") && !is_string(object["metadata"], "namespace"))) {
       diags->Error("output.malformed", "not a Kubernetes object (apiVersion, kind, metadata.name)",
                    {file, 0, 0});
       continue;

@@ -80,6 +80,17 @@ bool StartsWith(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
 }
 
+// valijson 1.0 fails propertyNames on valid keys without saying why (seen
+// with env maps); WalkKeys enforces propertyNames itself, with locations.
+void StripPropertyNames(nlohmann::json* schema) {
+  if (schema->is_object()) {
+    schema->erase("propertyNames");
+    for (auto& [_, child] : schema->items()) StripPropertyNames(&child);
+  } else if (schema->is_array()) {
+    for (auto& child : *schema) StripPropertyNames(&child);
+  }
+}
+
 std::string ExtractQuoted(const std::string& s) {
   size_t a = s.find('\'');
   size_t b = a == std::string::npos ? a : s.find('\'', a + 1);
@@ -104,7 +115,12 @@ std::string Excerpt(const nlohmann::json& value) {
   for (char& c : text) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  if (text.size() > 60) {
+    size_t cut = 57;
+    // Never split a UTF-8 sequence: back off over continuation bytes.
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
   return text;
 }
 
@@ -132,6 +148,7 @@ std::unique_ptr<InputSchema> InputSchema::Load(const std::string& path,
   // $id would make valijson resolve "#/definitions/..." against a remote URI.
   nlohmann::json for_valijson = result->schema_;
   for_valijson.erase("$id");
+  StripPropertyNames(&for_valijson);
   result->compiled_ = std::make_unique<Compiled>();
   try {
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
@@ -377,8 +394,19 @@ bool InputSchema::Validate(const Document& doc,
       hint = description;
     } else if (StartsWith(text, "Expected number")) {
       code = "spec.out-of-range";
-      message = Subject(pointer) + ": " + (value ? Excerpt(*value) : "value") + " is out of range: " +
-                text.substr(std::string("Expected ").size());
+      std::string bound;
+      if (sub && sub->contains("minimum") && value && value->is_number() &&
+          value->get<double>() < (*sub)["minimum"].get<double>()) {
+        bound = "at least " + (*sub)["minimum"].dump();
+      } else if (sub && sub->contains("exclusiveMinimum") && value && value->is_number() &&
+                 value->get<double>() <= (*sub)["exclusiveMinimum"].get<double>()) {
+        bound = "greater than " + (*sub)["exclusiveMinimum"].dump();
+      } else if (sub && sub->contains("maximum")) {
+        bound = "at most " + (*sub)["maximum"].dump();
+      } else {
+        bound = "within range";
+      }
+      message = Subject(pointer) + ": " + (value ? Excerpt(*value) : "value") + " must be " + bound;
       hint = description;
     } else if (StartsWith(text, "Object should have no more than") ||
                StartsWith(text, "Object should have no fewer than")) {

@@ -30,8 +30,10 @@ bool DottedToPointer(const std::string& dotted, std::string* pointer) {
       size_t close = dotted.find(']', i);
       if (close == std::string::npos || close == i + 1) return false;
       std::string index = dotted.substr(i + 1, close - i - 1);
-      if (index.find_first_not_of("0123456789") != std::string::npos) return false;
-      *pointer += "/" + index;
+      if (index.find_first_not_of("0123456789") != std::string::npos || index.size() > 9) {
+        return false;
+      }
+      *pointer += "/" + std::to_string(std::stoul(index));  // canonical: [007] is item 7
       i = close;
       expect_token = false;
     } else {
@@ -70,7 +72,7 @@ bool ApplySetOverride(const std::string& assignment, Document* doc, Diagnostics*
 
   // Walk to the parent, creating mappings; list items must exist.
   nlohmann::json* node = &doc->root;
-  std::string walked;
+  std::string walked;  // the canonical pointer of `node`
   size_t pos = 0;
   while (true) {
     size_t next = pointer.find('/', pos + 1);
@@ -79,16 +81,19 @@ bool ApplySetOverride(const std::string& assignment, Document* doc, Diagnostics*
     const bool last = next == std::string::npos;
     if (node->is_array()) {
       size_t index = 0;
-      bool numeric = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
-      if (numeric) index = std::stoul(key.substr(0, 9));
+      bool numeric = !key.empty() && key.size() <= 9 &&
+                     key.find_first_not_of("0123456789") == std::string::npos;
+      if (numeric) index = std::stoul(key);
       if (!numeric || index >= node->size()) {
         diags->Error("set.path", PointerToDotted(walked) + " has no item " + key, origin);
         return false;
       }
       node = &(*node)[index];
+      raw = std::to_string(index);
     } else if (node->is_object() || node->is_null()) {
       if (last) {
         (*node)[key] = value;
+        walked += "/" + raw;
         break;
       }
       if (!node->contains(key)) (*node)[key] = nlohmann::json::object();
@@ -104,7 +109,7 @@ bool ApplySetOverride(const std::string& assignment, Document* doc, Diagnostics*
     }
     pos = next;
   }
-  doc->map.SetOverride(pointer, origin);
+  doc->map.SetOverride(walked, origin);
   return true;
 }
 

@@ -58,7 +58,7 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
   if (spec["stages"].contains("train")) {
     const auto& train = spec["stages"]["train"];
     const TrainSizes s = ComputeTrainSizes(train);
-    const std::string gpu = target.value("gpu", "");
+    const std::string gpu = facts.value("gpuModel", "");
     out += Row("Training", "`" + train["mode"].get<std::string>() + "` with NeMo 1 (Hydra), " +
                                S(train["maxSteps"]) + " steps, " + train["precision"].get<std::string>());
     out += Row("Nodes × GPUs", S(s.nodes) + " × " + S(s.gpus_per_node) + " = **" + S(s.world_size) +
@@ -77,6 +77,7 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     }
     out += Row("Batch", batch);
     out += Row("Sequence length", S(train["seqLength"]));
+    if (facts.contains("memory")) out += Row("Memory per GPU (estimate)", facts["memory"].get<std::string>());
     out += Row("Image", "`" + ImageRef(train["image"]) + "`");
     if (facts.contains("train")) {
       out += Row("Runtime", facts["train"].value("runtime", ""));

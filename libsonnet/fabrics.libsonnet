@@ -17,4 +17,21 @@
     NCCL_IB_DISABLE: '1',
     NCCL_SOCKET_IFNAME: 'eth0',
   },
+  // AWS Elastic Fabric Adapter through libfabric and aws-ofi-nccl. Minimal by
+  // the EFA cheatsheet (libfabric >= 1.18, aws-ofi-nccl >= 1.7): only the
+  // hugepage fork fix is still needed; FI_PROVIDER makes a missing EFA device
+  // fail loudly instead of falling back to TCP.
+  efa: {
+    FI_PROVIDER: 'efa',
+    FI_EFA_USE_HUGE_PAGE: '0',  // os.fork() in data loaders fails with hugepage-backed buffers
+    NCCL_SOCKET_IFNAME: '^lo,docker',
+  },
+  // Google gIB (GPUDirect RDMA over RoCE on A4): the plugin's own
+  // set_nccl_env.sh sets the NCCL_* tuning; these are the recipe's additions.
+  gib: {
+    NCCL_PLUGIN_PATH: '/usr/local/gib/lib64',
+    LD_LIBRARY_PATH: '/usr/local/gib/lib64:/usr/local/nvidia/lib64',
+    GLOO_SOCKET_IFNAME: 'eth0',
+    NVTE_UB_SOCKET_IFNAME: 'eth1',
+  },
 }

@@ -3,8 +3,10 @@
 // files ("<stage-dir>/<kind>-<name>.yaml" -> object), the diagnostics its
 // profile raised (located by JSON pointer into the spec) and summary facts.
 local k8s = import 'k8s.libsonnet';
+local runtimes = import 'runtimes/runtimes.libsonnet';
 local base = import 'stages/base.libsonnet';
 local train = import 'stages/train.libsonnet';
+local storage = import 'storage.libsonnet';
 
 {
   context(spec, profile, target, index):: {
@@ -15,7 +17,9 @@ local train = import 'stages/train.libsonnet';
     targetPointer: '/spec/targets/' + index,
     profile: profile,
     runtime: if std.objectHas(target, 'runtime') then target.runtime else profile.defaults.runtime,
+    runtimeImpl: runtimes[self.runtime],
     storage: target.storage,
+    storagePointer: target.storage.pointer,
     serviceAccountName: spec.spec.serviceAccount.name,
     annotations: spec.metadata.annotations,
     // nemoc's own labels win over the user's.
@@ -31,12 +35,17 @@ local train = import 'stages/train.libsonnet';
 
   buildTarget(spec, profiles, target, index)::
     local ctx = $.context(spec, profiles[target.profile], target, index);
+    local diagnostics = ctx.profile.diagnostics(ctx);
+    // A target its profile rejected is not expanded further: its objects
+    // would be built from facts that do not exist (an unknown instance type).
+    local rejected = std.length([d for d in diagnostics if !std.objectHas(d, 'severity') || d.severity == 'error']) > 0;
     {
-      files: k8s.files($.stages(ctx)),
-      diagnostics: ctx.profile.diagnostics(ctx),
-      summary: {
+      diagnostics: diagnostics,
+      files: if rejected then {} else k8s.files($.stages(ctx)),
+      summary: if rejected then {} else {
         profile: target.profile,
-        storage: ctx.profile.describeStorage(ctx),
+        accelerator: ctx.profile.accelerator(ctx),
+        storage: storage.describeAll(ctx),
       } + (if std.objectHas(ctx.spec.stages, 'train') then { train: train.summary(ctx) } else {}),
     },
 

@@ -1,24 +1,136 @@
-// Shared volumes: a spec volume (one backend) -> pod volume + mount.
-// Cloud backends (fsxLustre, s3, gcs) belong to their profiles.
+// Shared volumes: every storage backend a spec can name, in one place.
+// A target's storage is {results, data, separateData}; each volume has one
+// backend. Pod volumes are always called "results" and "data" (valid names
+// whatever the bucket is called). Profiles say which backends they accept.
+local k8s = import 'k8s.libsonnet';
+
 {
-  // The Kubernetes volume source for a generic backend.
-  volumeSource(volume)::
-    if std.objectHas(volume, 'nfs') then
+  backends: ['nfs', 'pvc', 'hostPath', 'fsxLustre', 's3', 'gcs'],
+
+  backendOf(volume):: [b for b in $.backends if std.objectHas(volume, b)][0],
+
+  volumeNames(storage):: ['results'] + (if storage.separateData then ['data'] else []),
+
+  // Objects some backends need next to the pods (PVCs, a static PV).
+  claimName(ctx, name):: ctx.project + '-' + name,
+
+  volumeSource(ctx, name, volume)::
+    local backend = $.backendOf(volume);
+    if backend == 'nfs' then
       { nfs: { server: volume.nfs.server, path: volume.nfs.path, readOnly: volume.nfs.readOnly } }
-    else if std.objectHas(volume, 'pvc') then
+    else if backend == 'pvc' then
       { persistentVolumeClaim: { claimName: volume.pvc.claimName } }
-    else if std.objectHas(volume, 'hostPath') then
+    else if backend == 'hostPath' then
       { hostPath: { path: volume.hostPath.path, type: 'Directory' } }
-    else error 'storage backend not handled by the generic storage library',
+    else if backend == 'fsxLustre' then
+      { persistentVolumeClaim: { claimName: if std.objectHas(volume.fsxLustre, 'claimName')
+                                 then volume.fsxLustre.claimName else $.claimName(ctx, name) } }
+    else if backend == 's3' then
+      { persistentVolumeClaim: { claimName: $.claimName(ctx, name) } }
+    else if backend == 'gcs' then
+      {
+        csi: {
+          driver: 'gcsfuse.csi.storage.gke.io',
+          volumeAttributes: {
+            bucketName: volume.gcs.bucket,
+            mountOptions: 'implicit-dirs' + (if std.objectHas(volume.gcs, 'onlyDir') then ',only-dir=' + volume.gcs.onlyDir else ''),
+          },
+        },
+      }
+    else error 'unknown storage backend',
 
   subPath(volume)::
     if std.objectHas(volume, 'pvc') && std.objectHas(volume.pvc, 'subPath') then { subPath: volume.pvc.subPath } else {},
 
-  // Volumes and mounts for the target's resolved storage (results, and data
-  // when it is a separate volume).
-  pod(storage):: {
-    local names = ['results'] + (if storage.separateData then ['data'] else []),
-    volumes: [{ name: n } + $.volumeSource(storage[n]) for n in names],
-    mounts: [{ name: n, mountPath: storage[n].mountPath } + $.subPath(storage[n]) for n in names],
+  // Volumes and mounts for the target's storage.
+  pod(ctx):: {
+    local storage = ctx.storage,
+    volumes: [{ name: n } + $.volumeSource(ctx, n, storage[n]) for n in $.volumeNames(storage)],
+    mounts: [{ name: n, mountPath: storage[n].mountPath } + $.subPath(storage[n]) for n in $.volumeNames(storage)],
+    usesGcsFuse: std.length([n for n in $.volumeNames(storage) if $.backendOf(storage[n]) == 'gcs']) > 0,
   },
+
+  // FSx for Lustre without an existing claim: a dynamically provisioned RWX PVC.
+  // S3: Mountpoint for Amazon S3 is statically provisioned (a PV per bucket).
+  objects(ctx)::
+    std.flattenArrays([
+      local volume = ctx.storage[n];
+      local backend = $.backendOf(volume);
+      if backend == 'fsxLustre' && !std.objectHas(volume.fsxLustre, 'claimName') then [{
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: k8s.metadata(ctx, $.claimName(ctx, n)),
+        spec: {
+          accessModes: ['ReadWriteMany'],
+          storageClassName: if std.objectHas(volume.fsxLustre, 'storageClassName') then volume.fsxLustre.storageClassName else 'fsx-sc',
+          resources: { requests: { storage: if std.objectHas(volume.fsxLustre, 'size') then volume.fsxLustre.size else '1200Gi' } },
+        },
+      }]
+      else if backend == 's3' then
+        local pvName = ctx.namespace + '-' + $.claimName(ctx, n);
+        [
+          {
+            apiVersion: 'v1',
+            kind: 'PersistentVolume',
+            metadata: k8s.metadata(ctx, pvName, namespaced=false),
+            spec: {
+              capacity: { storage: '1200Gi' },  // ignored by the driver; required by the API
+              accessModes: ['ReadWriteMany'],
+              persistentVolumeReclaimPolicy: 'Retain',
+              storageClassName: '',
+              claimRef: { namespace: ctx.namespace, name: $.claimName(ctx, n) },
+              mountOptions: ['allow-delete', 'allow-overwrite']
+                            + (if std.objectHas(volume.s3, 'region') then ['region ' + volume.s3.region] else [])
+                            + (if std.objectHas(volume.s3, 'prefix') then ['prefix ' + volume.s3.prefix + '/'] else []),
+              csi: {
+                driver: 's3.csi.aws.com',
+                volumeHandle: pvName,
+                volumeAttributes: { bucketName: volume.s3.bucket },
+              },
+            },
+          },
+          {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            metadata: k8s.metadata(ctx, $.claimName(ctx, n)),
+            spec: {
+              accessModes: ['ReadWriteMany'],
+              storageClassName: '',
+              volumeName: pvName,
+              resources: { requests: { storage: '1200Gi' } },
+            },
+          },
+        ]
+      else []
+      for n in $.volumeNames(ctx.storage)
+    ]),
+
+  describe(volume)::
+    local backend = $.backendOf(volume);
+    (if backend == 'nfs' then 'NFS ' + volume.nfs.server + ':' + volume.nfs.path
+     else if backend == 'pvc' then 'PVC ' + volume.pvc.claimName
+     else if backend == 'hostPath' then 'hostPath ' + volume.hostPath.path
+     else if backend == 'fsxLustre' then 'FSx for Lustre (fsx.csi.aws.com)'
+                                         + (if std.objectHas(volume.fsxLustre, 'claimName') then ' PVC ' + volume.fsxLustre.claimName else '')
+     else if backend == 's3' then 'S3 bucket ' + volume.s3.bucket + ' (Mountpoint for Amazon S3 CSI)'
+     else 'GCS bucket ' + volume.gcs.bucket + ' (Cloud Storage FUSE CSI)')
+    + ' at ' + volume.mountPath,
+
+  describeAll(ctx):: {
+    [n]: $.describe(ctx.storage[n])
+    for n in $.volumeNames(ctx.storage)
+  },
+
+  // Diagnostics for backends a profile cannot mount.
+  check(ctx, allowed):: [
+    {
+      code: 'profile.storage',
+      pointer: ctx.storagePointer + '/' + n + '/' + $.backendOf(ctx.storage[n]),
+      atKey: true,
+      message: 'profile ' + ctx.target.profile + ' cannot mount ' + $.backendOf(ctx.storage[n]) + ' storage',
+      hint: 'use one of: ' + std.join(', ', allowed),
+    }
+    for n in $.volumeNames(ctx.storage)
+    if !std.member(allowed, $.backendOf(ctx.storage[n]))
+  ],
 }

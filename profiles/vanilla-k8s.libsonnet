@@ -1,6 +1,6 @@
 // vanilla-k8s: a self-managed cluster with the NVIDIA GPU Operator, the
 // NVIDIA Network Operator for InfiniBand/RoCE (GPUDirect RDMA through an
-// extended resource and Multus networks) and NFS or an existing PVC, the
+// extended resource and Multus networks) and NFS or an existing PVC: the
 // setup of the NeMo Framework Launcher's Kubernetes support.
 local fabrics = import 'fabrics.libsonnet';
 local storage = import 'storage.libsonnet';
@@ -9,46 +9,47 @@ local storage = import 'storage.libsonnet';
   name: 'vanilla-k8s',
   defaults: { runtime: 'pytorchjob' },
   gpuResource: 'nvidia.com/gpu',
+  storageBackends: ['nfs', 'pvc', 'hostPath'],
 
   // The target's rdma block (schema defaults filled) or null.
   local rdmaOf(target) = if std.objectHas(target, 'rdma') then target.rdma else null,
 
-  placement(ctx):: {
-    local rdma = rdmaOf(ctx.target),
-    local fabric = if rdma == null then 'tcp' else 'infiniband',
-    local networks = if rdma != null && std.objectHas(rdma, 'networks') then rdma.networks else [],
-    annotations: if std.length(networks) > 0
-    then { 'k8s.v1.cni.cncf.io/networks': std.join(',', networks) }
-    else {},
-    resources: if rdma == null then {} else { [rdma.resourceName]: rdma.count },
-    // Registering RDMA memory pins pages: IPC_LOCK is the one capability needed.
-    capabilities: if rdma == null then [] else ['IPC_LOCK'],
-    env: fabrics[fabric] + (
-      if rdma != null && std.objectHas(rdma, 'hcas') then { NCCL_IB_HCA: rdma.hcas } else {}
-    ),
-    nodeSelector: ctx.target.nodeSelector,
-    // GPU Operator clusters commonly taint GPU nodes; tolerating it is harmless elsewhere.
-    tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-    storage: storage.pod(ctx.storage),
-    describe: if rdma == null then 'TCP sockets on the pod network (no RDMA devices requested)'
-    else 'InfiniBand/RoCE: ' + rdma.count + ' × ' + rdma.resourceName
-         + (if std.length(networks) > 0 then ' on Multus networks ' + std.join(', ', networks) else '')
-         + ', IPC_LOCK',
-  },
+  accelerator(ctx):: if std.objectHas(ctx.target, 'gpu') then ctx.target.gpu else 'h100-80gb',
+
+  placement(ctx, runtime)::
+    local rdma = rdmaOf(ctx.target);
+    local fabric = if rdma == null then 'tcp' else 'infiniband';
+    local networks = if rdma != null && std.objectHas(rdma, 'networks') then rdma.networks else [];
+    local pod = storage.pod(ctx);
+    {
+      annotations: if std.length(networks) > 0
+      then { 'k8s.v1.cni.cncf.io/networks': std.join(',', networks) }
+      else {},
+      workloadLabels: {},
+      suspend: false,
+      resources: if rdma == null then {} else { [rdma.resourceName]: rdma.count },
+      // Registering RDMA memory pins pages: IPC_LOCK is the one capability needed.
+      capabilities: if rdma == null then [] else ['IPC_LOCK'],
+      privileged: false,
+      hostNetwork: false,
+      env: fabrics[fabric] + (
+        if rdma != null && std.objectHas(rdma, 'hcas') then { NCCL_IB_HCA: rdma.hcas } else {}
+      ),
+      nodeSelector: ctx.target.nodeSelector,
+      // GPU Operator clusters commonly taint GPU nodes; tolerating it is harmless elsewhere.
+      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      initContainers: [],
+      volumes: pod.volumes,
+      mounts: pod.mounts,
+      prologue: null,
+      fabric: if rdma == null then 'TCP sockets on the pod network (no RDMA devices requested)'
+      else 'InfiniBand/RoCE: ' + rdma.count + ' × ' + rdma.resourceName
+           + (if std.length(networks) > 0 then ' on Multus networks ' + std.join(', ', networks) else '')
+           + '; IPC_LOCK to pin RDMA memory',
+    },
 
   serviceAccountAnnotations(ctx):: {},
-
-  describeStorage(ctx)::
-    local describe(v) =
-      if std.objectHas(v, 'nfs') then 'NFS ' + v.nfs.server + ':' + v.nfs.path
-      else if std.objectHas(v, 'pvc') then 'PVC ' + v.pvc.claimName
-      else if std.objectHas(v, 'hostPath') then 'hostPath ' + v.hostPath.path
-      else 'unsupported';
-    {
-      results: describe(ctx.storage.results) + ' at ' + ctx.storage.results.mountPath,
-    } + (if ctx.storage.separateData
-         then { data: describe(ctx.storage.data) + ' at ' + ctx.storage.data.mountPath }
-         else {}),
+  clusterObjects(ctx):: [],
 
   diagnostics(ctx)::
     local train = if std.objectHas(ctx.spec.stages, 'train') then ctx.spec.stages.train else null;
@@ -59,14 +60,5 @@ local storage = import 'storage.libsonnet';
        message: 'multi-node training without RDMA devices: NCCL will use TCP sockets',
        hint: 'request InfiniBand/RoCE devices with rdma: {resourceName: nvidia.com/hostdev, count: 8}',
      }] else [])
-    + [
-      {
-        code: 'profile.storage',
-        pointer: ctx.targetPointer,
-        message: 'vanilla-k8s mounts nfs, pvc or hostPath storage only',
-      }
-      for v in ['results', 'data']
-      if !std.objectHas(ctx.storage[v], 'nfs') && !std.objectHas(ctx.storage[v], 'pvc')
-         && !std.objectHas(ctx.storage[v], 'hostPath')
-    ],
+    + storage.check(ctx, $.storageBackends),
 }

@@ -207,10 +207,42 @@ TEST_F(NegativeTest, UnimplementedStageIsRejectedNotIgnored) {
   Expect({"stage", spec, At(spec, "evaluate") + "stage 'evaluate' is not supported yet", {}});
 }
 
-TEST_F(NegativeTest, UnimplementedProfileIsRejected) {
+TEST_F(NegativeTest, UnknownEfaInstanceType) {
   std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
-                             "profile: eks-efa");
-  Expect({"profile", spec, At(spec, "eks-efa") + "profile 'eks-efa' is not supported yet", {}});
+                             "profile: eks-efa\n      instanceType: p5.4xlarge");
+  spec = Replace(spec, "      nfs: {server: nfs.internal, path: /export}", "      fsxLustre: {claimName: fsx}");
+  Expect({"instance", spec, At(spec, "p5.4xlarge") + "target onprem: unknown EFA instance type p5.4xlarge", {}});
+  Expect({"instance-hint", spec, "known types: p4d.24xlarge, p4de.24xlarge, p5.48xlarge", {}});
+}
+
+TEST_F(NegativeTest, MoreGpusPerNodeThanTheInstanceHas) {
+  std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
+                             "profile: eks-efa\n      instanceType: p4d.24xlarge");
+  spec = Replace(spec, "gpusPerNode: 8", "gpusPerNode: 16");
+  spec = Replace(spec, "      nfs: {server: nfs.internal, path: /export}", "      fsxLustre: {claimName: fsx}");
+  Expect({"gpus", spec, At(spec, "16") + "target onprem: gpusPerNode 16 exceeds the 8 GPUs of p4d.24xlarge", {}});
+}
+
+TEST_F(NegativeTest, StorageTheProfileCannotMount) {
+  std::string spec = Replace(kBaseSpec, "      nfs: {server: nfs.internal, path: /export}",
+                             "      gcs: {bucket: my-bucket}");
+  Expect({"storage", spec, At(spec, "gcs") + "target onprem: profile vanilla-k8s cannot mount gcs storage", {}});
+}
+
+TEST_F(NegativeTest, ModelDoesNotFitInGpuMemory) {
+  std::string spec = Replace(kBaseSpec, "preset: llama2-7b", "preset: llama2-70b");
+  spec = Replace(spec, "tensor: 2", "tensor: 1");
+  spec = Replace(spec, "pipeline: 2", "pipeline: 1");
+  spec = Replace(spec, "global: 32", "global: 64");
+  Expect({"fit", spec, At(spec, "parallelism:") + "target onprem: estimated memory per GPU ~", {}});
+  Expect({"fit-end", spec, "on h100-80gb: does not fit", {}});
+}
+
+TEST_F(NegativeTest, TrainJobCannotCarryGibOnGke) {
+  std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
+                             "profile: gke-a4\n      runtime: trainjob\n      kueue: {queue: a4}");
+  spec = Replace(spec, "      nfs: {server: nfs.internal, path: /export}", "      gcs: {bucket: logs}");
+  Expect({"gib", spec, At(spec, "trainjob") + "target onprem: runtime trainjob cannot add the gIB NCCL plugin init container", {}});
 }
 
 TEST_F(NegativeTest, InvalidProjectName) {

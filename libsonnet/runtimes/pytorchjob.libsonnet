@@ -2,14 +2,16 @@
 // nodes-1 Workers, one pod per node, torchrun with c10d rendezvous hosted
 // by the Master (the operator gives it the Service <job>-master-0).
 local k8s = import 'k8s.libsonnet';
+local launch = import 'runtimes/launch.libsonnet';
 
 {
-  kind: 'PyTorchJob',
+  describe:: 'Kubeflow PyTorchJob (kubeflow.org/v1), torchrun with c10d rendezvous on the Master',
   // The operator requires the training container to be called "pytorch".
   containerName: 'pytorch',
   rendezvousPort: 29500,
+  supportsHostNetwork: true,
+  supportsInitContainers: true,
 
-  // torchrun arguments that place this pod in the job.
   launcherArgs(w):: [
     '--nnodes=' + w.nodes,
     '--nproc-per-node=' + w.gpusPerNode,
@@ -19,40 +21,36 @@ local k8s = import 'k8s.libsonnet';
     '--max-restarts=' + w.restarts,
   ],
 
-  // w: {name, component, nodes, gpusPerNode, restarts, pod: {metadata, spec},
-  //     container (without name/command/args), program: [script, args...]}
-  workload(ctx, w):: {
+  // w: the workload contract of stages/train.libsonnet.
+  objects(ctx, w)::
     local template = {
       metadata: w.pod.metadata,
       spec: w.pod.spec {
-        containers: [w.container {
+        containers: [w.container + launch.container($.launcherArgs(w), w.program, w.prologue) + {
           name: $.containerName,
-          command: ['torchrun'],
-          args: $.launcherArgs(w) + w.program,
           ports: [{ name: 'pytorchjob-port', containerPort: $.rendezvousPort, protocol: 'TCP' }],
         }],
       },
-    },
+    };
     local replica(count) = {
       replicas: count,
       // A failed pod restarts in place; torchrun's elastic agents re-form the
       // rendezvous and training resumes from the newest checkpoint.
       restartPolicy: 'OnFailure',
       template: template,
-    },
-    apiVersion: 'kubeflow.org/v1',
-    kind: 'PyTorchJob',
-    metadata: k8s.metadata(ctx, w.name, w.component),
-    spec: {
-      runPolicy: {
-        cleanPodPolicy: 'None',  // keep finished pods for their logs
-        backoffLimit: w.restarts,
+    };
+    [{
+      apiVersion: 'kubeflow.org/v1',
+      kind: 'PyTorchJob',
+      metadata: k8s.metadata(ctx, w.name, w.component) + { labels+: w.workloadLabels },
+      spec: {
+        runPolicy: {
+          cleanPodPolicy: 'None',  // keep finished pods for their logs
+          backoffLimit: w.restarts,
+        } + (if w.suspend then { suspend: true } else {}),
+        pytorchReplicaSpecs: {
+          Master: replica(1),
+        } + (if w.nodes > 1 then { Worker: replica(w.nodes - 1) } else {}),
       },
-      pytorchReplicaSpecs: {
-        Master: replica(1),
-      } + (if w.nodes > 1 then { Worker: replica(w.nodes - 1) } else {}),
-    },
-  },
-
-  describe:: 'Kubeflow PyTorchJob (kubeflow.org/v1), torchrun with c10d rendezvous',
+    }],
 }

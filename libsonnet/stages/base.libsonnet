@@ -1,5 +1,6 @@
 // 00-base: what every stage of a target relies on.
 local k8s = import 'k8s.libsonnet';
+local storage = import 'storage.libsonnet';
 
 {
   dir: '00-base',
@@ -10,5 +11,7 @@ local k8s = import 'k8s.libsonnet';
       if ctx.spec.serviceAccount.create
       then k8s.file(self.dir, k8s.serviceAccount(ctx, ctx.profile.serviceAccountAnnotations(ctx)))
       else {}
-    ),
+    )
+    + std.foldl(function(acc, o) acc + k8s.file(self.dir, o),
+                storage.objects(ctx) + ctx.profile.clusterObjects(ctx), {}),
 }

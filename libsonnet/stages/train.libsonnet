@@ -1,13 +1,10 @@
 // 30-train: NeMo pretraining or fine-tuning. The profile supplies placement,
-// fabric and storage; the runtime supplies the workload object and torchrun's
+// fabric and storage; the runtime supplies the workload objects and torchrun's
 // rendezvous. Nothing here tests which cloud it is.
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local hydra = import 'nemo/hydra.libsonnet';
 local paths = import 'paths.libsonnet';
-local runtimes = {
-  pytorchjob: import 'runtimes/pytorchjob.libsonnet',
-};
 
 {
   dir: '30-train',
@@ -22,6 +19,9 @@ local runtimes = {
     [if train.parallelism.tensor > 1 || train.parallelism.context > 1 then 'CUDA_DEVICE_MAX_CONNECTIONS']: '1',
   },
 
+  topologyEnv(ctx)::
+    if std.objectHas(ctx.target, 'ncclTopologyConfigMap') then { NCCL_TOPO_FILE: '/etc/nccl/topology.xml' } else {},
+
   // Hydra overrides are single argv entries: no shell ever sees them.
   program(ctx):: [
     hydra.script(ctx.spec.stages.train),
@@ -29,63 +29,75 @@ local runtimes = {
     '--config-name=config.yaml',
   ] + ctx.spec.stages.train.overrides,
 
-  container(ctx, placement):: {
-    local train = ctx.spec.stages.train,
-    local gpus = { [ctx.profile.gpuResource]: train.gpusPerNode },
-    local cpuMemory = train.resources,
-    // Extended resources must be limits; requests = limits everywhere.
-    local resources = gpus + placement.resources + cpuMemory,
-    image: k8s.imageRef(train.image),
-    imagePullPolicy: train.image.pullPolicy,
-    env: k8s.envList(fabrics.common + placement.env + $.nemoEnv(train) + train.env),
-    resources: { requests: resources, limits: resources },
-    securityContext: {
-      allowPrivilegeEscalation: false,
-    } + (
-      if std.length(placement.capabilities) > 0
-      then { capabilities: { add: placement.capabilities } }
-      else {}
-    ),
-    volumeMounts: [
-      { name: 'dshm', mountPath: '/dev/shm' },
-      { name: 'nemo-config', mountPath: paths.configDir, readOnly: true },
-    ] + placement.storage.mounts,
-  },
-
-  pod(ctx, placement):: {
-    local train = ctx.spec.stages.train,
-    metadata: {
-      labels: ctx.labels { 'app.kubernetes.io/component': $.component },
-    } + (if std.length(placement.annotations) > 0 then { annotations: placement.annotations } else {}),
-    spec: {
-      serviceAccountName: ctx.serviceAccountName,
-      enableServiceLinks: false,
-      volumes: [
-        // NCCL and data loaders need far more than the 64Mi container default.
-        { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: train.shmSize } },
-        { name: 'nemo-config', configMap: { name: $.configMapName(ctx) } },
-      ] + placement.storage.volumes,
-    } + (
-      if std.length(ctx.spec.imagePullSecrets) > 0
-      then { imagePullSecrets: [{ name: s } for s in ctx.spec.imagePullSecrets] }
-      else {}
-    ) + (
-      if std.length(placement.nodeSelector) > 0 then { nodeSelector: placement.nodeSelector } else {}
-    ) + (
-      if std.length(placement.tolerations) > 0 then { tolerations: placement.tolerations } else {}
-    ),
-  },
-
-  files(ctx)::
+  // Fabric defaults < profile < target env < stage env.
+  env(ctx, placement)::
     local train = ctx.spec.stages.train;
-    local placement = ctx.profile.placement(ctx);
-    local runtime = runtimes[ctx.runtime];
-    local config = k8s.configMap(ctx,
-                                 $.configMapName(ctx),
-                                 { 'config.yaml': k8s.yamlDocument(hydra.config(ctx)) },
-                                 $.component);
-    k8s.file('00-base', config)
-    + k8s.file($.dir, runtime.workload(ctx, {
+    local targetEnv = if std.objectHas(ctx.target, 'env') then ctx.target.env else {};
+    fabrics.common + placement.env + $.nemoEnv(train) + $.topologyEnv(ctx) + targetEnv + train.env,
+
+  container(ctx, placement)::
+    local train = ctx.spec.stages.train;
+    local gpus = { [ctx.profile.gpuResource]: train.gpusPerNode };
+    // Extended resources must be limits; requests = limits everywhere.
+    local resources = gpus + placement.resources + train.resources;
+    {
+      image: k8s.imageRef(train.image),
+      imagePullPolicy: train.image.pullPolicy,
+      env: k8s.envList($.env(ctx, placement)),
+      resources: { requests: resources, limits: resources },
+      securityContext: if placement.privileged then { privileged: true } else {
+        allowPrivilegeEscalation: false,
+      } + (
+        if std.length(placement.capabilities) > 0
+        then { capabilities: { add: placement.capabilities } }
+        else {}
+      ),
+      volumeMounts: [
+        { name: 'dshm', mountPath: '/dev/shm' },
+        { name: 'nemo-config', mountPath: paths.configDir, readOnly: true },
+      ] + placement.mounts + (
+        if std.objectHas(ctx.target, 'ncclTopologyConfigMap')
+        then [{ name: 'nccl-topology', mountPath: '/etc/nccl', readOnly: true }] else []
+      ),
+    },
+
+  pod(ctx, placement)::
+    local train = ctx.spec.stages.train;
+    {
+      metadata: {
+        labels: ctx.labels + { 'app.kubernetes.io/component': $.component },
+      } + (if std.length(placement.annotations) > 0 then { annotations: placement.annotations } else {}),
+      spec: {
+        serviceAccountName: ctx.serviceAccountName,
+        enableServiceLinks: false,
+        volumes: [
+          // NCCL and data loaders need far more than the 64Mi container default.
+          { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: train.shmSize } },
+          { name: 'nemo-config', configMap: { name: $.configMapName(ctx) } },
+        ] + placement.volumes + (
+          if std.objectHas(ctx.target, 'ncclTopologyConfigMap')
+          then [{ name: 'nccl-topology', configMap: { name: ctx.target.ncclTopologyConfigMap } }] else []
+        ),
+      } + (
+        if std.length(ctx.spec.imagePullSecrets) > 0
+        then { imagePullSecrets: [{ name: s } for s in ctx.spec.imagePullSecrets] }
+        else {}
+      ) + (
+        if std.length(placement.nodeSelector) > 0 then { nodeSelector: placement.nodeSelector } else {}
+      ) + (
+        if std.length(placement.tolerations) > 0 then { tolerations: placement.tolerations } else {}
+      ) + (
+        if std.length(placement.initContainers) > 0 then { initContainers: placement.initContainers } else {}
+      ) + (
+        if placement.hostNetwork then { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } else {}
+      ),
+    },
+
+  // The contract every runtime implements objects(ctx, w) for.
+  workload(ctx)::
+    local train = ctx.spec.stages.train;
+    local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
+    {
       name: $.jobName(ctx),
       component: $.component,
       nodes: train.nodes,
@@ -94,10 +106,20 @@ local runtimes = {
       pod: $.pod(ctx, placement),
       container: $.container(ctx, placement),
       program: $.program(ctx),
-    })),
+      prologue: placement.prologue,
+      workloadLabels: placement.workloadLabels,
+      suspend: placement.suspend,
+    },
+
+  files(ctx)::
+    local config = k8s.configMap(ctx, $.configMapName(ctx),
+                                 { 'config.yaml': k8s.yamlDocument(hydra.config(ctx)) },
+                                 $.component);
+    k8s.file('00-base', config)
+    + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, $.workload(ctx)), {}),
 
   summary(ctx):: {
-    runtime: runtimes[ctx.runtime].describe,
-    fabric: ctx.profile.placement(ctx).describe,
+    runtime: ctx.runtimeImpl.describe,
+    fabric: ctx.profile.placement(ctx, ctx.runtimeImpl).fabric,
   },
 }

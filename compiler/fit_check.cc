@@ -1,0 +1,136 @@
+#include "fit_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "normalizer.h"
+
+namespace nemoc {
+
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kWarnFraction = 0.9;
+// CUDA context, NCCL communicators and allocator fragmentation.
+constexpr double kOverheadGB = 6.0;
+
+std::string Fixed(double v, int digits = 1) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  return buffer;
+}
+
+}  // namespace
+
+bool AcceleratorTable::Load(const std::string& path, AcceleratorTable* table, std::string* err) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  nlohmann::json parsed = nlohmann::json::parse(buffer.str(), nullptr, false);
+  if (!in || parsed.is_discarded() || !parsed.contains("accelerators")) {
+    *err = "cannot read accelerator table " + path;
+    return false;
+  }
+  table->accelerators_ = std::move(parsed["accelerators"]);
+  return true;
+}
+
+const nlohmann::json* AcceleratorTable::Find(const std::string& name) const {
+  auto it = accelerators_.find(name);
+  return it == accelerators_.end() ? nullptr : &*it;
+}
+
+ParameterCount CountParameters(const nlohmann::json& a) {
+  const double h = a.value("hiddenSize", 0);
+  const double layers = a.value("numLayers", 0);
+  const double ffn = a.value("ffnHiddenSize", 0);
+  const double heads = a.value("numAttentionHeads", 1);
+  const double groups = a.value("numQueryGroups", heads);
+  const double vocab = a.value("vocabSize", 0);
+  const double experts = a.value("numExperts", 0);
+  const std::string activation = a.value("activation", "fast-swiglu");
+  const bool gated = activation == "fast-swiglu" || activation == "swiglu";
+  const double kv = h * groups / heads;
+  const double attention = h * (h + 2 * kv) + h * h;
+  const double mlp = (gated ? 3 : 2) * h * ffn;
+  const double norms = 2 * h;
+  ParameterCount count;
+  const double embeddings = vocab * h * (a.value("shareEmbeddings", false) ? 1 : 2);
+  if (experts > 0) {
+    count.expert = layers * experts * mlp;
+    count.total = embeddings + layers * (attention + norms + h * experts) + count.expert + h;
+  } else {
+    count.total = embeddings + layers * (attention + mlp + norms) + h;
+  }
+  return count;
+}
+
+MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json& architecture) {
+  const TrainSizes s = ComputeTrainSizes(train);
+  const ParameterCount params = CountParameters(architecture);
+  const double dense = params.total - params.expert;
+  const double per_gpu = dense / (s.tensor * s.pipeline) +
+                         params.expert / (s.tensor * s.pipeline * std::max<int64_t>(1, s.expert));
+  const bool lora = train.value("mode", "pretrain") == "lora";
+  // The distributed optimizer shards fp32 master weights and both Adam
+  // moments over the data-parallel ranks (with context parallelism folded in).
+  const double shard = static_cast<double>(std::max<int64_t>(1, s.data_parallel) * s.context);
+  MemoryEstimate e;
+  e.parameters_per_gpu = per_gpu;
+  e.weights_gb = 2 * per_gpu / kGB;
+  e.gradients_gb = lora ? 0 : 2 * per_gpu / kGB;
+  e.optimizer_gb = lora ? 0 : 12 * per_gpu / shard / kGB;
+
+  // Activations per layer and micro-batch, flash attention, no recomputation
+  // (Korthikanti et al. 2022): 34·s·b·h/t with sequence parallelism,
+  // s·b·h·(10 + 24/t) without; the sequence is split by context parallelism.
+  const double seq = train.value("seqLength", 4096) / static_cast<double>(s.context);
+  const double micro = train["batch"].value("micro", 1);
+  const double h = architecture.value("hiddenSize", 0);
+  const bool sp = train.value("parallelism", nlohmann::json::object()).value("sequenceParallel", false);
+  const double per_layer = sp ? 34 * seq * micro * h / s.tensor
+                              : seq * micro * h * (10 + 24.0 / s.tensor);
+  // 1F1B: the first stage holds min(PP, micro-batches) in flight for its
+  // L/PP layers; interleaving adds (PP-1)/(PP·VPP).
+  const double layers = architecture.value("numLayers", 0);
+  const double global = train["batch"].value("global", 1);
+  const double micro_batches = s.data_parallel > 0 ? global / (micro * s.data_parallel) : 1;
+  const double in_flight = std::min<double>(s.pipeline, micro_batches);
+  const double interleave =
+      s.virtual_pipeline > 1 ? 1 + (s.pipeline - 1.0) / (s.pipeline * s.virtual_pipeline) : 1;
+  const double logits = 4 * seq * micro * architecture.value("vocabSize", 0) / s.tensor;
+  e.activations_gb = (per_layer * layers / s.pipeline * in_flight * interleave + logits) / kGB;
+  e.overhead_gb = kOverheadGB;
+  e.total_gb = e.weights_gb + e.gradients_gb + e.optimizer_gb + e.activations_gb + e.overhead_gb;
+  return e;
+}
+
+std::string DescribeFit(const MemoryEstimate& e, double capacity_gb) {
+  return "~" + Fixed(e.total_gb) + " GB of " + Fixed(capacity_gb, 0) + " GB (" +
+         Fixed(100 * e.total_gb / capacity_gb, 0) + "%): weights " + Fixed(e.weights_gb) +
+         ", gradients " + Fixed(e.gradients_gb) + ", optimizer " + Fixed(e.optimizer_gb) +
+         ", activations " + Fixed(e.activations_gb) + ", overhead " + Fixed(e.overhead_gb);
+}
+
+void CheckFit(const Document& doc, const nlohmann::json& train,
+              const nlohmann::json& architecture, const std::string& target_name,
+              const std::string& accelerator, double capacity_gb, Diagnostics* diags) {
+  const TrainSizes s = ComputeTrainSizes(train);
+  if (s.data_parallel == 0 || !architecture.contains("hiddenSize")) return;  // reported elsewhere
+  const MemoryEstimate e = EstimateMemory(train, architecture);
+  const Location where = doc.map.Locate("/spec/stages/train/parallelism", /*prefer_key=*/true);
+  const std::string text = "target " + target_name + ": estimated memory per GPU " +
+                           DescribeFit(e, capacity_gb) + " on " + accelerator;
+  const std::string hint =
+      "raise tensor or pipeline parallelism, lower the micro batch, or use GPUs with more memory";
+  if (e.total_gb > capacity_gb) {
+    diags->Error("train.memory", text + ": does not fit", where, hint);
+  } else if (e.total_gb > kWarnFraction * capacity_gb) {
+    diags->Warning("train.memory", text + ": close to capacity", where, hint);
+  }
+}
+
+}  // namespace nemoc

@@ -1,0 +1,58 @@
+// Will the model fit? A per-GPU memory estimate for Megatron-style training
+// (weights, gradients and optimizer state under the chosen parallelism, plus
+// approximate activations) against the accelerator's memory.
+#ifndef NEMOC_FIT_CHECK_H_
+#define NEMOC_FIT_CHECK_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnostic.h"
+#include "source_map.h"
+
+namespace nemoc {
+
+/// libsonnet/accelerators.json: memory and peak TFLOPS per GPU model.
+class AcceleratorTable {
+ public:
+  static bool Load(const std::string& path, AcceleratorTable* table, std::string* err);
+  const nlohmann::json* Find(const std::string& name) const;
+
+ private:
+  nlohmann::json accelerators_ = nlohmann::json::object();
+};
+
+/// Parameters of a decoder-only transformer: embeddings (+ output layer when
+/// untied), per layer attention (GQA-aware), MLP (gated for swiglu; times
+/// the experts for MoE, plus the router) and norms.
+struct ParameterCount {
+  double total = 0;
+  double expert = 0;  // the part that expert parallelism splits
+};
+ParameterCount CountParameters(const nlohmann::json& architecture);
+
+/// Bytes per GPU in decimal GB.
+struct MemoryEstimate {
+  double parameters_per_gpu = 0;
+  double weights_gb = 0;      // bf16 weights
+  double gradients_gb = 0;    // bf16 gradients (none for frozen LoRA base weights)
+  double optimizer_gb = 0;    // fp32 master weights + Adam moments, sharded over DP × CP
+  double activations_gb = 0;  // 1F1B in-flight micro-batches, flash attention
+  double overhead_gb = 0;     // CUDA context, NCCL buffers, fragmentation
+  double total_gb = 0;
+};
+MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json& architecture);
+
+/// Error when the estimate exceeds `capacity_gb`, warning above 90 %.
+/// Located at spec.stages.train.parallelism; names the target.
+void CheckFit(const Document& doc, const nlohmann::json& train,
+              const nlohmann::json& architecture, const std::string& target_name,
+              const std::string& accelerator, double capacity_gb, Diagnostics* diags);
+
+/// "136.2 GB of 180 GB (76%)".
+std::string DescribeFit(const MemoryEstimate& estimate, double capacity_gb);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_FIT_CHECK_H_

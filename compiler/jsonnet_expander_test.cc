@@ -1,0 +1,652 @@
+#include "jsonnet_expander.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "spec_loader.h"
+
+namespace nemoc {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string Messages(const Diagnostics& d) {
+  std::string out;
+  for (const Diagnostic& x : d.items()) {
+    out += std::string(SeverityName(x.severity)) + " [" + x.code + "] " + x.location.file +
+           ":" + std::to_string(x.location.line) + ":" + std::to_string(x.location.column) +
+           ": " + x.message + "\n";
+  }
+  return out;
+}
+
+// A fresh directory under the system temp directory, removed afterwards.
+class JsonnetExpanderTestBase : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int counter = 0;
+    fs::path dir = fs::temp_directory_path() /
+                   ("nemoc-jsonnet-test-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(counter++));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    dir_ = fs::canonical(dir).string();
+  }
+
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Creates dir_/rel (and its parents); returns its canonical path.
+  std::string Mkdir(const std::string& rel) {
+    fs::create_directories(fs::path(dir_) / rel);
+    return fs::canonical(fs::path(dir_) / rel).string();
+  }
+
+  // Writes dir_/rel; returns its canonical path.
+  std::string Write(const std::string& rel, const std::string& content) {
+    fs::path p = fs::path(dir_) / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << content;
+    return fs::canonical(p).string();
+  }
+
+  std::string dir_;
+};
+
+// ---------------------------------------------------------------------------
+// ResolveImport
+
+class JsonnetExpanderTestResolve : public JsonnetExpanderTestBase {
+ protected:
+  void SetUp() override {
+    JsonnetExpanderTestBase::SetUp();
+    root1_ = Mkdir("r1");
+    root2_ = Mkdir("r2");
+  }
+  std::string root1_, root2_;
+};
+
+struct Resolved {
+  bool ok = false;
+  std::string found, content, err;
+};
+
+Resolved Resolve(JsonnetExpander* e, const std::string& base, const std::string& rel) {
+  Resolved r;
+  r.ok = e->ResolveImport(base, rel, &r.found, &r.content, &r.err);
+  return r;
+}
+
+TEST_F(JsonnetExpanderTestResolve, RejectsAbsolutePaths) {
+  const std::string target = Write("r1/a.libsonnet", "1");
+  JsonnetExpander e({root1_});
+  Resolved r = Resolve(&e, "", target);  // even one inside a root
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.err, "import '" + target +
+                       "' is an absolute path; imports are confined to the library roots");
+  r = Resolve(&e, root1_ + "/", "/etc/hostname");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.err, "import '/etc/hostname' is an absolute path; imports are confined to the "
+                   "library roots");
+  EXPECT_TRUE(e.imported().empty());
+}
+
+TEST_F(JsonnetExpanderTestResolve, RejectsDotDotSegmentsEvenInsideARoot) {
+  Write("r1/a.libsonnet", "1");
+  Write("r1/sub/b.libsonnet", "2");
+  JsonnetExpander e({root1_});
+  for (const std::string rel : {"sub/../a.libsonnet", "../r1/a.libsonnet", "..", "sub/..",
+                                "./../a.libsonnet"}) {
+    Resolved r = Resolve(&e, root1_ + "/sub/", rel);
+    EXPECT_FALSE(r.ok) << rel;
+    EXPECT_EQ(r.err, "import '" + rel +
+                         "' uses '..'; imports are confined to the library roots (import by "
+                         "name from a root instead)")
+        << rel;
+  }
+  // A name that merely starts with two dots is not a '..' segment.
+  Write("r1/..odd.libsonnet", "3");
+  Resolved r = Resolve(&e, "", "..odd.libsonnet");
+  EXPECT_TRUE(r.ok) << r.err;
+  EXPECT_EQ(r.content, "3");
+}
+
+TEST_F(JsonnetExpanderTestResolve, RejectsBackslashesAndEmptyPaths) {
+  Write("r1/sub/b.libsonnet", "2");
+  JsonnetExpander e({root1_});
+  Resolved r = Resolve(&e, "", "sub\\b.libsonnet");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.err, "import 'sub\\b.libsonnet' contains a backslash");
+  r = Resolve(&e, "", "");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.err, "empty import path");
+}
+
+TEST_F(JsonnetExpanderTestResolve, RejectsSymlinkPointingOutsideTheRoots) {
+  const std::string secret = Write("outside/secret.libsonnet", "'secret'");
+  fs::create_symlink(secret, fs::path(root1_) / "link.libsonnet");
+  fs::create_directory_symlink(fs::path(dir_) / "outside", fs::path(root1_) / "linkdir");
+  JsonnetExpander e({root1_});
+  Resolved r = Resolve(&e, "", "link.libsonnet");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.err, "import 'link.libsonnet' resolves to " + secret +
+                       ", outside the library roots (a symbolic link?)");
+  r = Resolve(&e, root1_ + "/", "linkdir/secret.libsonnet");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.err.find("outside the library roots"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.content.empty());
+  EXPECT_TRUE(e.imported().empty());
+}
+
+TEST_F(JsonnetExpanderTestResolve, SymlinkBetweenRootsIsAllowed) {
+  const std::string shared = Write("r2/shared.libsonnet", "'shared'");
+  fs::create_symlink(shared, fs::path(root1_) / "alias.libsonnet");
+  JsonnetExpander e({root1_, root2_});
+  Resolved r = Resolve(&e, "", "alias.libsonnet");
+  EXPECT_TRUE(r.ok) << r.err;
+  EXPECT_EQ(r.found, shared);
+  EXPECT_EQ(r.content, "'shared'");
+}
+
+TEST_F(JsonnetExpanderTestResolve, NotFoundListsTheRoots) {
+  JsonnetExpander e({root1_, root2_, dir_ + "/does-not-exist"});
+  Resolved r = Resolve(&e, "", "nope.libsonnet");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.err, "import 'nope.libsonnet' not found in the library roots (" +
+                       DisplayPath(root1_ + "/") + ", " + DisplayPath(root2_ + "/") + ")");
+  EXPECT_NE(r.err.find("r1"), std::string::npos);
+  EXPECT_NE(r.err.find("r2"), std::string::npos);
+  EXPECT_EQ(r.err.find("does-not-exist"), std::string::npos);
+  // A directory of that name is not a file.
+  Mkdir("r1/dir.libsonnet");
+  EXPECT_FALSE(Resolve(&e, "", "dir.libsonnet").ok);
+}
+
+TEST_F(JsonnetExpanderTestResolve, ImportingDirectoryFirstThenRootsInOrder) {
+  const std::string sub_b = Write("r1/sub/b.libsonnet", "'r1/sub/b'");
+  const std::string r1_b = Write("r1/b.libsonnet", "'r1/b'");
+  const std::string r2_b = Write("r2/b.libsonnet", "'r2/b'");
+  const std::string r2_only = Write("r2/only.libsonnet", "'r2/only'");
+  JsonnetExpander e({root1_, root2_});
+
+  Resolved r = Resolve(&e, root1_ + "/sub/", "b.libsonnet");
+  ASSERT_TRUE(r.ok) << r.err;
+  EXPECT_EQ(r.found, sub_b);
+  EXPECT_EQ(r.content, "'r1/sub/b'");
+
+  r = Resolve(&e, "", "b.libsonnet");  // the entry snippet: roots only
+  ASSERT_TRUE(r.ok) << r.err;
+  EXPECT_EQ(r.found, r1_b);  // first root wins
+
+  r = Resolve(&e, root2_ + "/", "b.libsonnet");  // importing dir (r2) before root r1
+  ASSERT_TRUE(r.ok) << r.err;
+  EXPECT_EQ(r.found, r2_b);
+
+  r = Resolve(&e, root1_ + "/sub/", "only.libsonnet");  // falls through to the second root
+  ASSERT_TRUE(r.ok) << r.err;
+  EXPECT_EQ(r.found, r2_only);
+
+  r = Resolve(&e, root1_ + "/", "sub/b.libsonnet");
+  ASSERT_TRUE(r.ok) << r.err;
+  EXPECT_EQ(r.found, sub_b);
+}
+
+TEST_F(JsonnetExpanderTestResolve, ImportingDirectoryOutsideTheRootsIsNotSearched) {
+  const std::string outside = Mkdir("outside");
+  Write("outside/o.libsonnet", "1");
+  JsonnetExpander e({root1_});
+  Resolved r = Resolve(&e, outside + "/", "o.libsonnet");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.err.find("not found in the library roots"), std::string::npos) << r.err;
+}
+
+TEST_F(JsonnetExpanderTestResolve, RejectsNulBytes) {
+  Write("r1/nul.libsonnet", std::string("1\0 2", 4));
+  JsonnetExpander e({root1_});
+  Resolved r = Resolve(&e, "", "nul.libsonnet");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.err, "import 'nul.libsonnet' contains a NUL byte");
+  EXPECT_TRUE(e.imported().empty());
+}
+
+TEST_F(JsonnetExpanderTestResolve, RecordsEachImportedFileOnce) {
+  const std::string a = Write("r1/a.libsonnet", "'a'");
+  const std::string b = Write("r1/sub/b.libsonnet", "'b'");
+  JsonnetExpander e({root1_});
+  EXPECT_TRUE(Resolve(&e, "", "sub/b.libsonnet").ok);
+  EXPECT_TRUE(Resolve(&e, "", "a.libsonnet").ok);
+  EXPECT_TRUE(Resolve(&e, "", "a.libsonnet").ok);
+  EXPECT_TRUE(Resolve(&e, root1_ + "/sub/", "b.libsonnet").ok);  // same file, other spelling
+  EXPECT_TRUE(Resolve(&e, "", "./a.libsonnet").ok);
+  EXPECT_FALSE(Resolve(&e, "", "missing.libsonnet").ok);
+  ASSERT_EQ(e.imported().size(), 2u);
+  EXPECT_EQ(e.imported()[0].path, b);
+  EXPECT_EQ(e.imported()[0].content, "'b'");
+  EXPECT_EQ(e.imported()[1].path, a);
+  EXPECT_EQ(e.imported()[1].content, "'a'");
+  SourceTexts sources = e.LibrarySources();
+  EXPECT_EQ(sources, (SourceTexts{{DisplayPath(a), "'a'"}, {DisplayPath(b), "'b'"}}));
+}
+
+// ---------------------------------------------------------------------------
+// Expand
+
+// The entry point of the fake library: each target is built by its profile's
+// target(spec, t); the summary records the only_target of the evaluation.
+const char kNemocLibsonnet[] = R"(
+{
+  build(spec, profiles, only_target):: {
+    targets: {
+      [t.name]: profiles[t.profile].target(spec, t) + {
+        summary+: { only_target: only_target },
+      }
+      for t in spec.spec.targets
+      if only_target == '' || t.name == only_target
+    },
+  },
+}
+)";
+
+const char kGoodProfile[] = R"({
+  target(spec, t):: {
+    files: {
+      ['00-base/configmap-' + t.name + '.yaml']: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: t.name, namespace: spec.spec.namespace },
+      },
+    },
+    diagnostics: [],
+    summary: { profile: t.profile },
+  },
+}
+)";
+
+const char kBadProfile[] =
+    "{\n"
+    "  target(spec, t)::\n"
+    "    error 'boom',\n"  // line 3, column 5
+    "}\n";
+
+const char kStdErrorProfile[] =
+    "{\n"
+    "  target(spec, t):: {\n"
+    "    files: {},\n"
+    "    summary: std.parseInt(t.name),\n"  // line 4, column 14
+    "  },\n"
+    "}\n";
+
+const char kSyntaxErrorProfile[] =
+    "{\n"
+    "  target(spec, t):: 1 +,\n"  // ',' at line 2, column 24
+    "}\n";
+
+class JsonnetExpanderTestExpand : public JsonnetExpanderTestBase {
+ protected:
+  void SetUp() override {
+    JsonnetExpanderTestBase::SetUp();
+    root_ = Mkdir("lib");
+    nemoc_ = Write("lib/nemoc.libsonnet", kNemocLibsonnet);
+    good_ = Write("lib/good.libsonnet", kGoodProfile);
+    bad_ = Write("lib/bad.libsonnet", kBadProfile);
+  }
+
+  // A spec with one target per (name, profile).
+  Document Spec(const std::vector<std::pair<std::string, std::string>>& targets) {
+    std::string text =
+        "metadata: {name: demo}\n"
+        "spec:\n"
+        "  namespace: ml\n"
+        "  targets:\n";
+    for (const auto& [name, profile] : targets) {
+      text += "    - name: " + name + "\n      profile: " + json(profile).dump() + "\n";
+    }
+    Document doc;
+    Diagnostics diags;
+    EXPECT_TRUE(LoadSpecText("spec.yaml", text, &doc, &diags)) << Messages(diags);
+    return doc;
+  }
+
+  struct Result {
+    bool ok = false;
+    std::map<std::string, TargetExpansion> out;
+    Diagnostics diags;
+  };
+
+  Result Run(JsonnetExpander* e, const Document& doc) {
+    Result r;
+    r.ok = e->Expand(doc.root, doc, &r.out, &r.diags);
+    return r;
+  }
+
+  std::string root_, nemoc_, good_, bad_;
+};
+
+TEST_F(JsonnetExpanderTestExpand, OneEvaluationReturnsFilesPerTarget) {
+  JsonnetExpander e({root_});
+  Document doc = Spec({{"alpha", "good"}, {"beta", "good"}});
+  Result r = Run(&e, doc);
+  ASSERT_TRUE(r.ok) << Messages(r.diags);
+  EXPECT_TRUE(r.diags.empty()) << Messages(r.diags);
+  ASSERT_EQ(r.out.size(), 2u);
+  for (const std::string name : {"alpha", "beta"}) {
+    const TargetExpansion& t = r.out[name];
+    ASSERT_EQ(t.files.size(), 1u) << name;
+    EXPECT_EQ(t.files.begin()->first, "00-base/configmap-" + name + ".yaml");
+    EXPECT_EQ(t.files.begin()->second,
+              json({{"apiVersion", "v1"},
+                    {"kind", "ConfigMap"},
+                    {"metadata", {{"name", name}, {"namespace", "ml"}}}}));
+    // Both targets came from the evaluation with only_target == ''.
+    EXPECT_EQ(t.summary, json({{"profile", "good"}, {"only_target", ""}})) << name;
+  }
+  ASSERT_EQ(e.imported().size(), 2u);
+  EXPECT_EQ(e.imported()[0].path, nemoc_);
+  EXPECT_EQ(e.imported()[0].content, kNemocLibsonnet);
+  EXPECT_EQ(e.imported()[1].path, good_);
+  const SourceTexts sources = e.LibrarySources();
+  EXPECT_EQ(sources.size(), 2u);
+  EXPECT_EQ(sources.at(DisplayPath(good_)), kGoodProfile);
+
+  // A second Expand starts the import record afresh.
+  Result again = Run(&e, doc);
+  ASSERT_TRUE(again.ok) << Messages(again.diags);
+  EXPECT_EQ(e.imported().size(), 2u);
+}
+
+TEST_F(JsonnetExpanderTestExpand, RuntimeErrorIsLocatedInTheLibrary) {
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "bad"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  const Diagnostic& d = r.diags.items()[0];
+  EXPECT_EQ(d.severity, Severity::kError);
+  EXPECT_EQ(d.code, "library.error");
+  EXPECT_EQ(d.message, "target alpha: boom");
+  EXPECT_EQ(d.location.file, DisplayPath(bad_));
+  EXPECT_EQ(d.location.line, 3);
+  EXPECT_EQ(d.location.column, 5);
+  EXPECT_EQ(d.hint, "raised while expanding the Jsonnet libraries");
+  // The library text is available to quote the line.
+  EXPECT_EQ(e.LibrarySources().count(DisplayPath(bad_)), 1u);
+}
+
+TEST_F(JsonnetExpanderTestExpand, StdlibFramesAreSkippedForTheFirstLibraryFrame) {
+  Write("lib/stderr.libsonnet", kStdErrorProfile);
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "stderr"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  const Diagnostic& d = r.diags.items()[0];
+  EXPECT_EQ(d.message, "target alpha: alpha is not a base 10 integer");
+  EXPECT_EQ(d.location.file, DisplayPath(root_ + "/stderr.libsonnet"));
+  EXPECT_EQ(d.location.line, 4);
+  EXPECT_EQ(d.location.column, 14);
+}
+
+TEST_F(JsonnetExpanderTestExpand, OnlyTheFailingTargetIsNamed) {
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}, {"beta", "bad"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  const Diagnostic& d = r.diags.items()[0];
+  EXPECT_EQ(d.message, "target beta: boom");
+  EXPECT_EQ(d.location.file, DisplayPath(bad_));
+  EXPECT_EQ(d.location.line, 3);
+  EXPECT_EQ(d.location.column, 5);
+}
+
+TEST_F(JsonnetExpanderTestExpand, EveryFailingTargetIsNamed) {
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "bad"}, {"beta", "bad"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 2u) << Messages(r.diags);
+  EXPECT_EQ(r.diags.items()[0].message, "target alpha: boom");
+  EXPECT_EQ(r.diags.items()[1].message, "target beta: boom");
+}
+
+TEST_F(JsonnetExpanderTestExpand, StaticErrorInALibraryIsLocated) {
+  const std::string syntax = Write("lib/syntax.libsonnet", kSyntaxErrorProfile);
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}, {"beta", "syntax"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  const Diagnostic& d = r.diags.items()[0];
+  EXPECT_EQ(d.code, "library.error");
+  EXPECT_EQ(d.message, "target beta: unexpected: \",\" while parsing terminal");
+  EXPECT_EQ(d.location.file, DisplayPath(syntax));
+  EXPECT_EQ(d.location.line, 2);
+  EXPECT_EQ(d.location.column, 24);
+}
+
+TEST_F(JsonnetExpanderTestExpand, StaticErrorInTheEntryLibrary) {
+  Write("lib/nemoc.libsonnet", "{\n  build(spec, profiles, only_target):: [\n}\n");
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  const Diagnostic& d = r.diags.items()[0];
+  EXPECT_EQ(d.location.file, DisplayPath(nemoc_));
+  EXPECT_EQ(d.location.line, 3);
+  EXPECT_EQ(d.location.column, 1);
+  EXPECT_EQ(d.message.rfind("target alpha: unexpected: \"}\"", 0), 0u) << d.message;
+}
+
+TEST_F(JsonnetExpanderTestExpand, ImportsOutsideTheRootsFailInsideJsonnet) {
+  Write("lib/nemoc.libsonnet",
+        "local x = import '/etc/hostname';\n"
+        "{ build(spec, profiles, only_target):: x }\n");
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  const Diagnostic& d = r.diags.items()[0];
+  EXPECT_NE(d.message.find("import '/etc/hostname' is an absolute path"), std::string::npos)
+      << d.message;
+  EXPECT_EQ(d.location.file, DisplayPath(nemoc_));
+  EXPECT_EQ(d.location.line, 1);
+}
+
+TEST_F(JsonnetExpanderTestExpand, LibrariesImportRelativeToThemselvesFirst) {
+  Write("lib/nemoc.libsonnet",
+        "local util = import 'sub/util.libsonnet';\n"
+        "{ build(spec, profiles, only_target):: { targets: { [t.name]: {\n"
+        "    files: {}, summary: { which: util.which } } for t in spec.spec.targets } } }\n");
+  const std::string util = Write("lib/sub/util.libsonnet", "import 'helper.libsonnet'\n");
+  const std::string sub_helper = Write("lib/sub/helper.libsonnet", "{ which: 'sub' }\n");
+  Write("lib/helper.libsonnet", "{ which: 'root' }\n");
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}}));
+  ASSERT_TRUE(r.ok) << Messages(r.diags);
+  EXPECT_EQ(r.out["alpha"].summary, json({{"which", "sub"}}));
+  std::vector<std::string> paths;
+  for (const auto& f : e.imported()) paths.push_back(f.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{nemoc_, util, sub_helper}));
+}
+
+TEST_F(JsonnetExpanderTestExpand, FirstRootWins) {
+  const std::string user = Mkdir("user");
+  const std::string user_good =
+      Write("user/good.libsonnet",
+            "{ target(spec, t):: { files: {}, summary: { from: 'user' } } }\n");
+  JsonnetExpander e({user, root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}}));
+  ASSERT_TRUE(r.ok) << Messages(r.diags);
+  EXPECT_EQ(r.out["alpha"].summary, json({{"from", "user"}, {"only_target", ""}}));
+  ASSERT_EQ(e.imported().size(), 2u);
+  EXPECT_EQ(e.imported()[1].path, user_good);
+}
+
+TEST_F(JsonnetExpanderTestExpand, ProfileDiagnosticsAreLocatedInTheSpec) {
+  Write("lib/diag.libsonnet", R"({
+  target(spec, t):: {
+    files: {},
+    summary: {},
+    diagnostics: [
+      { pointer: '/spec/targets/0/name', severity: 'warning', code: 'profile.long-name',
+        message: 'name is long', hint: 'shorten it' },
+      { pointer: '/spec/targets/0/profile', atKey: true, message: 'needs rdma' },
+      { pointer: '/spec/targets/0/rdma/count', severity: 'error', code: 'profile.rdma',
+        message: 'set rdma.count' },
+    ],
+  },
+}
+)");
+  // spec.yaml:
+  //   5:     - name: alpha        value at column 13, the item at column 7
+  //   6:       profile: "diag"    key at column 7
+  Document doc = Spec({{"alpha", "diag"}});
+  JsonnetExpander e({root_});
+  Result r = Run(&e, doc);
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 3u) << Messages(r.diags);
+
+  const Diagnostic& w = r.diags.items()[0];
+  EXPECT_EQ(w.severity, Severity::kWarning);
+  EXPECT_EQ(w.code, "profile.long-name");
+  EXPECT_EQ(w.message, "target alpha: name is long");
+  EXPECT_EQ(w.hint, "shorten it");
+  EXPECT_EQ(w.location.file, "spec.yaml");
+  EXPECT_EQ(w.location.line, 5);
+  EXPECT_EQ(w.location.column, 13);
+
+  const Diagnostic& k = r.diags.items()[1];
+  EXPECT_EQ(k.severity, Severity::kError);
+  EXPECT_EQ(k.code, "profile.error");
+  EXPECT_EQ(k.message, "target alpha: needs rdma");
+  EXPECT_EQ(k.hint, "");
+  EXPECT_EQ(k.location.file, "spec.yaml");
+  EXPECT_EQ(k.location.line, 6);
+  EXPECT_EQ(k.location.column, 7);
+
+  const Diagnostic& a = r.diags.items()[2];
+  EXPECT_EQ(a.severity, Severity::kError);
+  EXPECT_EQ(a.code, "profile.rdma");
+  EXPECT_EQ(a.location.file, "spec.yaml");
+  EXPECT_EQ(a.location.line, 5);  // nearest recorded ancestor: the target item
+  EXPECT_EQ(a.location.column, 7);
+
+  // The target's output is still returned.
+  EXPECT_EQ(r.out.count("alpha"), 1u);
+}
+
+TEST_F(JsonnetExpanderTestExpand, WarningsAloneSucceed) {
+  Write("lib/warn.libsonnet", R"({
+  target(spec, t):: {
+    files: {},
+    diagnostics: [{ pointer: '/spec/namespace', severity: 'warning', message: 'hm' }],
+  },
+}
+)");
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "warn"}}));
+  EXPECT_TRUE(r.ok) << Messages(r.diags);
+  ASSERT_EQ(r.diags.items().size(), 1u);
+  EXPECT_EQ(r.diags.items()[0].severity, Severity::kWarning);
+  EXPECT_EQ(r.diags.items()[0].code, "profile.warning");
+  EXPECT_EQ(r.diags.items()[0].location.line, 3);  // "  namespace: ml"
+  EXPECT_EQ(r.diags.items()[0].location.column, 14);
+  EXPECT_EQ(r.diags.error_count(), 0u);
+}
+
+TEST_F(JsonnetExpanderTestExpand, OutputWithoutTargetsIsRefused) {
+  Write("lib/nemoc.libsonnet", "{ build(spec, profiles, only_target):: { files: {} } }\n");
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  EXPECT_EQ(r.diags.items()[0].code, "library.output");
+  EXPECT_EQ(r.diags.items()[0].message, "nemoc.libsonnet must return {targets: {...}}");
+}
+
+TEST_F(JsonnetExpanderTestExpand, MalformedProfileDiagnosticsAreReportedNotThrown) {
+  Write("lib/sloppy.libsonnet", R"({
+  target(spec, t):: { files: {}, diagnostics: ['oops', { message: 'm', severity: 1 }] },
+}
+)");
+  JsonnetExpander e({root_});
+  Document doc = Spec({{"alpha", "sloppy"}});
+  std::map<std::string, TargetExpansion> out;
+  Diagnostics diags;
+  bool ok = true;
+  EXPECT_NO_THROW(ok = e.Expand(doc.root, doc, &out, &diags));
+  EXPECT_FALSE(ok);
+  ASSERT_EQ(diags.items().size(), 2u) << Messages(diags);
+  EXPECT_EQ(diags.items()[0].code, "library.output");
+  EXPECT_EQ(diags.items()[0].message, "target alpha: malformed profile diagnostic \"oops\"");
+  // A severity that is not a string counts as an error.
+  EXPECT_EQ(diags.items()[1].severity, Severity::kError);
+  EXPECT_EQ(diags.items()[1].code, "profile.error");
+  EXPECT_EQ(diags.items()[1].message, "target alpha: m");
+}
+
+TEST_F(JsonnetExpanderTestExpand, UnsafeProfileNameIsRefusedWithoutEvaluating) {
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "x'; error 'y"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  EXPECT_EQ(r.diags.items()[0].code, "library.profile");
+  EXPECT_EQ(r.diags.items()[0].message, "target alpha: invalid profile name 'x'; error 'y'");
+  EXPECT_FALSE(r.diags.items()[0].location.known());
+  EXPECT_TRUE(e.imported().empty()) << "nothing may be evaluated";
+  EXPECT_TRUE(r.out.empty());
+
+  for (const std::string& profile :
+       std::vector<std::string>{"Upper", "a/b", "../bad", "1abc", std::string(64, 'a')}) {
+    JsonnetExpander other({root_});
+    Result refused = Run(&other, Spec({{"alpha", profile}}));
+    EXPECT_FALSE(refused.ok) << profile;
+    EXPECT_TRUE(other.imported().empty()) << profile;
+    ASSERT_EQ(refused.diags.items().size(), 1u) << profile << "\n" << Messages(refused.diags);
+    EXPECT_EQ(refused.diags.items()[0].message,
+              "target alpha: invalid profile name '" + profile + "'");
+  }
+}
+
+TEST_F(JsonnetExpanderTestExpand, UnsafeProfileNameBlamesOnlyItsTarget) {
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}, {"beta", "x'; error 'y"}}));
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  EXPECT_EQ(r.diags.items()[0].message, "target beta: invalid profile name 'x'; error 'y'");
+}
+
+TEST_F(JsonnetExpanderTestExpand, MeasureTrivialExpand) {
+  // Prints, does not assert: wall time depends on the machine's load.
+  JsonnetExpander e({root_});
+  Document doc = Spec({{"alpha", "good"}});
+  constexpr int kRuns = 3;
+  const auto start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();
+  for (int i = 0; i < kRuns; ++i) {
+    Result r = Run(&e, doc);
+    ASSERT_TRUE(r.ok) << Messages(r.diags);
+  }
+  const double cpu_ms = 1000.0 * static_cast<double>(std::clock() - cpu_start) /
+                        CLOCKS_PER_SEC / kRuns;
+  const double wall_ms = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - start)
+                             .count() /
+                         kRuns;
+  std::cout << "[ measure  ] one Expand of a trivial library: " << wall_ms << " ms wall, "
+            << cpu_ms << " ms CPU (mean of " << kRuns << ")\n";
+  RecordProperty("trivial_expand_wall_ms", std::to_string(wall_ms));
+  RecordProperty("trivial_expand_cpu_ms", std::to_string(cpu_ms));
+}
+
+}  // namespace
+}  // namespace nemoc

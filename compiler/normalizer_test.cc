@@ -1,0 +1,503 @@
+#include "normalizer.h"
+
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "schema_validator.h"
+#include "spec_loader.h"
+
+namespace nemoc {
+namespace {
+
+using nlohmann::json;
+
+const char kSchemaPath[] = NEMOC_SOURCE_DIR "/schemas/project.schema.json";
+const char kModelsPath[] = NEMOC_SOURCE_DIR "/libsonnet/models.json";
+
+const InputSchema& Schema() {
+  static const std::unique_ptr<InputSchema> schema = [] {
+    std::string err;
+    auto s = InputSchema::Load(kSchemaPath, &err);
+    if (s == nullptr) ADD_FAILURE() << err;
+    return s;
+  }();
+  return *schema;
+}
+
+const ModelCatalog& Catalog() {
+  static const ModelCatalog catalog = [] {
+    ModelCatalog c;
+    std::string err;
+    if (!ModelCatalog::Load(kModelsPath, &c, &err)) ADD_FAILURE() << err;
+    return c;
+  }();
+  return catalog;
+}
+
+// The raw catalog file, for checks that look at every entry.
+const json& CatalogJson() {
+  static const json models = [] {
+    std::ifstream in(kModelsPath);
+    json parsed = json::parse(in, nullptr, false);
+    if (parsed.is_discarded()) ADD_FAILURE() << kModelsPath << " is not JSON";
+    return parsed;
+  }();
+  return models;
+}
+
+// A valid spec; tests replace pieces of it. Line numbers matter.
+const char kBase[] = R"(apiVersion: nemoc.dev/v1alpha1
+kind: Project
+metadata:
+  name: demo
+spec:
+  namespace: nemo
+  image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
+  model:
+    preset: llama2-7b
+  storage:
+    results:
+      nfs: {server: nfs.internal, path: /export}
+  stages:
+    train:
+      nodes: 2
+      parallelism: {tensor: 2}
+      batch: {micro: 1, global: 32}
+      data: {mock: true}
+  targets:
+    - name: onprem
+      profile: vanilla-k8s
+)";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "mutation anchor not found: " << from;
+  } else {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+std::string Render(const Diagnostic& d) {
+  std::string out = std::string(SeverityName(d.severity)) + " " + d.code + "@" +
+                    std::to_string(d.location.line) + ":" +
+                    std::to_string(d.location.column) + ": " + d.message;
+  if (!d.hint.empty()) out += " | " + d.hint;
+  return out;
+}
+
+std::vector<std::string> RenderAll(const Diagnostics& ds) {
+  std::vector<std::string> out;
+  for (const auto& d : ds.items()) out.push_back(Render(d));
+  return out;
+}
+
+using Lines = std::vector<std::string>;
+
+struct Normalized {
+  bool ok = false;
+  json out;
+  Diagnostics diags;  // the normalizer's only
+};
+
+// Load -> Validate (both must be clean) -> Normalize.
+Normalized NormalizeSpec(const std::string& text) {
+  Normalized n;
+  Document doc;
+  Diagnostics before;
+  std::set<std::string> yaml11;
+  if (!LoadSpecText("spec.yaml", text, &doc, &before, {}, &yaml11) ||
+      !Schema().Validate(doc, yaml11, &before)) {
+    ADD_FAILURE() << "spec does not load/validate: " << ::testing::PrintToString(RenderAll(before));
+    return n;
+  }
+  EXPECT_TRUE(before.empty()) << ::testing::PrintToString(RenderAll(before));
+  n.ok = Normalize(doc, Schema(), Catalog(), &n.out, &n.diags);
+  return n;
+}
+
+const char* const kRequiredArchitecture[] = {
+    "numLayers",  "hiddenSize", "ffnHiddenSize",        "numAttentionHeads",
+    "numQueryGroups", "vocabSize", "maxPositionEmbeddings"};
+
+// ---------------------------------------------------------------------------
+// The model catalog.
+
+TEST(NormalizerTestCatalog, LoadsAndFinds) {
+  EXPECT_EQ(CatalogJson()["models"].size(), Catalog().Names().size());
+  EXPECT_GE(Catalog().Names().size(), 10u);
+  ASSERT_NE(nullptr, Catalog().Find("llama3.1-405b"));
+  EXPECT_EQ(126, (*Catalog().Find("llama3.1-405b"))["architecture"]["numLayers"]);
+  EXPECT_EQ(nullptr, Catalog().Find("llama3.1-406b"));
+  EXPECT_EQ(nullptr, Catalog().Find(""));
+}
+
+TEST(NormalizerTestCatalog, LoadErrors) {
+  ModelCatalog c;
+  std::string err;
+  EXPECT_FALSE(ModelCatalog::Load("/nonexistent/models.json", &c, &err));
+  EXPECT_EQ("cannot read model catalog /nonexistent/models.json", err);
+  // A JSON file without a "models" object (the schema) is refused.
+  EXPECT_FALSE(ModelCatalog::Load(kSchemaPath, &c, &err));
+  EXPECT_EQ(std::string("model catalog ") + kSchemaPath +
+                " is not valid (expected {\"models\": {...}})",
+            err);
+}
+
+TEST(NormalizerTestCatalog, EveryModelIsCompleteAndConsistent) {
+  const json& models = CatalogJson()["models"];
+  const json& arch_schema = Schema().json()["definitions"]["architecture"]["properties"];
+  ASSERT_TRUE(models.is_object());
+  for (const auto& [name, entry] : models.items()) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(entry.contains("family") && entry["family"].is_string());
+    EXPECT_TRUE(entry.contains("huggingface") && entry["huggingface"].is_string());
+    ASSERT_TRUE(entry.contains("seqLength") && entry["seqLength"].is_number_integer());
+    const json& arch = entry["architecture"];
+    ASSERT_TRUE(arch.is_object());
+    bool complete = true;
+    for (const char* field : kRequiredArchitecture) {
+      const bool ok = arch.contains(field) && arch[field].is_number_integer() &&
+                      arch[field].get<int64_t>() > 0;
+      EXPECT_TRUE(ok) << field;
+      complete = complete && ok;
+    }
+    if (!complete) continue;
+    EXPECT_EQ(0, arch["numAttentionHeads"].get<int64_t>() % arch["numQueryGroups"].get<int64_t>())
+        << "heads " << arch["numAttentionHeads"] << " / query groups " << arch["numQueryGroups"];
+    EXPECT_LE(entry["seqLength"].get<int64_t>(), arch["maxPositionEmbeddings"].get<int64_t>());
+    if (arch.contains("numExperts")) {
+      ASSERT_TRUE(arch.contains("moeTopK"));
+      EXPECT_LE(arch["moeTopK"].get<int64_t>(), arch["numExperts"].get<int64_t>());
+    }
+    // Every field is one the spec's architecture section knows, with an allowed value.
+    for (const auto& [field, value] : arch.items()) {
+      ASSERT_TRUE(arch_schema.contains(field)) << field;
+      if (arch_schema[field].contains("enum")) {
+        bool allowed = false;
+        for (const auto& option : arch_schema[field]["enum"]) allowed = allowed || option == value;
+        EXPECT_TRUE(allowed) << field << " = " << value;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Presets and architectures.
+
+TEST(NormalizerTestModel, PresetIsResolvedFromTheCatalog) {
+  Normalized n = NormalizeSpec(Replace(kBase, "preset: llama2-7b", "preset: llama2-70b"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ(Lines{}, RenderAll(n.diags));
+  const json& model = n.out["spec"]["model"];
+  EXPECT_EQ((*Catalog().Find("llama2-70b"))["architecture"], model["architecture"]);
+  EXPECT_EQ(80, model["architecture"]["numLayers"]);
+  EXPECT_EQ(8, model["architecture"]["numQueryGroups"]);
+  EXPECT_EQ("llama", model["family"]);
+  EXPECT_EQ("meta-llama/Llama-2-70b-hf", model["huggingface"]);
+  EXPECT_EQ(4096, model["defaultSeqLength"]);
+  EXPECT_EQ((json{{"library", "huggingface"}, {"type", "meta-llama/Llama-2-70b-hf"}}),
+            model["tokenizer"]);
+}
+
+TEST(NormalizerTestModel, ExplicitArchitectureFieldsOverrideThePreset) {
+  Normalized n = NormalizeSpec(Replace(kBase, "    preset: llama2-7b\n",
+                             "    preset: llama2-7b\n"
+                             "    architecture: {numLayers: 16, numQueryGroups: 8, rotaryBase: 500000}\n"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  json expected = (*Catalog().Find("llama2-7b"))["architecture"];
+  expected["numLayers"] = 16;
+  expected["numQueryGroups"] = 8;
+  expected["rotaryBase"] = 500000;
+  EXPECT_EQ(expected, n.out["spec"]["model"]["architecture"]);
+}
+
+TEST(NormalizerTestModel, ExplicitTokenizerIsKept) {
+  Normalized n = NormalizeSpec(Replace(kBase, "    preset: llama2-7b\n",
+                             "    preset: llama2-7b\n"
+                             "    tokenizer: {library: sentencepiece, model: /tok/t.model}\n"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ((json{{"library", "sentencepiece"}, {"model", "/tok/t.model"}}),
+            n.out["spec"]["model"]["tokenizer"]);
+}
+
+TEST(NormalizerTestModel, UnknownPresetWithDidYouMean) {
+  Normalized n = NormalizeSpec(Replace(kBase, "preset: llama2-7b", "preset: lama2-7b"));
+  EXPECT_FALSE(n.ok);
+  EXPECT_EQ(Lines{"error spec.unknown-model@9:13: unknown model preset 'lama2-7b' | did you "
+                  "mean 'llama2-7b'?"},
+            RenderAll(n.diags));
+  EXPECT_EQ(json::object(), n.out["spec"]["model"]["architecture"]);
+}
+
+TEST(NormalizerTestModel, UnknownPresetListsKnownPresets) {
+  Normalized n = NormalizeSpec(Replace(kBase, "preset: llama2-7b", "preset: gpt-neox-20b"));
+  EXPECT_FALSE(n.ok);
+  EXPECT_EQ(Lines{"error spec.unknown-model@9:13: unknown model preset 'gpt-neox-20b' | known "
+                  "presets: llama2-13b, llama2-70b, llama2-7b, llama3-70b, llama3-8b, "
+                  "llama3.1-405b, llama3.1-70b, llama3.1-8b, mixtral-8x7b, nemotron4-15b, "
+                  "nemotron4-340b"},
+            RenderAll(n.diags));
+}
+
+TEST(NormalizerTestModel, ExplicitArchitectureMissingRequiredFields) {
+  Normalized n = NormalizeSpec(Replace(kBase, "    preset: llama2-7b\n",
+                             "    architecture: {numLayers: 2, hiddenSize: 64}\n"
+                             "    tokenizer: {library: huggingface, type: gpt2}\n"));
+  EXPECT_FALSE(n.ok);
+  EXPECT_EQ(Lines{"error spec.missing-field@9:5: spec.model.architecture: missing "
+                  "ffnHiddenSize, numAttentionHeads, vocabSize, maxPositionEmbeddings (no "
+                  "preset provides them)"},
+            RenderAll(n.diags));
+}
+
+TEST(NormalizerTestModel, NeitherPresetNorArchitecture) {
+  Normalized n = NormalizeSpec(Replace(kBase, "  model:\n    preset: llama2-7b\n", "  model: {}\n"));
+  EXPECT_FALSE(n.ok);
+  EXPECT_EQ((Lines{"error spec.missing-field@8:3: spec.model: set a preset or an architecture | "
+                   "known presets: see libsonnet/models.json, e.g. llama3.1-8b",
+                   "error spec.missing-field@8:3: spec.model: a tokenizer is required when no "
+                   "preset is given | e.g. tokenizer: {library: huggingface, type: "
+                   "meta-llama/Llama-3.1-8B}"}),
+            RenderAll(n.diags));
+}
+
+const char kFullArchitecture[] =
+    "    architecture: {numLayers: 4, hiddenSize: 256, ffnHiddenSize: 1024, "
+    "numAttentionHeads: 16, vocabSize: 32000, maxPositionEmbeddings: 2048}\n";
+
+TEST(NormalizerTestModel, ArchitectureWithoutPresetNeedsATokenizer) {
+  Normalized n = NormalizeSpec(Replace(kBase, "    preset: llama2-7b\n", kFullArchitecture));
+  EXPECT_FALSE(n.ok);
+  EXPECT_EQ(Lines{"error spec.missing-field@8:3: spec.model: a tokenizer is required when no "
+                  "preset is given | e.g. tokenizer: {library: huggingface, type: "
+                  "meta-llama/Llama-3.1-8B}"},
+            RenderAll(n.diags));
+}
+
+TEST(NormalizerTestModel, QueryGroupsDefaultToHeadsAndArchitectureDefaults) {
+  Normalized n = NormalizeSpec(Replace(kBase, "    preset: llama2-7b\n",
+                             std::string(kFullArchitecture) +
+                                 "    tokenizer: {library: huggingface, type: gpt2}\n"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ((json{{"numLayers", 4},
+                  {"hiddenSize", 256},
+                  {"ffnHiddenSize", 1024},
+                  {"numAttentionHeads", 16},
+                  {"numQueryGroups", 16},
+                  {"vocabSize", 32000},
+                  {"maxPositionEmbeddings", 2048},
+                  {"normalization", "rmsnorm"},
+                  {"activation", "fast-swiglu"},
+                  {"positionEmbedding", "rope"},
+                  {"rotaryBase", 10000},
+                  {"shareEmbeddings", false}}),
+            n.out["spec"]["model"]["architecture"]);
+  const json& model = n.out["spec"]["model"];
+  EXPECT_FALSE(model.contains("family"));
+  EXPECT_FALSE(model.contains("defaultSeqLength"));
+  // Without a preset, the sequence length defaults to maxPositionEmbeddings.
+  EXPECT_EQ(2048, n.out["spec"]["stages"]["train"]["seqLength"]);
+}
+
+TEST(NormalizerTestModel, ExplicitQueryGroupsAreKept) {
+  std::string arch = kFullArchitecture;
+  arch = Replace(arch, "numAttentionHeads: 16", "numAttentionHeads: 16, numQueryGroups: 4");
+  Normalized n = NormalizeSpec(Replace(kBase, "    preset: llama2-7b\n",
+                             arch + "    tokenizer: {library: huggingface, type: gpt2}\n"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ(4, n.out["spec"]["model"]["architecture"]["numQueryGroups"]);
+}
+
+// ---------------------------------------------------------------------------
+// Train stage defaults.
+
+TEST(NormalizerTestTrain, SeqLengthDefaultsToTheCatalogSeqLength) {
+  // llama3.1-8b: seqLength 8192, maxPositionEmbeddings 131072.
+  Normalized n = NormalizeSpec(Replace(kBase, "preset: llama2-7b", "preset: llama3.1-8b"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ(8192, n.out["spec"]["stages"]["train"]["seqLength"]);
+  EXPECT_EQ(8192, n.out["spec"]["model"]["defaultSeqLength"]);
+}
+
+TEST(NormalizerTestTrain, ExplicitSeqLengthIsKept) {
+  Normalized n = NormalizeSpec(Replace(kBase, "      nodes: 2\n", "      nodes: 2\n      seqLength: 1024\n"));
+  ASSERT_TRUE(n.ok);
+  EXPECT_EQ(1024, n.out["spec"]["stages"]["train"]["seqLength"]);
+}
+
+TEST(NormalizerTestTrain, SectionsAndCollectionsAreCreatedWithDefaults) {
+  Normalized n = NormalizeSpec(kBase);
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  const json& train = n.out["spec"]["stages"]["train"];
+  EXPECT_EQ((json{{"tensor", 2}, {"pipeline", 1}, {"context", 1}, {"expert", 1},
+                  {"sequenceParallel", false}}),
+            train["parallelism"]);
+  EXPECT_EQ((json{{"lr", 0.0003}, {"minLr", 3e-05}, {"warmupSteps", 100},
+                  {"weightDecay", 0.1}, {"gradientClip", 1.0}}),
+            train["optimizer"]);
+  EXPECT_EQ((json{{"every", 500}, {"keep", 3}, {"saveLast", true}, {"resume", "auto"},
+                  {"enabled", true}}),
+            train["checkpoint"]);
+  EXPECT_FALSE(train.contains("peft"));  // only for mode lora
+  EXPECT_EQ(json::array(), train["overrides"]);
+  EXPECT_EQ(json::object(), train["env"]);
+  EXPECT_EQ(json::object(), train["resources"]);
+  EXPECT_EQ(json::object(), n.out["metadata"]["labels"]);
+  EXPECT_EQ(json::object(), n.out["metadata"]["annotations"]);
+  EXPECT_EQ(json::array(), n.out["spec"]["imagePullSecrets"]);
+  EXPECT_EQ(json::object(), n.out["spec"]["monitoring"]);
+  EXPECT_FALSE(n.out["spec"].contains("gitops"));
+  EXPECT_EQ(json::object(), n.out["spec"]["targets"][0]["nodeSelector"]);
+}
+
+TEST(NormalizerTestTrain, LoraGetsPeftDefaults) {
+  std::string text = Replace(kBase, "      nodes: 2\n", "      mode: lora\n      nodes: 2\n");
+  text = Replace(text, "data: {mock: true}", "data: {jsonl: {train: d/train.jsonl}}");
+  text = Replace(text, "    preset: llama2-7b\n", "    preset: llama2-7b\n    source: {nemo: m.nemo}\n");
+  Normalized n = NormalizeSpec(text);
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ((json{{"adapterDim", 32}, {"alpha", 32}, {"dropout", 0.0},
+                  {"targetModules", {"linear_qkv"}}}),
+            n.out["spec"]["stages"]["train"]["peft"]);
+  EXPECT_EQ("{input} {output}", n.out["spec"]["stages"]["train"]["data"]["jsonl"]["promptTemplate"]);
+}
+
+TEST(NormalizerTestTrain, ServiceAccountDefaults) {
+  Normalized n = NormalizeSpec(kBase);
+  ASSERT_TRUE(n.ok);
+  EXPECT_EQ((json{{"name", "demo-workload"}, {"create", true}}), n.out["spec"]["serviceAccount"]);
+
+  n = NormalizeSpec(Replace(kBase, "  namespace: nemo\n", "  namespace: nemo\n  serviceAccount: {create: false}\n"));
+  ASSERT_TRUE(n.ok);
+  EXPECT_EQ((json{{"name", "demo-workload"}, {"create", false}}), n.out["spec"]["serviceAccount"]);
+
+  n = NormalizeSpec(Replace(kBase, "  namespace: nemo\n", "  namespace: nemo\n  serviceAccount: {name: trainer}\n"));
+  ASSERT_TRUE(n.ok);
+  EXPECT_EQ((json{{"name", "trainer"}, {"create", true}}), n.out["spec"]["serviceAccount"]);
+}
+
+TEST(NormalizerTestTrain, StageImagesDefaultToSpecImage) {
+  const json spec_image = {{"repository", "nvcr.io/nvidia/nemo"}, {"tag", "24.07"},
+                           {"pullPolicy", "IfNotPresent"}};
+  Normalized n = NormalizeSpec(Replace(kBase, "  stages:\n", "  stages:\n    evaluate: {gpus: 4}\n"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ(spec_image, n.out["spec"]["image"]);
+  EXPECT_EQ(spec_image, n.out["spec"]["stages"]["train"]["image"]);
+  EXPECT_EQ(spec_image, n.out["spec"]["stages"]["evaluate"]["image"]);
+
+  n = NormalizeSpec(Replace(kBase, "      nodes: 2\n",
+                  "      nodes: 2\n      image: {repository: example.com/nemo, tag: v2, "
+                  "pullPolicy: Always}\n"));
+  ASSERT_TRUE(n.ok);
+  EXPECT_EQ((json{{"repository", "example.com/nemo"}, {"tag", "v2"}, {"pullPolicy", "Always"}}),
+            n.out["spec"]["stages"]["train"]["image"]);
+  EXPECT_EQ(spec_image, n.out["spec"]["image"]);
+}
+
+// ---------------------------------------------------------------------------
+// Storage per target.
+
+TEST(NormalizerTestStorage, DataDefaultsToResults) {
+  Normalized n = NormalizeSpec(kBase);
+  ASSERT_TRUE(n.ok);
+  const json results = {{"nfs", {{"server", "nfs.internal"}, {"path", "/export"}, {"readOnly", false}}},
+                        {"mountPath", "/results"}};
+  EXPECT_EQ((json{{"pointer", "/spec/storage"},
+                  {"results", results},
+                  {"data", results},
+                  {"separateData", false}}),
+            n.out["spec"]["targets"][0]["storage"]);
+}
+
+TEST(NormalizerTestStorage, SeparateDataVolumeMountsAtData) {
+  Normalized n = NormalizeSpec(Replace(kBase, "      nfs: {server: nfs.internal, path: /export}\n",
+                             "      nfs: {server: nfs.internal, path: /export}\n"
+                             "    data:\n      pvc: {claimName: datasets}\n"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  const json& storage = n.out["spec"]["targets"][0]["storage"];
+  EXPECT_EQ("/results", storage["results"]["mountPath"]);
+  EXPECT_EQ((json{{"pvc", {{"claimName", "datasets"}}}, {"mountPath", "/data"}}), storage["data"]);
+  EXPECT_EQ(true, storage["separateData"]);
+}
+
+TEST(NormalizerTestStorage, TargetStorageReplacesSpecStorage) {
+  std::string text = std::string(kBase) +
+                     "    - name: lab\n"
+                     "      profile: vanilla-k8s\n"
+                     "      storage:\n"
+                     "        results: {hostPath: {path: /mnt/r}, mountPath: /mnt/results}\n";
+  Normalized n = NormalizeSpec(text);
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  const json& targets = n.out["spec"]["targets"];
+  ASSERT_EQ(2u, targets.size());
+  EXPECT_EQ("/export", targets[0]["storage"]["results"]["nfs"]["path"]);
+  EXPECT_EQ("/spec/storage", targets[0]["storage"]["pointer"]);
+  const json lab_results = {{"hostPath", {{"path", "/mnt/r"}}}, {"mountPath", "/mnt/results"}};
+  EXPECT_EQ((json{{"pointer", "/spec/targets/1/storage"},
+                  {"results", lab_results},
+                  {"data", lab_results},
+                  {"separateData", false}}),
+            targets[1]["storage"]);
+}
+
+// ---------------------------------------------------------------------------
+// Derived sizes.
+
+TEST(NormalizerTestSizes, DerivedSizesInTheNormalizedSpec) {
+  Normalized n = NormalizeSpec(Replace(Replace(kBase, "nodes: 2", "nodes: 4"), "parallelism: {tensor: 2}",
+                             "parallelism: {tensor: 4, pipeline: 2}"));
+  ASSERT_TRUE(n.ok);
+  EXPECT_EQ((json{{"worldSize", 32}, {"modelParallel", 8}, {"dataParallel", 4}}),
+            n.out["spec"]["stages"]["train"]["derived"]);
+}
+
+TEST(NormalizerTestSizes, NonDividingParallelismGivesDataParallelZero) {
+  Normalized n = NormalizeSpec(Replace(Replace(kBase, "nodes: 2", "nodes: 3"), "parallelism: {tensor: 2}",
+                             "parallelism: {tensor: 16}"));
+  ASSERT_TRUE(n.ok);  // the checks report it, not the normalizer
+  EXPECT_EQ((json{{"worldSize", 24}, {"modelParallel", 16}, {"dataParallel", 0}}),
+            n.out["spec"]["stages"]["train"]["derived"]);
+}
+
+struct SizesCase {
+  json train;
+  int64_t world, tensor, pipeline, context, expert, vpp, model_parallel, data_parallel;
+};
+
+TEST(NormalizerTestSizes, ComputeTrainSizesCombinations) {
+  const SizesCase cases[] = {
+      {json::object(), 8, 1, 1, 1, 1, 0, 1, 8},  // nodes 1 × 8 GPUs by default
+      {{{"nodes", 2}}, 16, 1, 1, 1, 1, 0, 1, 16},
+      {{{"nodes", 4}, {"gpusPerNode", 4}, {"parallelism", {{"tensor", 4}}}}, 16, 4, 1, 1, 1, 0, 4, 4},
+      {{{"nodes", 4}, {"parallelism", {{"tensor", 4}, {"pipeline", 2}}}}, 32, 4, 2, 1, 1, 0, 8, 4},
+      {{{"nodes", 28},
+        {"parallelism", {{"tensor", 4}, {"pipeline", 14}, {"virtualPipeline", 9}, {"context", 2}}}},
+       224, 4, 14, 2, 1, 9, 112, 2},
+      {{{"nodes", 8}, {"parallelism", {{"tensor", 2}, {"expert", 8}}}}, 64, 2, 1, 1, 8, 0, 2, 32},
+      {{{"nodes", 3}, {"parallelism", {{"tensor", 8}, {"pipeline", 2}}}}, 24, 8, 2, 1, 1, 0, 16, 0},
+      {{{"nodes", 1}, {"gpusPerNode", 8}, {"parallelism", {{"context", 16}}}}, 8, 1, 1, 16, 1, 0, 16, 0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.train.dump());
+    TrainSizes s = ComputeTrainSizes(c.train);
+    EXPECT_EQ(c.world, s.world_size);
+    EXPECT_EQ(s.nodes * s.gpus_per_node, s.world_size);
+    EXPECT_EQ(c.tensor, s.tensor);
+    EXPECT_EQ(c.pipeline, s.pipeline);
+    EXPECT_EQ(c.context, s.context);
+    EXPECT_EQ(c.expert, s.expert);
+    EXPECT_EQ(c.vpp, s.virtual_pipeline);
+    EXPECT_EQ(c.model_parallel, s.model_parallel);
+    EXPECT_EQ(c.data_parallel, s.data_parallel);
+  }
+}
+
+}  // namespace
+}  // namespace nemoc

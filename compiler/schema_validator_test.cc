@@ -1,0 +1,612 @@
+#include "schema_validator.h"
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "spec_loader.h"
+
+namespace nemoc {
+namespace {
+
+using nlohmann::json;
+
+const char kSchemaPath[] = NEMOC_SOURCE_DIR "/schemas/project.schema.json";
+
+const InputSchema& Schema() {
+  static const std::unique_ptr<InputSchema> schema = [] {
+    std::string err;
+    auto s = InputSchema::Load(kSchemaPath, &err);
+    if (s == nullptr) ADD_FAILURE() << err;
+    return s;
+  }();
+  return *schema;
+}
+
+// A valid spec; every test mutates one piece of it. Line numbers matter.
+const char kBase[] = R"(apiVersion: nemoc.dev/v1alpha1
+kind: Project
+metadata:
+  name: demo
+spec:
+  namespace: nemo
+  image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
+  model:
+    preset: llama2-7b
+  storage:
+    results:
+      nfs: {server: nfs.internal, path: /export}
+  stages:
+    train:
+      nodes: 2
+      parallelism:
+        pipeline: 2
+      batch: {micro: 1, global: 32}
+      data: {mock: true}
+  targets:
+    - name: onprem
+      profile: vanilla-k8s
+)";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "mutation anchor not found: " << from;
+  } else {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// "error code@line:col: message | hint" (the hint part only when present).
+std::string Render(const Diagnostic& d) {
+  std::string out = std::string(SeverityName(d.severity)) + " " + d.code + "@" +
+                    std::to_string(d.location.line) + ":" +
+                    std::to_string(d.location.column) + ": " + d.message;
+  if (!d.hint.empty()) out += " | " + d.hint;
+  return out;
+}
+
+std::vector<std::string> RenderAll(const Diagnostics& ds) {
+  std::vector<std::string> out;
+  for (const auto& d : ds.items()) out.push_back(Render(d));
+  return out;
+}
+
+struct Result {
+  bool loaded = false;
+  bool valid = false;
+  Document doc;
+  Diagnostics diags;
+  std::set<std::string> yaml11;
+};
+
+// Loads and validates; only the validator's diagnostics are kept (the load
+// itself must succeed cleanly).
+std::unique_ptr<Result> Check(const std::string& text) {
+  auto r = std::make_unique<Result>();
+  Diagnostics load_diags;
+  r->loaded = LoadSpecText("spec.yaml", text, &r->doc, &load_diags, {}, &r->yaml11);
+  EXPECT_TRUE(r->loaded);
+  EXPECT_TRUE(load_diags.empty()) << ::testing::PrintToString(RenderAll(load_diags));
+  if (!r->loaded) return r;
+  r->valid = Schema().Validate(r->doc, r->yaml11, &r->diags);
+  return r;
+}
+
+using Lines = std::vector<std::string>;
+
+// ---------------------------------------------------------------------------
+// Loading the schema.
+
+TEST(InputSchemaTestLoad, RealSchemaCompiles) {
+  std::string err;
+  auto schema = InputSchema::Load(kSchemaPath, &err);
+  ASSERT_NE(nullptr, schema) << err;
+  EXPECT_EQ("", err);
+  EXPECT_EQ("nemoc Project", schema->json()["title"]);
+}
+
+TEST(InputSchemaTestLoad, MissingFileIsAnError) {
+  std::string err;
+  EXPECT_EQ(nullptr, InputSchema::Load("/nonexistent/nemoc/schema.json", &err));
+  EXPECT_EQ("cannot read input schema /nonexistent/nemoc/schema.json", err);
+}
+
+TEST(InputSchemaTestLoad, InvalidJsonIsAnError) {
+  const std::string path = ::testing::TempDir() + "/nemoc_bad_schema.json";
+  {
+    std::ofstream out(path);
+    out << "{\"type\": ";
+  }
+  std::string err;
+  EXPECT_EQ(nullptr, InputSchema::Load(path, &err));
+  EXPECT_EQ("input schema " + path + " is not valid JSON", err);
+  std::remove(path.c_str());
+}
+
+// ---------------------------------------------------------------------------
+// Validate.
+
+TEST(InputSchemaTest, MinimalSpecIsValid) {
+  auto r = Check(kBase);
+  EXPECT_TRUE(r->valid);
+  EXPECT_EQ(Lines{}, RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, UnknownKeyGetsDidYouMean) {
+  auto r = Check(Replace(kBase, "      nodes: 2\n", "      nodes: 2\n      maxStep: 10\n"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.unknown-field@16:7: unknown field 'maxStep' in "
+                  "spec.stages.train | did you mean 'maxSteps'?"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, UnknownTopLevelKeyListsAllowedFields) {
+  auto r = Check(std::string(kBase) + "status: {phase: done}\n");
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.unknown-field@23:1: unknown field 'status' at the top level"
+                  " | allowed fields: apiVersion, kind, metadata, spec"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, UnknownKeyInListItem) {
+  auto r = Check(Replace(kBase, "      profile: vanilla-k8s\n",
+                         "      profile: vanilla-k8s\n      gpus: h100-80gb\n"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.unknown-field@23:7: unknown field 'gpus' in spec.targets[0]"
+                  " | did you mean 'gpu'?"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, UnknownKeyInListItemWithNothingClose) {
+  auto r = Check(Replace(kBase, "      profile: vanilla-k8s\n",
+                         "      profile: vanilla-k8s\n      zzzzzzzz: 1\n"));
+  ASSERT_EQ(1u, r->diags.items().size());
+  // Every field of a target, in (sorted) schema order.
+  std::string allowed;
+  for (const auto& [key, _] : Schema().json()["definitions"]["target"]["properties"].items()) {
+    allowed += (allowed.empty() ? "" : ", ") + key;
+  }
+  EXPECT_NE(std::string::npos, allowed.find("gpu, "));
+  EXPECT_EQ("error spec.unknown-field@23:7: unknown field 'zzzzzzzz' in spec.targets[0] | "
+            "allowed fields: " + allowed,
+            Render(r->diags.items()[0]));
+}
+
+TEST(InputSchemaTest, WrongType) {
+  auto r = Check(Replace(kBase, "nodes: 2", "nodes: \"2\""));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.wrong-type@15:14: spec.stages.train.nodes: expected an "
+                  "integer, got string \"2\""},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, WrongTypeMappingWhereListIsWanted) {
+  auto r = Check(Replace(kBase, "  stages:\n", "  imagePullSecrets: {a: b}\n  stages:\n"));
+  EXPECT_EQ(Lines{"error spec.wrong-type@13:21: spec.imagePullSecrets: expected a list, got "
+                  "mapping {\"a\":\"b\"}"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, EnumViolationWithSuggestion) {
+  auto r = Check(Replace(kBase, "      nodes: 2\n", "      mode: pretrian\n      nodes: 2\n"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.not-allowed@15:13: spec.stages.train.mode: \"pretrian\" is not "
+                  "one of: pretrain, sft, lora | did you mean 'pretrain'?"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, EnumViolationWithoutSuggestion) {
+  auto r = Check(Replace(kBase, "      nodes: 2\n", "      mode: rlhf-xyz\n      nodes: 2\n"));
+  EXPECT_EQ(Lines{"error spec.not-allowed@15:13: spec.stages.train.mode: \"rlhf-xyz\" is not "
+                  "one of: pretrain, sft, lora"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, PatternViolationUsesDescriptionAsHint) {
+  auto r = Check(Replace(kBase, "namespace: nemo", "namespace: Nemo_NS"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.invalid@6:14: spec.namespace: \"Nemo_NS\" is not valid | "
+                  "A DNS-1123 label: lowercase letters, digits and '-', starting and ending "
+                  "with a letter or digit, at most 63 characters."},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, NotConstraintRefusesLatestTag) {
+  auto r = Check(Replace(kBase, "tag: \"24.07\"", "tag: latest"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.invalid@7:49: spec.image.tag: \"latest\" is not valid | Image "
+                  "tag such as 25.02 (quote numeric-looking tags). latest is refused."},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, Minimum) {
+  auto r = Check(Replace(kBase, "nodes: 2", "nodes: 0"));
+  EXPECT_FALSE(r->valid);
+  // valijson formats the bound with std::to_string(double).
+  EXPECT_EQ(Lines{"error spec.out-of-range@15:14: spec.stages.train.nodes: 0 must be at least 1 | Number of nodes (pods), one "
+                  "per node."},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, Maximum) {
+  auto r = Check(Replace(kBase, "      nodes: 2\n", "      nodes: 2\n      gpusPerNode: 17\n"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.out-of-range@16:20: spec.stages.train.gpusPerNode: 17 must be at most 16 | GPUs per node, one process "
+                  "each."},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, MissingRequiredFieldIsLocatedAtParentKey) {
+  auto r = Check(Replace(kBase, "      nodes: 2\n", ""));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.missing-field@14:5: spec.stages.train: missing required field "
+                  "'nodes' | Number of nodes (pods), one per node."},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, MissingRequiredTopLevelField) {
+  auto r = Check(Replace(kBase, "kind: Project\n", ""));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.missing-field@1:1: the spec: missing required field 'kind' | "
+                  "Always Project."},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, MaxPropertiesOneMeansExactlyOne) {
+  auto r = Check(Replace(kBase, "data: {mock: true}", "data: {mock: true, fromDataPrep: true}"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.invalid@19:13: spec.stages.train.data: set exactly one of: "
+                  "fromDataPrep, jsonl, mock, prefixes"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, MinPropertiesOnExactlyOneObject) {
+  auto r = Check(Replace(kBase, "data: {mock: true}", "data: {}"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.invalid@19:13: spec.stages.train.data: set exactly one of: "
+                  "fromDataPrep, jsonl, mock, prefixes"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, InvalidLabelKey) {
+  auto r = Check(Replace(kBase, "  name: demo\n", "  name: demo\n  labels: {\"bad key!\": x}\n"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.invalid-key@5:12: metadata.labels: key 'bad key!' is not "
+                  "valid | A Kubernetes label or annotation key: an optional DNS subdomain "
+                  "prefix and '/', then a name of at most 63 characters."},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, ValidLabelKeysPass) {
+  auto r = Check(Replace(kBase, "  name: demo\n",
+                         "  name: demo\n  labels: {team: ml, example.com/tier: gold}\n"));
+  EXPECT_TRUE(r->valid);
+  EXPECT_EQ(Lines{}, RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, Yaml11BooleanWhereBooleanIsWanted) {
+  auto r = Check(Replace(kBase, "  namespace: nemo\n",
+                         "  namespace: nemo\n  serviceAccount: {create: yes}\n"));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.wrong-type@7:28: spec.serviceAccount.create: expected a boolean "
+                  "(true or false), got string \"yes\" | yes is a YAML 1.1 boolean; nemoc "
+                  "reads YAML 1.2, where it is a string. Write true or false."},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, QuotedYesWhereBooleanIsWantedHasNoYaml11Hint) {
+  auto r = Check(Replace(kBase, "  namespace: nemo\n",
+                         "  namespace: nemo\n  serviceAccount: {create: \"yes\"}\n"));
+  EXPECT_EQ(Lines{"error spec.wrong-type@7:28: spec.serviceAccount.create: expected a boolean "
+                  "(true or false), got string \"yes\""},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, Yaml11BooleanWhereStringIsWantedIsAWarning) {
+  auto r = Check(Replace(kBase, "  name: demo\n", "  name: demo\n  labels: {team: yes}\n"));
+  EXPECT_TRUE(r->valid);
+  EXPECT_EQ(Lines{"warning yaml.yaml11-boolean@5:18: metadata.labels.team: yes is a boolean to "
+                  "YAML 1.1 readers; nemoc reads it as the string \"yes\" | quote it (\"yes\") "
+                  "to make the string explicit"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, VeryLongStringIsRefusedWithoutCrashing) {
+  const std::string long_name(10000, 'a');
+  auto r = Check(Replace(kBase, "namespace: nemo", "namespace: " + long_name));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.too-long@6:14: spec.namespace: string of 10000 characters is too "
+                  "long (at most 4096)"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, VeryLongStringInAbsolutePath) {
+  const std::string long_path = "/" + std::string(9999, 'p');
+  auto r = Check(Replace(kBase, "path: /export", "path: " + long_path));
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.too-long@12:41: spec.storage.results.nfs.path: string of 10000 "
+                  "characters is too long (at most 4096)"},
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, VeryLongLabelKeyIsRefused) {
+  const std::string long_key(10000, 'k');
+  // An explicit key ("? key"): implicit keys are limited to 1024 characters.
+  auto r = Check(Replace(kBase, "  name: demo\n",
+                         "  name: demo\n  labels:\n    ? " + long_key + "\n    : x\n"));
+  EXPECT_FALSE(r->valid);
+  ASSERT_EQ(1u, r->diags.items().size()) << r->diags.items().size();
+  EXPECT_EQ("spec.invalid-key", r->diags.items()[0].code);
+  EXPECT_EQ("metadata.labels: key '" + long_key + "' is not valid", r->diags.items()[0].message);
+  EXPECT_EQ(6, r->diags.items()[0].location.line);
+  EXPECT_EQ(7, r->diags.items()[0].location.column);
+}
+
+TEST(InputSchemaTest, SeveralProblemsAreAllReported) {
+  std::string text = kBase;
+  text = Replace(text, "namespace: nemo", "namespace: Nemo");              // pattern
+  text = Replace(text, "      nodes: 2\n", "      nodes: -1\n      mode: sf\n");  // min + enum
+  text = Replace(text, "global: 32", "globl: 32");                         // unknown + missing
+  text = Replace(text, "      profile: vanilla-k8s\n", "      profile: vanilla-k8s\n      runtime: 7\n");
+  auto r = Check(text);
+  EXPECT_FALSE(r->valid);
+  r->diags.SortByLocation();
+  EXPECT_EQ((Lines{
+                "error spec.invalid@6:14: spec.namespace: \"Nemo\" is not valid | A DNS-1123 "
+                "label: lowercase letters, digits and '-', starting and ending with a letter or "
+                "digit, at most 63 characters.",
+                "error spec.out-of-range@15:14: spec.stages.train.nodes: -1 must be at least 1 | Number of nodes (pods), one per "
+                "node.",
+                "error spec.not-allowed@16:13: spec.stages.train.mode: \"sf\" is not one of: "
+                "pretrain, sft, lora | did you mean 'sft'?",
+                "error spec.missing-field@19:7: spec.stages.train.batch: missing required "
+                "field 'global' | Global batch size.",
+                "error spec.unknown-field@19:25: unknown field 'globl' in spec.stages.train.batch"
+                " | did you mean 'global'?",
+                // The enum and the type constraint both reject the integer.
+                "error spec.not-allowed@24:16: spec.targets[0].runtime: 7 is not one of: "
+                "pytorchjob, trainjob, jobset, indexed-job",
+                "error spec.wrong-type@24:16: spec.targets[0].runtime: expected a string, got "
+                "integer 7",
+            }),
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, DuplicateListEntries) {
+  auto r = Check(Replace(kBase, "  stages:\n", "  imagePullSecrets: [ngc, ngc]\n  stages:\n"));
+  EXPECT_FALSE(r->valid);
+  ASSERT_EQ(1u, r->diags.items().size()) << ::testing::PrintToString(RenderAll(r->diags));
+  EXPECT_EQ("spec.invalid", r->diags.items()[0].code);
+  EXPECT_EQ(0u, r->diags.items()[0].message.find("spec.imagePullSecrets: duplicate entries ("))
+      << r->diags.items()[0].message;
+  EXPECT_EQ(13, r->diags.items()[0].location.line);
+  EXPECT_EQ(21, r->diags.items()[0].location.column);
+}
+
+// ---------------------------------------------------------------------------
+// FillDefaults.
+
+TEST(InputSchemaTestDefaults, FillsNestedDefaultsOnlyUnderExistingObjects) {
+  auto r = Check(kBase);
+  ASSERT_TRUE(r->valid);
+  json filled = r->doc.root;
+  Schema().FillDefaults(&filled);
+  const json& spec = filled["spec"];
+  const json& train = spec["stages"]["train"];
+  // parallelism exists: its defaults appear, the explicit value stays.
+  EXPECT_EQ((json{{"tensor", 1}, {"pipeline", 2}, {"context", 1}, {"expert", 1},
+                  {"sequenceParallel", false}}),
+            train["parallelism"]);
+  EXPECT_EQ("pretrain", train["mode"]);
+  EXPECT_EQ("nemo1", train["framework"]);
+  EXPECT_EQ(8, train["gpusPerNode"]);
+  EXPECT_EQ("bf16", train["precision"]);
+  EXPECT_EQ(1000, train["maxSteps"]);
+  EXPECT_EQ(3, train["restarts"]);
+  EXPECT_EQ("256Gi", train["shmSize"]);  // default next to a $ref
+  EXPECT_EQ((json{{"micro", 1}, {"global", 32}}), train["batch"]);
+  EXPECT_EQ((json{{"mock", true}}), train["data"]);
+  // Absent objects stay absent.
+  for (const char* absent : {"optimizer", "checkpoint", "peft", "resources", "env"}) {
+    EXPECT_FALSE(train.contains(absent)) << absent;
+  }
+  for (const char* absent : {"gitops", "monitoring", "serviceAccount", "imagePullSecrets"}) {
+    EXPECT_FALSE(spec.contains(absent)) << absent;
+  }
+  EXPECT_FALSE(spec["storage"].contains("data"));
+  EXPECT_FALSE(filled["metadata"].contains("labels"));
+  // Defaults inside $ref'd objects and list items.
+  EXPECT_EQ("IfNotPresent", spec["image"]["pullPolicy"]);
+  EXPECT_EQ(false, spec["storage"]["results"]["nfs"]["readOnly"]);
+  EXPECT_FALSE(spec["storage"]["results"].contains("mountPath"));
+  EXPECT_EQ((json{{"name", "onprem"}, {"profile", "vanilla-k8s"}}), spec["targets"][0]);
+}
+
+TEST(InputSchemaTestDefaults, FillsDefaultsInListItemsAndExistingSections) {
+  std::string text = Replace(kBase, "data: {mock: true}",
+                             "data: {prefixes: [{path: a/b}, {path: c, weight: 2}]}");
+  text = Replace(text, "      profile: vanilla-k8s\n",
+                 "      profile: vanilla-k8s\n      rdma: {networks: [ib]}\n");
+  text = Replace(text, "  stages:\n", "  gitops: {repoURL: https://git.example/x.git}\n  stages:\n");
+  auto r = Check(text);
+  ASSERT_TRUE(r->valid) << ::testing::PrintToString(RenderAll(r->diags));
+  json filled = r->doc.root;
+  Schema().FillDefaults(&filled);
+  EXPECT_EQ((json::array({{{"path", "a/b"}, {"weight", 1}}, {{"path", "c"}, {"weight", 2}}})),
+            filled["spec"]["stages"]["train"]["data"]["prefixes"]);
+  EXPECT_EQ((json{{"networks", {"ib"}}, {"resourceName", "nvidia.com/hostdev"}, {"count", 8}}),
+            filled["spec"]["targets"][0]["rdma"]);
+  EXPECT_EQ((json{{"repoURL", "https://git.example/x.git"},
+                  {"revision", "main"},
+                  {"engines", {"argocd"}},
+                  {"automated", false}}),
+            filled["spec"]["gitops"]);
+}
+
+TEST(InputSchemaTestDefaults, ExplicitValuesAreKept) {
+  auto r = Check(Replace(kBase, "        pipeline: 2\n", "        tensor: 4\n        pipeline: 2\n"));
+  ASSERT_TRUE(r->valid);
+  json filled = r->doc.root;
+  Schema().FillDefaults(&filled);
+  EXPECT_EQ(4, filled["spec"]["stages"]["train"]["parallelism"]["tensor"]);
+}
+
+// ---------------------------------------------------------------------------
+// SchemaAt.
+
+TEST(InputSchemaTestSchemaAt, ResolvesRefsThroughPropertiesItemsAndAdditionalProperties) {
+  const InputSchema& s = Schema();
+  const json& defs = s.json()["definitions"];
+
+  ASSERT_NE(nullptr, s.SchemaAt(""));
+  EXPECT_EQ(&s.json(), s.SchemaAt(""));
+
+  // properties + $ref (spec.stages -> #/definitions/stages -> train -> #/definitions/train).
+  const json* tensor = s.SchemaAt("/spec/stages/train/parallelism/tensor");
+  ASSERT_NE(nullptr, tensor);
+  EXPECT_EQ(&defs["parallelism"]["properties"]["tensor"], tensor);
+
+  // items + $ref.
+  const json* target = s.SchemaAt("/spec/targets/0");
+  ASSERT_NE(nullptr, target);
+  EXPECT_EQ(&defs["target"], target);
+  const json* count = s.SchemaAt("/spec/targets/3/rdma/count");
+  ASSERT_NE(nullptr, count);
+  EXPECT_EQ(8, (*count)["default"]);
+  // A $ref'd leaf resolves to the definition, not the referring property.
+  const json* name = s.SchemaAt("/spec/targets/0/name");
+  ASSERT_NE(nullptr, name);
+  EXPECT_EQ(&defs["shortName"], name);
+
+  // additionalProperties (labelMap values), also with an escaped key.
+  const json* label = s.SchemaAt("/metadata/labels/example.com~1tier");
+  ASSERT_NE(nullptr, label);
+  EXPECT_EQ(&defs["labelMap"]["additionalProperties"], label);
+  const json* env = s.SchemaAt("/spec/stages/train/env/NCCL_DEBUG");
+  ASSERT_NE(nullptr, env);
+  EXPECT_EQ("Variable value.", (*env)["description"]);
+
+  // Nested items inside a $ref'd object.
+  const json* prefix_path = s.SchemaAt("/spec/stages/train/data/prefixes/0/path");
+  ASSERT_NE(nullptr, prefix_path);
+  EXPECT_EQ(&defs["relativePath"], prefix_path);
+
+  // Unknown places.
+  EXPECT_EQ(nullptr, s.SchemaAt("/spec/nope"));
+  EXPECT_EQ(nullptr, s.SchemaAt("/spec/namespace/x"));
+  EXPECT_EQ(nullptr, s.SchemaAt("/spec/stages/train/bogus"));
+}
+
+// ---------------------------------------------------------------------------
+// Product rules on the schema itself.
+
+const json& ResolveRef(const json& root, const json& node) {
+  const json* current = &node;
+  for (int i = 0; i < 16 && current->is_object() && current->contains("$ref"); ++i) {
+    current = &root.at(json::json_pointer((*current)["$ref"].get<std::string>().substr(1)));
+  }
+  return *current;
+}
+
+void WalkSchema(const json& root, const json& node, const std::string& where,
+                std::vector<std::string>* no_description, std::vector<std::string>* open,
+                int* properties_seen) {
+  if (node.is_object()) {
+    if (node.contains("properties")) {
+      if (!node.contains("additionalProperties") || node["additionalProperties"] != false) {
+        open->push_back(where);
+      }
+      for (const auto& [key, property] : node["properties"].items()) {
+        ++*properties_seen;
+        const bool described = property.contains("description") ||
+                                ResolveRef(root, property).contains("description");
+        if (!described) no_description->push_back(where + "/properties/" + key);
+      }
+    }
+    for (const auto& [key, child] : node.items()) {
+      WalkSchema(root, child, where + "/" + key, no_description, open, properties_seen);
+    }
+  } else if (node.is_array()) {
+    for (size_t i = 0; i < node.size(); ++i) {
+      WalkSchema(root, node[i], where + "/" + std::to_string(i), no_description, open,
+                 properties_seen);
+    }
+  }
+}
+
+TEST(InputSchemaTestRules, EveryPropertyHasADescriptionAndEveryObjectIsClosed) {
+  const json& root = Schema().json();
+  std::vector<std::string> no_description, open;
+  int properties_seen = 0;
+  WalkSchema(root, root, "#", &no_description, &open, &properties_seen);
+  EXPECT_GT(properties_seen, 150);  // the walk really visited the whole schema
+  EXPECT_EQ(std::vector<std::string>{}, no_description);
+  EXPECT_EQ(std::vector<std::string>{}, open);
+}
+
+TEST(InputSchemaTestRules, EveryRefResolves) {
+  const json& root = Schema().json();
+  std::vector<std::string> broken;
+  std::vector<const json*> stack = {&root};
+  while (!stack.empty()) {
+    const json* node = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      if (node->contains("$ref")) {
+        const std::string ref = (*node)["$ref"].get<std::string>();
+        if (ref.rfind("#/", 0) != 0 || !root.contains(json::json_pointer(ref.substr(1)))) {
+          broken.push_back(ref);
+        }
+      }
+      for (const auto& [_, child] : node->items()) stack.push_back(&child);
+    } else if (node->is_array()) {
+      for (const auto& child : *node) stack.push_back(&child);
+    }
+  }
+  EXPECT_EQ(std::vector<std::string>{}, broken);
+}
+
+// ---------------------------------------------------------------------------
+// Excerpt.
+
+TEST(InputSchemaTestExcerpt, QuotesStringsFlattensAndTruncates) {
+  EXPECT_EQ("\"abc\"", Excerpt("abc"));
+  EXPECT_EQ("42", Excerpt(42));
+  EXPECT_EQ("\"a b c\"", Excerpt("a\nb\tc"));
+  const std::string excerpt = Excerpt(std::string(100, 'x'));
+  EXPECT_EQ(60u, excerpt.size());
+  EXPECT_EQ("\"" + std::string(56, 'x') + "...", excerpt);
+}
+
+bool IsValidUtf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    for (size_t j = 1; j < len; ++j) {
+      if ((static_cast<unsigned char>(s[i + j]) & 0xC0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+TEST(InputSchemaTestExcerpt, TruncationKeepsUtf8Intact) {
+  std::string value = "a";
+  for (int i = 0; i < 40; ++i) value += "\xc3\xa9";  // é
+  const std::string excerpt = Excerpt(value);
+  EXPECT_TRUE(IsValidUtf8(excerpt)) << excerpt;
+  EXPECT_LE(excerpt.size(), 60u);
+  EXPECT_EQ("...", excerpt.substr(excerpt.size() - 3));
+}
+
+}  // namespace
+}  // namespace nemoc

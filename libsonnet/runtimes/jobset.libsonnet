@@ -1,0 +1,57 @@
+// JobSet (jobset.x-k8s.io/v1alpha2): one replicated Job "node" of `nodes`
+// indexed pods, restarted as a whole by failurePolicy. Static torchrun
+// rendezvous on pod 0, addressed through a headless Service in the spec's
+// namespace (the upstream A4 chart hard-codes "default").
+local k8s = import 'k8s.libsonnet';
+local launch = import 'runtimes/launch.libsonnet';
+
+{
+  describe:: 'JobSet (jobset.x-k8s.io/v1alpha2), torchrun with static rendezvous on pod 0',
+  containerName: 'workload',
+  port: 29500,
+  replicatedJob: 'node',
+  supportsHostNetwork: true,
+  supportsInitContainers: true,
+
+  masterAddress(ctx, w)::
+    w.name + '-' + $.replicatedJob + '-0-0.' + w.name + '.' + ctx.namespace + '.svc.cluster.local',
+
+  objects(ctx, w):: [
+    launch.headlessService(k8s, ctx, w.name, w.component, { 'jobset.sigs.k8s.io/jobset-name': w.name }),
+    {
+      apiVersion: 'jobset.x-k8s.io/v1alpha2',
+      kind: 'JobSet',
+      metadata: k8s.metadata(ctx, w.name, w.component) + { labels+: w.workloadLabels },
+      spec: {
+        // The whole set restarts together: NCCL groups cannot lose one rank.
+        failurePolicy: { maxRestarts: w.restarts },
+        network: { enableDNSHostnames: true, subdomain: w.name, publishNotReadyAddresses: true },
+        replicatedJobs: [{
+          name: $.replicatedJob,
+          replicas: 1,
+          template: {
+            spec: {
+              parallelism: w.nodes,
+              completions: w.nodes,
+              completionMode: 'Indexed',
+              backoffLimit: 0,
+              template: {
+                metadata: w.pod.metadata,
+                spec: w.pod.spec {
+                  restartPolicy: 'Never',
+                  containers: [w.container + launch.container(
+                    launch.staticArgs(w, $.masterAddress(ctx, w), $.port), w.program, w.prologue
+                  ) + {
+                    name: $.containerName,
+                    env+: [launch.completionIndexEnv],
+                    ports: [{ name: 'rendezvous', containerPort: $.port, protocol: 'TCP' }],
+                  }],
+                },
+              },
+            },
+          },
+        }],
+      } + (if w.suspend then { suspend: true } else {}),
+    },
+  ],
+}

@@ -1,0 +1,99 @@
+// eks-efa: Amazon EKS with Elastic Fabric Adapter. GPUs through the NVIDIA
+// device plugin or GPU Operator, EFA through aws-efa-k8s-device-plugin
+// (vpc.amazonaws.com/efa), FSx for Lustre or Mountpoint for S3 storage, and
+// IAM roles for service accounts. Facts: awsome-distributed-training.
+local fabrics = import 'fabrics.libsonnet';
+local storage = import 'storage.libsonnet';
+
+{
+  name: 'eks-efa',
+  defaults: { runtime: 'pytorchjob' },
+  gpuResource: 'nvidia.com/gpu',
+  storageBackends: ['fsxLustre', 's3', 'pvc', 'nfs'],
+
+  // The single source of truth per instance type: GPUs, GPU model (a key of
+  // libsonnet/accelerators.json) and EFA devices (instance-profiles.conf).
+  instances: {
+    'p4d.24xlarge': { gpus: 8, gpu: 'a100-40gb', efa: 4 },
+    'p4de.24xlarge': { gpus: 8, gpu: 'a100-80gb', efa: 4 },
+    'p5.48xlarge': { gpus: 8, gpu: 'h100-80gb', efa: 32 },
+    'p5e.48xlarge': { gpus: 8, gpu: 'h200-141gb', efa: 32 },
+    'p5en.48xlarge': { gpus: 8, gpu: 'h200-141gb', efa: 16 },
+    'p6-b200.48xlarge': { gpus: 8, gpu: 'b200-180gb', efa: 8 },
+  },
+
+  // Hugepages for libfabric's bounce buffers; with EFA the pod must request
+  // them together with memory (awsome-distributed-training nccl-tests.yaml).
+  hugepages: '5120Mi',
+  defaultMemory: '32000Mi',
+
+  local instanceOf(ctx) =
+    if std.objectHas(ctx.target, 'instanceType') && std.objectHas($.instances, ctx.target.instanceType)
+    then $.instances[ctx.target.instanceType] else null,
+
+  accelerator(ctx)::
+    local instance = instanceOf(ctx);
+    if instance == null then null else instance.gpu,
+
+  placement(ctx, runtime)::
+    local instance = instanceOf(ctx);
+    local train = ctx.spec.stages.train;
+    local pod = storage.pod(ctx);
+    {
+      annotations: {},
+      workloadLabels: {},
+      suspend: false,
+      // Extended resources must be limits; requests = limits.
+      resources: {
+        'vpc.amazonaws.com/efa': instance.efa,
+        'hugepages-2Mi': $.hugepages,
+      } + (if std.objectHas(train.resources, 'memory') then {} else { memory: $.defaultMemory }),
+      capabilities: [],
+      privileged: false,
+      hostNetwork: false,
+      env: fabrics.efa,
+      nodeSelector: { 'node.kubernetes.io/instance-type': ctx.target.instanceType } + ctx.target.nodeSelector,
+      tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      initContainers: [],
+      volumes: pod.volumes,
+      mounts: pod.mounts,
+      prologue: null,
+      fabric: 'EFA: ' + instance.efa + ' × vpc.amazonaws.com/efa per ' + ctx.target.instanceType
+              + ', hugepages-2Mi ' + $.hugepages + ', libfabric provider efa',
+    },
+
+  serviceAccountAnnotations(ctx)::
+    if std.objectHas(ctx.target, 'iamRoleArn') then { 'eks.amazonaws.com/role-arn': ctx.target.iamRoleArn } else {},
+
+  clusterObjects(ctx):: [],
+
+  diagnostics(ctx)::
+    local target = ctx.target;
+    local instance = instanceOf(ctx);
+    local train = if std.objectHas(ctx.spec.stages, 'train') then ctx.spec.stages.train else null;
+    (if !std.objectHas(target, 'instanceType') then [{
+       code: 'profile.instance-type',
+       pointer: ctx.targetPointer,
+       message: 'eks-efa needs instanceType (the EC2 type of the GPU nodes)',
+       hint: 'known types: ' + std.join(', ', std.objectFields($.instances)),
+     }]
+     else if instance == null then [{
+       code: 'profile.instance-type',
+       pointer: ctx.targetPointer + '/instanceType',
+       message: 'unknown EFA instance type ' + target.instanceType,
+       hint: 'known types: ' + std.join(', ', std.objectFields($.instances)),
+     }]
+     else if train != null && train.gpusPerNode > instance.gpus then [{
+       code: 'profile.gpus-per-node',
+       pointer: '/spec/stages/train/gpusPerNode',
+       message: 'gpusPerNode ' + train.gpusPerNode + ' exceeds the ' + instance.gpus + ' GPUs of ' + target.instanceType,
+     }]
+     else [])
+    + (if std.objectHas(target, 'gpu') then [{
+         code: 'profile.gpu',
+         pointer: ctx.targetPointer + '/gpu',
+         atKey: true,
+         message: 'eks-efa derives the GPU model from instanceType; remove gpu',
+       }] else [])
+    + storage.check(ctx, $.storageBackends),
+}

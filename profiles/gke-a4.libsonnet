@@ -1,0 +1,189 @@
+// gke-a4: Google Kubernetes Engine A4 nodes (a4-highgpu-8g, 8 × B200) with
+// GPUDirect RDMA over RoCE through the gIB NCCL plugin, Kueue admission with
+// Topology-Aware Scheduling, Cloud Storage FUSE and Workload Identity.
+// Facts: AI-Hypercomputer/gpu-recipes (A4 charts) and Cluster Toolkit gke-a4.
+local fabrics = import 'fabrics.libsonnet';
+local k8s = import 'k8s.libsonnet';
+local storage = import 'storage.libsonnet';
+
+{
+  name: 'gke-a4',
+  defaults: { runtime: 'jobset' },
+  gpuResource: 'nvidia.com/gpu',
+  storageBackends: ['gcs', 'pvc', 'nfs'],
+  gpusPerNode: 8,
+  gkeAccelerator: 'nvidia-b200',
+
+  gib: {
+    image: 'us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.5',
+    dir: '/usr/local/gib',
+    tunerConfig: '/usr/local/gib/configs/tuner_config_a4.txtpb',
+  },
+
+  // TAS level named in the spec -> the node label Kueue uses for it (the
+  // Topology levels of Cluster Toolkit's gke-a4 blueprint, top to bottom).
+  topologyLevels: {
+    block: 'cloud.google.com/gce-topology-block',
+    subblock: 'cloud.google.com/gce-topology-subblock',
+    host: 'cloud.google.com/gce-topology-host',
+    hostname: 'kubernetes.io/hostname',
+  },
+
+  // Multi-networking: eth0 default VPC, eth1 the second gVNIC, eth2..eth9 the
+  // eight RoCE NICs (GKE Network objects gvnic-1 and rdma-0..rdma-7).
+  interfaces:: [
+    { interfaceName: 'eth0', network: 'default' },
+    { interfaceName: 'eth1', network: 'gvnic-1' },
+  ] + [{ interfaceName: 'eth' + (i + 2), network: 'rdma-' + i } for i in std.range(0, 7)],
+
+  local hostNetworkOf(target) = !std.objectHas(target, 'hostNetwork') || target.hostNetwork,
+  local kueueOf(target) = if std.objectHas(target, 'kueue') then target.kueue else null,
+
+  accelerator(ctx):: 'b200-180gb',
+
+  placement(ctx, runtime)::
+    local target = ctx.target;
+    local hostNetwork = hostNetworkOf(target);
+    local kueue = kueueOf(target);
+    local pod = storage.pod(ctx);
+    {
+      annotations:
+        (if kueue != null && std.objectHas(kueue, 'topology') then {
+           [if kueue.required then 'kueue.x-k8s.io/podset-required-topology'
+            else 'kueue.x-k8s.io/podset-preferred-topology']: $.topologyLevels[kueue.topology],
+         } else {})
+        + (if hostNetwork then {} else {
+             'networking.gke.io/default-interface': 'eth0',
+             'networking.gke.io/interfaces': k8s.jsonDocument($.interfaces),
+           })
+        + (if pod.usesGcsFuse then {
+             'gke-gcsfuse/volumes': 'true',
+             // "0": no limit on the FUSE sidecar; training I/O must not be throttled.
+             'gke-gcsfuse/cpu-limit': '0',
+             'gke-gcsfuse/memory-limit': '0',
+             'gke-gcsfuse/ephemeral-storage-limit': '0',
+           } else {}),
+      workloadLabels: if kueue != null then { 'kueue.x-k8s.io/queue-name': kueue.queue } else {},
+      // Kueue admits the workload by flipping suspend to false.
+      suspend: kueue != null,
+      resources: {},
+      capabilities: [],
+      // hostNetwork with the RDMA NICs needs a privileged container (recipe default).
+      privileged: hostNetwork,
+      hostNetwork: hostNetwork,
+      env: fabrics.gib,
+      nodeSelector: { 'cloud.google.com/gke-accelerator': $.gkeAccelerator } + target.nodeSelector,
+      tolerations: [
+        { key: 'nvidia.com/gpu', operator: 'Exists' },
+        { key: 'cloud.google.com/impending-node-termination', operator: 'Exists' },
+      ],
+      initContainers: [{
+        name: 'nccl-plugin-installer',
+        image: $.gib.image,
+        imagePullPolicy: 'IfNotPresent',
+        command: ['/bin/sh', '-c'],
+        args: [std.join('\n', [
+          'set -ex',
+          '/scripts/container_entry.sh install --install-nccl',
+          'cp -R /var/lib/gib/lib64/. /target/usr/local/gib/lib64',
+          'cp -R /var/lib/gib/. /target/usr/local/gib',
+        ])],
+        volumeMounts: [{ name: 'gib', mountPath: '/target' + $.gib.dir }],
+      }],
+      volumes: [{ name: 'gib', emptyDir: {} }] + pod.volumes,
+      mounts: [{ name: 'gib', mountPath: $.gib.dir }] + pod.mounts,
+      // gIB's NCCL settings come as a shell script inside the plugin image.
+      prologue: std.join('\n', [
+        'set -e',
+        'source ' + $.gib.dir + '/scripts/set_nccl_env.sh',
+        'export NCCL_SOCKET_IFNAME=eth0,eth1',
+        'export NCCL_TUNER_CONFIG_PATH=' + $.gib.tunerConfig,
+      ]),
+      fabric: 'GPUDirect RDMA over RoCE with the gIB NCCL plugin ('
+              + (if hostNetwork then 'hostNetwork' else 'GKE multi-networking eth0..eth9') + ')'
+              + (if kueue != null then '; Kueue queue ' + kueue.queue
+                                       + (if std.objectHas(kueue, 'topology') then ', topology ' + kueue.topology
+                                                                                   + (if kueue.required then ' (required)' else ' (preferred)') else '')
+                 else ''),
+    },
+
+  serviceAccountAnnotations(ctx)::
+    if std.objectHas(ctx.target, 'gcpServiceAccount') then { 'iam.gke.io/gcp-service-account': ctx.target.gcpServiceAccount } else {},
+
+  // The cluster side of Kueue (Cluster Toolkit's kueue-configuration), on request.
+  clusterObjects(ctx)::
+    local kueue = kueueOf(ctx.target);
+    local train = ctx.spec.stages.train;
+    if kueue == null || !kueue.clusterObjects then [] else [
+      {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'Topology',
+        metadata: k8s.metadata(ctx, 'gke-default', namespaced=false),
+        spec: { levels: [{ nodeLabel: $.topologyLevels[l] } for l in ['block', 'subblock', 'host', 'hostname']] },
+      },
+      {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'ResourceFlavor',
+        metadata: k8s.metadata(ctx, 'a4', namespaced=false),
+        spec: {
+          nodeLabels: { 'cloud.google.com/gke-accelerator': $.gkeAccelerator },
+          topologyName: 'gke-default',
+          tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+        },
+      },
+      {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'ClusterQueue',
+        metadata: k8s.metadata(ctx, kueue.queue, namespaced=false),
+        spec: {
+          namespaceSelector: {},
+          resourceGroups: [{
+            coveredResources: ['nvidia.com/gpu'],
+            flavors: [{ name: 'a4', resources: [{ name: 'nvidia.com/gpu', nominalQuota: train.nodes * train.gpusPerNode }] }],
+          }],
+        },
+      },
+      {
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'LocalQueue',
+        metadata: k8s.metadata(ctx, kueue.queue),
+        spec: { clusterQueue: kueue.queue },
+      },
+    ],
+
+  diagnostics(ctx)::
+    local target = ctx.target;
+    local train = if std.objectHas(ctx.spec.stages, 'train') then ctx.spec.stages.train else null;
+    local runtime = ctx.runtimeImpl;
+    (if train != null && train.gpusPerNode > $.gpusPerNode then [{
+       code: 'profile.gpus-per-node',
+       pointer: '/spec/stages/train/gpusPerNode',
+       message: 'gpusPerNode ' + train.gpusPerNode + ' exceeds the 8 GPUs of an a4-highgpu-8g node',
+     }] else [])
+    + (if std.objectHas(target, 'gpu') then [{
+         code: 'profile.gpu',
+         pointer: ctx.targetPointer + '/gpu',
+         atKey: true,
+         message: 'gke-a4 nodes are B200; remove gpu',
+       }] else [])
+    + (if !runtime.supportsInitContainers then [{
+         code: 'profile.runtime',
+         pointer: ctx.targetPointer + (if std.objectHas(target, 'runtime') then '/runtime' else ''),
+         message: 'runtime ' + ctx.runtime + ' cannot add the gIB NCCL plugin init container that gke-a4 needs',
+         hint: 'use runtime jobset (the default) or indexed-job',
+       }] else [])
+    + (if hostNetworkOf(target) && !runtime.supportsHostNetwork then [{
+         code: 'profile.runtime',
+         pointer: ctx.targetPointer + (if std.objectHas(target, 'runtime') then '/runtime' else ''),
+         message: 'runtime ' + ctx.runtime + ' cannot run with hostNetwork',
+         hint: 'set hostNetwork: false to use GKE multi-networking, or use runtime jobset',
+       }] else [])
+    + (if kueueOf(target) == null then [{
+         severity: 'warning',
+         code: 'profile.no-kueue',
+         pointer: ctx.targetPointer,
+         message: 'no kueue queue: pods go straight to kube-scheduler without gang admission or topology-aware placement',
+         hint: 'set kueue: {queue: a4, topology: block}',
+       }] else [])
+    + storage.check(ctx, $.storageBackends),
+}
