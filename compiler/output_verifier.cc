@@ -70,6 +70,9 @@ void CheckLabels(const nlohmann::json& labels, const std::string& where, const s
                  Diagnostics* diags) {
   if (!labels.is_object()) return;
   for (const auto& [key, value] : labels.items()) {
+    if (!IsLabelKey(key)) {
+      diags->Error("output.label", where + ": label key " + key + " is not valid", {file, 0, 0});
+    }
     if (!value.is_string() || !IsLabelValue(value.get<std::string>())) {
       diags->Error("output.label", where + ": label " + key + " has an invalid value " + value.dump(),
                    {file, 0, 0});
@@ -94,16 +97,15 @@ void VisitPodTemplates(const nlohmann::json& node, const std::string& where,
 }  // namespace
 
 void RenderEmbeddedDocuments(nlohmann::json* value) {
+  // Inner documents first, so a JSON annotation inside a YAML document is
+  // text by the time the outer one is rendered.
   if (value->is_object()) {
+    for (auto& [_, child] : value->items()) RenderEmbeddedDocuments(&child);
     if (value->size() == 1 && value->contains("$nemoc.yaml")) {
       *value = EmitYaml((*value)["$nemoc.yaml"]);
-      return;
-    }
-    if (value->size() == 1 && value->contains("$nemoc.json")) {
+    } else if (value->size() == 1 && value->contains("$nemoc.json")) {
       *value = (*value)["$nemoc.json"].dump();
-      return;
     }
-    for (auto& [_, child] : value->items()) RenderEmbeddedDocuments(&child);
   } else if (value->is_array()) {
     for (auto& child : *value) RenderEmbeddedDocuments(&child);
   }
@@ -118,6 +120,15 @@ bool IsDnsSubdomain(const std::string& s) {
   static const std::regex pattern(
       "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
   return !s.empty() && s.size() <= 253 && std::regex_match(s, pattern);
+}
+
+bool IsLabelKey(const std::string& s) {
+  static const std::regex name("^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$");
+  const size_t slash = s.find('/');
+  const std::string prefix = slash == std::string::npos ? "" : s.substr(0, slash);
+  const std::string rest = slash == std::string::npos ? s : s.substr(slash + 1);
+  if (slash != std::string::npos && !IsDnsSubdomain(prefix)) return false;
+  return !rest.empty() && rest.size() <= 63 && std::regex_match(rest, name);
 }
 
 bool IsLabelValue(const std::string& s) {

@@ -22,6 +22,7 @@ void RenderEmbeddedDocuments(nlohmann::json* value);
 
 bool IsDnsLabel(const std::string& s);
 bool IsDnsSubdomain(const std::string& s);
+bool IsLabelKey(const std::string& s);
 bool IsLabelValue(const std::string& s);
 
 /// Checks one target's objects. `display_dir` prefixes paths in messages

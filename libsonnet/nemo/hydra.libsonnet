@@ -12,6 +12,12 @@ local paths = import 'paths.libsonnet';
 
   script(train):: if train.mode == 'pretrain' then $.scripts.pretrain else $.scripts.finetune,
 
+  // Hydra's safe form: `++key=value` adds or overrides, so a user override of
+  // a key nemoc's config does not carry (model.ub_tp_comm_overlap) works
+  // instead of failing with "Key not in struct". Explicit +, ++ and ~ stay.
+  safeOverride(override)::
+    if std.startsWith(override, '+') || std.startsWith(override, '~') then override else '++' + override,
+
   local nullable(obj, field) = if std.objectHas(obj, field) then obj[field] else null,
 
   trainer(train):: {

@@ -44,7 +44,7 @@ local launch = import 'runtimes/launch.libsonnet';
           image: w.container.image,
           command: launchSpec.command,
           args: launchSpec.args,
-          env: w.container.env + $.parallelEnv(ctx.spec.stages.train),
+          env: w.container.env,
           numNodes: w.nodes,
           numProcPerNode: w.gpusPerNode,
           resourcesPerNode: w.container.resources,
@@ -78,6 +78,7 @@ local launch = import 'runtimes/launch.libsonnet';
                           },
                           containers: [{
                             name: $.containerName,
+                            env: $.parallelEnv(ctx.spec.stages.train),
                             volumeMounts: w.container.volumeMounts,
                             securityContext: w.container.securityContext,
                           }],

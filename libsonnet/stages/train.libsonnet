@@ -27,7 +27,7 @@ local paths = import 'paths.libsonnet';
     hydra.script(ctx.spec.stages.train),
     '--config-path=' + paths.configDir,
     '--config-name=config.yaml',
-  ] + ctx.spec.stages.train.overrides,
+  ] + [hydra.safeOverride(o) for o in ctx.spec.stages.train.overrides],
 
   // Fabric defaults < profile < target env < stage env.
   env(ctx, placement)::
