@@ -82,6 +82,11 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     if (facts.contains("train")) {
       out += Row("Runtime", facts["train"].value("runtime", ""));
       out += Row("Fabric", facts["train"].value("fabric", ""));
+      std::string privileges;
+      for (const auto& p : facts["train"].value("privileges", nlohmann::json::array())) {
+        privileges += (privileges.empty() ? "" : "; ") + p.get<std::string>();
+      }
+      if (!privileges.empty()) out += Row("Privileges", privileges);
     }
   }
   if (facts.contains("storage")) {

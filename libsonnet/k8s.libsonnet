@@ -13,6 +13,16 @@
         for p in std.objectFields(m)
       }, list, {}),
 
+  // A name of at most `max` characters: unchanged when it fits, otherwise cut
+  // and given an 8-character md5 suffix of the full name, so long names stay
+  // distinct, valid and the same on every build (std.md5 is native in 0.18).
+  boundedName(name, max)::
+    if std.length(name) <= max then name
+    else
+      local head = std.substr(name, 0, max - 9);
+      local trimmed = if std.endsWith(head, '-') || std.endsWith(head, '.') then std.substr(head, 0, std.length(head) - 1) else head;
+      trimmed + '-' + std.substr(std.md5(name), 0, 8),
+
   metadata(ctx, name, component=null, namespaced=true)::
     {
       name: name,

@@ -49,6 +49,7 @@ local storage = import 'storage.libsonnet';
         'hugepages-2Mi': $.hugepages,
       } + (if std.objectHas(train.resources, 'memory') then {} else { memory: $.defaultMemory }),
       capabilities: [],
+      privilegeReason: '',
       privileged: false,
       hostNetwork: false,
       env: fabrics.efa,

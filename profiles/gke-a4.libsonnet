@@ -69,6 +69,7 @@ local storage = import 'storage.libsonnet';
       resources: {},
       capabilities: [],
       // hostNetwork with the RDMA NICs needs a privileged container (recipe default).
+      privilegeReason: 'gIB drives the 8 RoCE NICs of the host directly; the A4 recipe runs hostNetwork pods privileged',
       privileged: hostNetwork,
       hostNetwork: hostNetwork,
       env: fabrics.gib,

@@ -30,6 +30,7 @@ local storage = import 'storage.libsonnet';
       resources: if rdma == null then {} else { [rdma.resourceName]: rdma.count },
       // Registering RDMA memory pins pages: IPC_LOCK is the one capability needed.
       capabilities: if rdma == null then [] else ['IPC_LOCK'],
+      privilegeReason: 'registering RDMA memory pins pages (IPC_LOCK)',
       privileged: false,
       hostNetwork: false,
       env: fabrics[fabric] + (

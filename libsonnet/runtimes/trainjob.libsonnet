@@ -29,7 +29,7 @@ local launch = import 'runtimes/launch.libsonnet';
   objects(ctx, w)::
     local podSpec = w.pod.spec;
     local launchSpec = launch.container([], w.program, w.prologue);
-    local patchKeys = ['serviceAccountName', 'volumes', 'imagePullSecrets', 'nodeSelector', 'tolerations'];
+    local patchKeys = ['serviceAccountName', 'securityContext', 'volumes', 'imagePullSecrets', 'nodeSelector', 'tolerations'];
     [{
       apiVersion: 'trainer.kubeflow.org/v1alpha1',
       kind: 'TrainJob',

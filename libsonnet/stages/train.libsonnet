@@ -10,8 +10,10 @@ local paths = import 'paths.libsonnet';
   dir: '30-train',
   component: 'train',
 
-  configMapName(ctx):: ctx.project + '-train-config',
-  jobName(ctx):: ctx.project + '-train',
+  configMapName(ctx):: k8s.boundedName(ctx.project + '-train-config', 63),
+  // Controllers derive pod hostnames and Services from the workload name
+  // ("-worker-12", "-node-0-127"): 46 characters leave room for them.
+  jobName(ctx):: k8s.boundedName(ctx.project + '-train', 46),
 
   // Environment the NeMo process needs whatever the cloud.
   nemoEnv(train):: {
@@ -70,6 +72,8 @@ local paths = import 'paths.libsonnet';
       spec: {
         serviceAccountName: ctx.serviceAccountName,
         enableServiceLinks: false,
+        // The container runtime's default seccomp filter (privileged pods are exempt anyway).
+        [if !placement.privileged then 'securityContext']: { seccompProfile: { type: 'RuntimeDefault' } },
         volumes: [
           // NCCL and data loaders need far more than the 64Mi container default.
           { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: train.shmSize } },
@@ -118,8 +122,21 @@ local paths = import 'paths.libsonnet';
     k8s.file('00-base', config)
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, $.workload(ctx)), {}),
 
-  summary(ctx):: {
-    runtime: ctx.runtimeImpl.describe,
-    fabric: ctx.profile.placement(ctx, ctx.runtimeImpl).fabric,
-  },
+  summary(ctx)::
+    local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
+    {
+      runtime: ctx.runtimeImpl.describe,
+      fabric: placement.fabric,
+      // Every privilege the pods get, with the reason; reviewers see it in SUMMARY.md.
+      privileges: (
+        if placement.privileged then [
+          (if placement.hostNetwork then 'privileged container on the host network: ' else 'privileged container: ')
+          + placement.privilegeReason,
+        ] else [
+          'no privilege escalation, RuntimeDefault seccomp',
+        ] + [c + ' capability: ' + placement.privilegeReason for c in placement.capabilities]
+        + (if placement.hostNetwork then ['hostNetwork: ' + placement.privilegeReason] else [])
+      )
+      + ['runs as the image user (root in NGC NeMo images, which define no other user)'],
+    },
 }

@@ -1,0 +1,100 @@
+// The Jsonnet helpers in libsonnet/, evaluated through libjsonnet with the
+// library directory as the only import path.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+extern "C" {
+#include <libjsonnet.h>
+}
+
+namespace nemoc {
+namespace {
+
+nlohmann::json Eval(const std::string& snippet) {
+  JsonnetVm* vm = jsonnet_make();
+  jsonnet_jpath_add(vm, NEMOC_SOURCE_DIR "/libsonnet");
+  int failed = 0;
+  char* out = jsonnet_evaluate_snippet(vm, "test", snippet.c_str(), &failed);
+  std::string text = out;
+  jsonnet_realloc(vm, out, 0);
+  jsonnet_destroy(vm);
+  EXPECT_EQ(0, failed) << text;
+  return failed ? nlohmann::json() : nlohmann::json::parse(text);
+}
+
+TEST(LibsonnetTest, BoundedNameKeepsShortNames) {
+  EXPECT_EQ("llama-train", Eval("(import 'k8s.libsonnet').boundedName('llama-train', 46)"));
+  const std::string exact(46, 'a');
+  EXPECT_EQ(exact, Eval("(import 'k8s.libsonnet').boundedName('" + exact + "', 46)"));
+}
+
+TEST(LibsonnetTest, BoundedNameCutsWithAStableHashSuffix) {
+  const std::string long_name = std::string(40, 'a') + "-" + std::string(20, 'b') + "-train";
+  const nlohmann::json a = Eval("(import 'k8s.libsonnet').boundedName('" + long_name + "', 46)");
+  const nlohmann::json b = Eval("(import 'k8s.libsonnet').boundedName('" + long_name + "x', 46)");
+  ASSERT_TRUE(a.is_string());
+  EXPECT_EQ(46u, a.get<std::string>().size());
+  // max - 9 characters of the name, '-', then the hash.
+  EXPECT_EQ(std::string(37, 'a') + "-", a.get<std::string>().substr(0, 38));
+  EXPECT_NE(a, b) << "different long names must stay distinct";
+  EXPECT_EQ(a, Eval("(import 'k8s.libsonnet').boundedName('" + long_name + "', 46)"));
+  // md5 of the full name, first 8 hex digits.
+  EXPECT_EQ(Eval("std.substr(std.md5('" + long_name + "'), 0, 8)").get<std::string>(),
+            a.get<std::string>().substr(38));
+}
+
+TEST(LibsonnetTest, BoundedNameNeverEndsThePrefixWithADash) {
+  // The cut lands right after a '-': it is dropped, never doubled.
+  const std::string name = std::string(36, 'a') + "-" + std::string(30, 'b');
+  const std::string out = Eval("(import 'k8s.libsonnet').boundedName('" + name + "', 46)");
+  EXPECT_EQ(std::string::npos, out.find("--")) << out;
+  EXPECT_EQ(std::string(36, 'a') + "-", out.substr(0, 37));
+  EXPECT_EQ(45u, out.size());
+}
+
+TEST(LibsonnetTest, TwoObjectsCannotMapToOneFile) {
+  // k8s.files merges per-stage maps and refuses a path produced twice.
+  const std::string snippet =
+      "local k = import 'k8s.libsonnet';"
+      "k.files([{'a/configmap-x.yaml': {}}, {'a/configmap-x.yaml': {}}])";
+  JsonnetVm* vm = jsonnet_make();
+  jsonnet_jpath_add(vm, NEMOC_SOURCE_DIR "/libsonnet");
+  int failed = 0;
+  char* out = jsonnet_evaluate_snippet(vm, "test", snippet.c_str(), &failed);
+  std::string text = out;
+  jsonnet_realloc(vm, out, 0);
+  jsonnet_destroy(vm);
+  EXPECT_EQ(1, failed);
+  EXPECT_NE(std::string::npos, text.find("two objects map to the file a/configmap-x.yaml")) << text;
+}
+
+TEST(LibsonnetTest, LoraModulesMapToNemo1Names) {
+  EXPECT_EQ(nlohmann::json({"attention_qkv", "attention_dense"}),
+            Eval("(import 'nemo/lora_modules.libsonnet').toNemo1(['q_proj','v_proj','k_proj','o_proj'])"));
+  EXPECT_EQ(nlohmann::json({"mlp_fc1", "mlp_fc2", "attention_qkv"}),
+            Eval("(import 'nemo/lora_modules.libsonnet').toNemo1(['gate_proj','up_proj','down_proj','linear_qkv'])"));
+}
+
+TEST(LibsonnetTest, HydraOverridesUseTheSafeForm) {
+  EXPECT_EQ(nlohmann::json({"++trainer.max_steps=5", "+model.x=1", "++a=b", "~model.y"}),
+            Eval("local h = import 'nemo/hydra.libsonnet';"
+                 "[h.safeOverride(o) for o in ['trainer.max_steps=5', '+model.x=1', '++a=b', '~model.y']]"));
+}
+
+TEST(LibsonnetTest, KubernetesVariableSyntaxInUserArgumentsIsEscaped) {
+  const nlohmann::json c = Eval(
+      "(import 'runtimes/launch.libsonnet').container(['--nnodes=2'], ['s.py', 'a=$(HOME)'], null)");
+  EXPECT_EQ(nlohmann::json({"torchrun"}), c["command"]);
+  EXPECT_EQ(nlohmann::json({"--nnodes=2", "s.py", "a=$$(HOME)"}), c["args"]);
+}
+
+TEST(LibsonnetTest, APrologueKeepsArgumentsOutOfTheShell) {
+  const nlohmann::json c = Eval(
+      "(import 'runtimes/launch.libsonnet').container([], ['s.py', 'x=1; rm -rf /'], 'set -e')");
+  EXPECT_EQ(nlohmann::json({"bash", "-c", "set -e\nexec torchrun \"$@\"", "torchrun"}), c["command"]);
+  EXPECT_EQ(nlohmann::json({"s.py", "x=1; rm -rf /"}), c["args"]);
+}
+
+}  // namespace
+}  // namespace nemoc
