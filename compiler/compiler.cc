@@ -7,6 +7,7 @@
 #include "edit_distance.h"
 #include "jsonnet_expander.h"
 #include "output_verifier.h"
+#include "secret_scanner.h"
 #include "set_override.h"
 #include "spec_loader.h"
 #include "summary.h"
@@ -88,6 +89,24 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
   const bool loaded = LoadSpecFile(path, &doc, diags, {}, &yaml11_bools);
   sources_[doc.file] = doc.text;
   if (!loaded) return false;
+
+  // A credential pasted into the spec is reported where it was pasted; the
+  // scan of the generated tree below catches what arrives another way.
+  bool clean = true;
+  for (const auto& finding : FindSecrets(doc.text)) {
+    // The quoted source line must not echo the credential into CI logs.
+    std::string& quoted = sources_[doc.file];
+    for (size_t i = finding.offset + 4; i < finding.offset + finding.length && i < quoted.size(); ++i) {
+      if (quoted[i] != '\n') quoted[i] = '*';
+    }
+    diags->Error("spec.secret",
+                 finding.kind + " in the spec: specs reference Secrets by name, never by value",
+                 {doc.file, finding.line, finding.column},
+                 "create a Kubernetes Secret and reference it by name (imagePullSecrets, "
+                 "model.source.hfTokenSecret); treat the value as leaked and rotate it");
+    clean = false;
+  }
+  if (!clean) return false;
 
   bool sets_ok = true;
   for (const auto& assignment : options_.sets) {
@@ -187,6 +206,11 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
     compiled.tree = BuildTree(
         it->second.files,
         RenderSummary(normalized, target, it->second.summary, it->second.files, spec_name));
+    // Last gate before disk: no credential-shaped text in any generated file.
+    if (!ScanTreeForSecrets(compiled.tree, compiled.dir, diags)) {
+      ok = false;
+      continue;
+    }
     out->targets.push_back(std::move(compiled));
   }
   return ok;

@@ -315,6 +315,27 @@ TEST_F(NegativeTest, ForeignFileInOutputDirectory) {
   Expect({"foreign", spec, "30-train/notes.md", {}});
 }
 
+TEST_F(NegativeTest, CredentialInTheSpecIsLocatedAndNeverEchoed) {
+  // Built from pieces so this file does not itself look like a leaked key.
+  const std::string key = std::string("nvapi-") + std::string(40, 'Q');
+  std::string spec = Replace(kBaseSpec, "      data: {mock: true}",
+                             "      data: {mock: true}\n      env: {NGC_API_KEY: " + key + "}");
+  Expect({"secret", spec, At(spec, key) + "NGC API key in the spec", {}});
+  std::string path = scratch_.Write("neg.yaml", spec);
+  RunResult r = RunNemoc({"build", "--out", out(), path});
+  EXPECT_EQ(std::string::npos, r.err.find(key)) << "the credential was echoed:\n" << r.err;
+}
+
+TEST_F(NegativeTest, CredentialFromSetIsCaughtInTheOutputAndNeverEchoed) {
+  const std::string token = std::string("hf_") + std::string(34, 'z');
+  RunResult r = RunNemoc({"build", "--out", out(), "--set", "spec.stages.train.env.T=" + token, spec_path_});
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("30-train/pytorchjob-neg-train.yaml:")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("HuggingFace token in generated output")) << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find(token)) << r.err;
+  EXPECT_EQ(before_, TreeFingerprint(out()));
+}
+
 TEST_F(NegativeTest, EveryProblemIsReportedInOneRun) {
   std::string spec = Replace(kBaseSpec, "gpusPerNode: 8", "gpusPerNod: 8");
   spec = Replace(spec, "tag: \"24.07\"", "tag: latest");
