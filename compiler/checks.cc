@@ -1,5 +1,6 @@
 #include "checks.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -26,6 +27,75 @@ void NotSupportedYet(Diagnostics* diags, const Document& doc, const std::string&
                doc.map.Locate(pointer, at_key),
                "this part of the spec format is reserved; its generator has not landed in "
                "this version of nemoc");
+}
+
+std::string WithoutTrailingSlash(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+// True when `path` is `dir` or lies below it.
+bool Within(const std::string& path, const std::string& dir) {
+  return path == dir || dir == "/" || path.rfind(dir + "/", 0) == 0;
+}
+
+// Mount paths that would hide what the pods need: nemoc's own mounts, the
+// image's system directories and NeMo itself.
+void CheckMountPaths(const Document& doc, const nlohmann::json& storage,
+                     const std::string& storage_base, std::set<std::string>* reported,
+                     Diagnostics* diags) {
+  static const char* const kKernel[] = {"/proc", "/sys", "/dev"};
+  static const char* const kNeeded[] = {"/dev/shm", "/config", "/etc/nccl", "/usr/local/gib",
+                                        "/opt/NeMo", "/bin", "/etc", "/lib", "/lib64", "/sbin",
+                                        "/usr"};
+  std::map<std::string, std::string> mounts;  // volume -> normalized mountPath
+  for (const char* volume : {"results", "data"}) {
+    if (!storage.contains(volume) || (std::string(volume) == "data" && !storage.value("separateData", false))) {
+      continue;
+    }
+    const std::string pointer = storage_base + "/" + volume + "/mountPath";
+    const std::string path = WithoutTrailingSlash(storage[volume]["mountPath"].get<std::string>());
+    mounts[volume] = path;
+    std::string problem;
+    for (const char* dir : kKernel) {
+      if (Within(path, dir)) problem = std::string("lies in ") + dir;
+    }
+    for (const char* dir : kNeeded) {
+      if (problem.empty() && Within(dir, path)) problem = std::string("would hide ") + dir;
+    }
+    if (!problem.empty() && reported->insert(pointer).second) {
+      diags->Error("spec.mount-path", PointerToDotted(storage_base) + "." + volume +
+                                          ".mountPath: " + path + " " + problem,
+                   doc.map.Locate(pointer), "mount shared storage at its own directory, e.g. /results");
+    }
+    if (storage[volume].contains("hostPath")) {
+      const std::string host = WithoutTrailingSlash(storage[volume]["hostPath"]["path"].get<std::string>());
+      const std::string host_pointer = storage_base + "/" + volume + "/hostPath/path";
+      for (const char* dir : {"/", "/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/var/lib/kubelet", "/var/run"}) {
+        const bool bad = std::string(dir) == "/" ? host == "/" : Within(host, dir);
+        if (bad && reported->insert(host_pointer).second) {
+          diags->Error("spec.host-path", PointerToDotted(storage_base) + "." + volume +
+                                             ".hostPath.path: " + host + " exposes the node's " +
+                                             (host == "/" ? std::string("root filesystem") : dir),
+                       doc.map.Locate(host_pointer));
+        }
+      }
+    }
+  }
+  if (mounts.size() == 2 && (Within(mounts["results"], mounts["data"]) || Within(mounts["data"], mounts["results"]))) {
+    // Point at a mountPath the user wrote (the other one may be a default).
+    const std::string data_path = storage_base + "/data/mountPath";
+    const std::string results_path = storage_base + "/results/mountPath";
+    const std::string pointer = doc.map.Has(data_path)      ? data_path
+                                : doc.map.Has(results_path) ? results_path
+                                                            : storage_base + "/data";
+    if (reported->insert(pointer).second) {
+      diags->Error("spec.mount-path",
+                   PointerToDotted(storage_base) + ": the results (" + mounts["results"] +
+                       ") and data (" + mounts["data"] + ") mounts overlap",
+                   doc.map.Locate(pointer), "give each volume its own directory");
+    }
+  }
 }
 
 void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
@@ -57,6 +127,7 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
     }
     const std::string storage_base =
         doc.map.Has(base + "/storage") ? base + "/storage" : std::string("/spec/storage");
+    CheckMountPaths(doc, target["storage"], storage_base, &reported_storage, diags);
     for (const char* volume : {"results", "data"}) {
       const auto& resolved = target["storage"];
       if (!resolved.contains(volume)) continue;

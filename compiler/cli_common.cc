@@ -60,7 +60,7 @@ bool UseColor() {
 
 void PrintDiagnostics(const Diagnostics& diags, const SourceTexts& sources) {
   std::string text = RenderText(diags, sources, UseColor());
-  std::fputs(text.c_str(), stderr);
+  std::fwrite(text.data(), 1, text.size(), stderr);  // by length: never cut at a NUL
   size_t errors = diags.error_count();
   if (errors > 0) {
     std::fprintf(stderr, "%zu error%s\n", errors, errors == 1 ? "" : "s");

@@ -144,6 +144,35 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
     out->all_targets = options_.only_targets.size() >= names.size();
   }
 
+  // Profiles live in profiles/ or a --jpath directory (never libsonnet/, whose
+  // files are building blocks, not profiles). Unknown ones are located here.
+  std::vector<std::string> profile_dirs = options_.jpaths;
+  profile_dirs.push_back(data_.profiles());
+  std::vector<std::string> known_profiles;
+  for (const auto& dir : profile_dirs) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const auto& file = entry.path();
+      if (file.extension() == ".libsonnet") known_profiles.push_back(file.stem().string());
+    }
+  }
+  std::sort(known_profiles.begin(), known_profiles.end());
+  bool profiles_ok = true;
+  const auto& targets = normalized["spec"]["targets"];
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string profile = targets[i]["profile"].get<std::string>();
+    if (std::find(known_profiles.begin(), known_profiles.end(), profile) != known_profiles.end()) continue;
+    std::string names;
+    for (const auto& n : known_profiles) names += (names.empty() ? "" : ", ") + n;
+    const std::string suggestion = SuggestClosest(profile, known_profiles);
+    diags->Error("spec.unknown-profile", "unknown profile '" + profile + "'",
+                 doc.map.Locate("/spec/targets/" + std::to_string(i) + "/profile"),
+                 suggestion.empty() ? "known profiles: " + names + " (add your own with --jpath DIR)"
+                                    : "did you mean '" + suggestion + "'?");
+    profiles_ok = false;
+  }
+  if (!profiles_ok) return false;
+
   std::vector<std::string> roots = options_.jpaths;
   roots.push_back(data_.libsonnet());
   roots.push_back(data_.profiles());

@@ -68,6 +68,50 @@ std::string LineOf(const std::string& text, int line) {
   return out;
 }
 
+// Bytes a terminal must never receive raw: C0 controls (a tab is kept when
+// `keep_tab`), DEL, C1 controls and invalid UTF-8 become visible escapes, so
+// hostile input can neither truncate nor drive the terminal.
+std::string Printable(std::string_view in, bool keep_tab) {
+  static const char kHex[] = "0123456789ABCDEF";
+  auto escape = [](std::string* out, unsigned char b) {
+    *out += "\\x";
+    *out += kHex[b >> 4];
+    *out += kHex[b & 15];
+  };
+  std::string out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size();) {
+    const unsigned char b = static_cast<unsigned char>(in[i]);
+    if (b < 0x80) {
+      if ((b < 0x20 && !(keep_tab && b == '\t')) || b == 0x7F) {
+        escape(&out, b);
+      } else {
+        out += static_cast<char>(b);
+      }
+      ++i;
+      continue;
+    }
+    size_t length = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b < 0xE0 ? 2 : 0;
+    bool valid = length > 0 && i + length <= in.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      valid = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
+    }
+    if (!valid) {
+      escape(&out, b);
+      ++i;
+      continue;
+    }
+    if (length == 2 && b == 0xC2 && static_cast<unsigned char>(in[i + 1]) < 0xA0) {
+      escape(&out, b);  // C1 control U+0080..U+009F
+      escape(&out, static_cast<unsigned char>(in[i + 1]));
+    } else {
+      out.append(in.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
@@ -83,7 +127,7 @@ std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
   std::string out;
   out += bold;
   if (!d.location.file.empty()) {
-    out += d.location.file;
+    out += Printable(d.location.file, false);
     if (d.location.known()) {
       out += ":" + std::to_string(d.location.line) + ":" +
              std::to_string(d.location.column);
@@ -99,27 +143,30 @@ std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
   out += reset;
   out += " ";
   out += bold;
-  out += d.message;
+  out += Printable(d.message, /*keep_tab=*/false);
   out += reset;
   out += "\n";
   if (d.location.known()) {
     auto it = sources.find(d.location.file);
     if (it != sources.end()) {
-      std::string line = LineOf(it->second, d.location.line);
-      if (!line.empty()) {
+      const std::string raw = LineOf(it->second, d.location.line);
+      if (!raw.empty()) {
         constexpr size_t kMaxShown = 120;
+        const size_t col = static_cast<size_t>(std::max(1, d.location.column));
+        // The caret sits under the escaped form of everything before the column.
+        const std::string before = Printable(raw.substr(0, std::min(col - 1, raw.size())), true);
+        std::string line = Printable(raw, /*keep_tab=*/true);
         if (line.size() > kMaxShown) line = line.substr(0, kMaxShown) + "...";
         out += "  " + line + "\n";
-        int col = std::max(1, d.location.column);
         std::string pad;
-        for (int i = 1; i < col && static_cast<size_t>(i - 1) < line.size(); ++i) {
-          pad += line[i - 1] == '\t' ? '\t' : ' ';
+        for (size_t i = 0; i < before.size() && i < kMaxShown; ++i) {
+          pad += before[i] == '\t' ? '\t' : ' ';
         }
         out += "  " + pad + (color ? "\033[1;32m^\033[0m" : "^") + "\n";
       }
     }
   }
-  if (!d.hint.empty()) out += "  hint: " + d.hint + "\n";
+  if (!d.hint.empty()) out += "  hint: " + Printable(d.hint, false) + "\n";
   return out;
 }
 

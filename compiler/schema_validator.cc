@@ -1,6 +1,7 @@
 #include "schema_validator.h"
 
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -85,11 +86,45 @@ bool StartsWith(const std::string& s, const char* prefix) {
 void StripPropertyNames(nlohmann::json* schema) {
   if (schema->is_object()) {
     schema->erase("propertyNames");
+    // valijson reports every duplicate pair (n² errors, gigabytes for a
+    // 180 KB list); WalkKeys reports each duplicate once instead.
+    schema->erase("uniqueItems");
     for (auto& [_, child] : schema->items()) StripPropertyNames(&child);
   } else if (schema->is_array()) {
     for (auto& child : *schema) StripPropertyNames(&child);
   }
 }
+
+// The first control character in `s` (C0 other than tab and newline, DEL,
+// C1), as "U+0000", or "" when there is none. Such characters cannot be
+// passed to a process (NUL) or reviewed safely in a manifest.
+std::string ControlCharacter(const std::string& s) {
+  static const char kHex[] = "0123456789ABCDEF";
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char b = static_cast<unsigned char>(s[i]);
+    unsigned code = 0x110000;
+    if ((b < 0x20 && b != '\t' && b != '\n') || b == 0x7F) code = b;
+    if (b == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      code = static_cast<unsigned char>(s[i + 1]);
+    }
+    if (code != 0x110000) {
+      return std::string("U+00") + kHex[code >> 4] + kHex[code & 15];
+    }
+  }
+  return {};
+}
+
+// Keys are quoted in messages; a megabyte key must not become a megabyte message.
+std::string ShortKey(const std::string& key) {
+  if (key.size() <= 60) return key;
+  size_t cut = 57;
+  while (cut > 0 && (static_cast<unsigned char>(key[cut]) & 0xC0) == 0x80) --cut;
+  return key.substr(0, cut) + "...";
+}
+
+// Integers beyond 2^53 do not survive the Jsonnet step (it computes in doubles).
+constexpr double kMaxExactInteger = 9007199254740992.0;
 
 std::string ExtractQuoted(const std::string& s) {
   size_t a = s.find('\'');
@@ -113,7 +148,7 @@ std::string Excerpt(const nlohmann::json& value) {
   std::string text = value.is_string() ? "\"" + value.get<std::string>() + "\""
                                        : value.dump();
   for (char& c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = ' ';
   }
   if (text.size() > 60) {
     size_t cut = 57;
@@ -213,8 +248,35 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
                            Diagnostics* diags,
                            std::set<std::string>* reported) const {
   const nlohmann::json& schema = Resolve(raw_schema);
+  if (instance.is_number()) {
+    // Compare integers as integers: 2^53 + 1 rounds to 2^53 as a double.
+    const bool too_large =
+        instance.is_number_unsigned()  ? instance.get<uint64_t>() > (uint64_t{1} << 53)
+        : instance.is_number_integer() ? (instance.get<int64_t>() > (int64_t{1} << 53) ||
+                                          instance.get<int64_t>() < -(int64_t{1} << 53))
+                                       : (instance.get<double>() > kMaxExactInteger ||
+                                          instance.get<double>() < -kMaxExactInteger);
+    if (too_large) {
+      diags->Error("spec.number-too-large",
+                   Subject(pointer) + ": " + instance.dump() + " is beyond 2^53 and would change "
+                   "value on the way to the manifests",
+                   doc.map.Locate(pointer));
+      reported->insert(pointer);
+    }
+    return;
+  }
   if (instance.is_string()) {
     const auto& text = instance.get_ref<const std::string&>();
+    if (const std::string control = ControlCharacter(text); !control.empty() &&
+                                                          text.size() <= kMaxStringLength) {
+      diags->Error("spec.control-character",
+                   Subject(pointer) + ": contains the control character " + control,
+                   doc.map.Locate(pointer),
+                   "write the text without it; a NUL, escape or other control character cannot "
+                   "reach a container or a reviewer intact");
+      reported->insert(pointer);
+      return;
+    }
     if (text.size() > kMaxStringLength) {
       diags->Error("spec.too-long",
                    Subject(pointer) + ": string of " + std::to_string(text.size()) +
@@ -233,6 +295,30 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
     return;
   }
   if (instance.is_array()) {
+    if (schema.value("uniqueItems", false)) {
+      // One error per repeated value, at its second occurrence.
+      struct Seen { size_t first; size_t second; size_t count; };
+      std::map<std::string, Seen> seen;
+      std::vector<std::string> order;
+      for (size_t i = 0; i < instance.size(); ++i) {
+        auto [it, inserted] = seen.emplace(instance[i].dump(), Seen{i, 0, 0});
+        if (++it->second.count == 2) {
+          it->second.second = i;
+          order.push_back(it->first);
+        }
+      }
+      for (const auto& key : order) {
+        const Seen& s = seen[key];
+        const std::string item = pointer + "/" + std::to_string(s.second);
+        diags->Error("spec.duplicate-item",
+                     Subject(pointer) + ": " + Excerpt(instance[s.first]) +
+                         (s.count == 2 ? std::string(" is listed twice")
+                                       : " is listed " + std::to_string(s.count) + " times") +
+                         " (first as item " + std::to_string(s.first) + ")",
+                     doc.map.Locate(item));
+        reported->insert(item);
+      }
+    }
     if (schema.contains("items") && schema["items"].is_object()) {
       for (size_t i = 0; i < instance.size(); ++i) {
         WalkKeys(instance[i], schema["items"], pointer + "/" + std::to_string(i),
@@ -261,6 +347,13 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
   }
   for (const auto& [key, value] : instance.items()) {
     const std::string child = pointer + "/" + EscapePointerToken(key);
+    if (const std::string control = ControlCharacter(key); !control.empty()) {
+      diags->Error("spec.control-character",
+                   Subject(pointer) + ": a key contains the control character " + control,
+                   doc.map.Locate(child, /*prefer_key=*/true));
+      reported->insert(child);
+      continue;
+    }
     if (has_properties && schema["properties"].contains(key)) {
       WalkKeys(value, schema["properties"][key], child, doc, yaml11_bools, diags,
                reported);
@@ -273,7 +366,7 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
       std::string hint = !suggestion.empty()
                              ? "did you mean '" + suggestion + "'?"
                              : "allowed fields: " + JoinKeys(allowed);
-      diags->Error("spec.unknown-field", "unknown field '" + key + "' " + where,
+      diags->Error("spec.unknown-field", "unknown field '" + ShortKey(key) + "' " + where,
                    doc.map.Locate(child, /*prefer_key=*/true), hint);
       reported->insert(child);
       continue;
@@ -285,7 +378,7 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
                   (key.size() > kMaxStringLength || !std::regex_match(key, name_pattern)));
       if (bad) {
         diags->Error("spec.invalid-key",
-                     Subject(pointer) + ": key '" + key + "' is not valid",
+                     Subject(pointer) + ": key '" + ShortKey(key) + "' is not valid",
                      doc.map.Locate(child, /*prefer_key=*/true),
                      name_schema->value("description", ""));
         reported->insert(child);
