@@ -1,5 +1,8 @@
 #include "spec_loader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
@@ -13,7 +16,6 @@
 #include <cstdint>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <new>
 #include <sstream>
@@ -38,6 +40,10 @@ constexpr std::string_view kCoreTagPrefix = "tag:yaml.org,2002:";
 // Thrown from inside the event handler to stop yaml-cpp's parser; never
 // escapes this file.
 struct AbortParse {};
+
+// yaml-cpp drops an implicit key (one written without '? ') that is longer
+// than this many bytes from its start to the ':'.
+constexpr size_t kMaxImplicitKeyBytes = 1024;
 
 SourcePos ToPos(const YAML::Mark& m) {
   if (m.is_null() || m.line < 0 || m.column < 0) return {0, 0};
@@ -395,6 +401,101 @@ Typed TypeScalar(const std::string& tag, const std::string& text) {
 }
 
 // ---------------------------------------------------------------------------
+// Looking at the text around a node or a syntax error.
+
+bool IsYamlSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Skips the node properties (anchor, tag) that a node's mark may point at.
+size_t SkipProperties(const std::string& text, size_t i) {
+  const size_t n = text.size();
+  while (i < n && (text[i] == '&' || text[i] == '!')) {
+    while (i < n && !IsYamlSpace(text[i])) ++i;
+    while (i < n && IsYamlSpace(text[i])) ++i;
+  }
+  return i;
+}
+
+// Offset just past the closing quote of the quoted scalar whose opening quote
+// is at text[open]; npos if it is never closed.
+size_t QuotedScalarEnd(const std::string& text, size_t open) {
+  const size_t n = text.size();
+  const char quote = text[open];
+  for (size_t i = open + 1; i < n; ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < n && text[i + 1] == '\'') {
+        ++i;  // '' is an escaped single quote
+      } else {
+        return i + 1;
+      }
+    }
+  }
+  return std::string::npos;
+}
+
+bool IsFlowIndicator(char c) {
+  return c == ',' || c == '[' || c == ']' || c == '{' || c == '}';
+}
+
+// When the node starting at text[start] (inside a flow collection) is a key
+// followed by ':', the number of bytes from its start to the ':' (what
+// yaml-cpp compares with kMaxImplicitKeyBytes); npos otherwise.
+size_t ImplicitKeyBytes(const std::string& text, size_t start) {
+  const size_t n = text.size();
+  size_t i = SkipProperties(text, start);
+  if (i >= n) return std::string::npos;
+  if (text[i] == '"' || text[i] == '\'') {
+    i = QuotedScalarEnd(text, i);
+    if (i == std::string::npos) return i;
+  } else {
+    // A plain scalar ends at a flow indicator, at ": " and at " #".
+    for (; i < n; ++i) {
+      const char c = text[i];
+      if (IsFlowIndicator(c)) break;
+      if (c == ':' && (i + 1 >= n || IsYamlSpace(text[i + 1]) || IsFlowIndicator(text[i + 1]))) {
+        break;
+      }
+      if (c == '#' && i > start && IsYamlSpace(text[i - 1])) break;
+    }
+  }
+  while (i < n && IsYamlSpace(text[i])) ++i;
+  if (i >= n || text[i] != ':') return std::string::npos;
+  return i - start;
+}
+
+// The error for an implicit key of `bytes` bytes starting at text[start].
+// yaml-cpp's limit is on bytes, which are characters unless the key has
+// non-ASCII text.
+std::string LongKeyMessage(const std::string& text, size_t start, size_t bytes) {
+  const bool ascii = std::all_of(text.begin() + static_cast<std::ptrdiff_t>(start),
+                                 text.begin() + static_cast<std::ptrdiff_t>(start + bytes),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  const std::string unit = ascii ? " characters" : " bytes";
+  return "invalid YAML: this key is " + std::to_string(bytes) + unit +
+         (ascii ? "" : " (in UTF-8)") + " long, but a key written without '? ' may be at most " +
+         std::to_string(kMaxImplicitKeyBytes) + unit + " long";
+}
+
+std::string TooDeepMessage(int max_depth) {
+  return "the spec nests mappings and sequences more than " + std::to_string(max_depth) +
+         " levels deep";
+}
+
+std::string UnclosedQuoteMessage(char quote) {
+  return std::string("invalid YAML: this quoted string is never closed (the closing ") +
+         quote + " is missing)";
+}
+
+std::string UnclosedQuoteHint(const std::string& unclosed_flow = {}) {
+  if (unclosed_flow.empty()) {
+    return "the string runs to the end of the file; add the closing quote";
+  }
+  return "the string runs to the end of the file, so " + unclosed_flow +
+         " is never closed; add the closing quote";
+}
+
+// ---------------------------------------------------------------------------
 // The event handler that builds the JSON value.
 
 class SpecBuilder final : public YAML::EventHandler {
@@ -415,8 +516,22 @@ class SpecBuilder final : public YAML::EventHandler {
   SourcePos root_pos() const { return root_pos_; }
   bool root_error() const { return root_error_; }
   int documents() const { return documents_; }
-  /// The walk stopped early and the tree is incomplete.
+  /// The walk stopped early and the tree is incomplete. After the depth or
+  /// the error limit, yaml-cpp still reads the rest of the stream (only the
+  /// nesting is tracked and the nodes counted), so that a syntax error later
+  /// in the file is reported instead of a limit that the misleading events
+  /// before it may have crossed. The node limit stops yaml-cpp at once.
   bool fatal() const { return fatal_; }
+  /// Where the first collection deeper than max_depth starts; line 0 if none.
+  SourcePos depth_error_pos() const { return depth_error_pos_; }
+  /// A quoted scalar that runs to the end of the file (yaml-cpp accepts it):
+  /// where its opening quote is (line 0 if none) and the quote character.
+  SourcePos unclosed_quote_pos() const { return unclosed_quote_pos_; }
+  char unclosed_quote() const { return unclosed_quote_; }
+  /// Byte offset of the last scalar event and whether it was an item of a flow
+  /// sequence (npos if there was none).
+  size_t last_scalar_offset() const { return last_scalar_offset_; }
+  bool last_scalar_in_flow_sequence() const { return last_scalar_in_flow_seq_; }
 
   void Finish() {
     if (aliases_ > kMaxAliasErrors) {
@@ -438,6 +553,8 @@ class SpecBuilder final : public YAML::EventHandler {
   }
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    CountNode(mark);
+    if (fatal_) return;
     SourcePos pos = ToPos(mark);
     Slot slot = Enter(pos, anchor, /*is_null=*/true);
     if (slot.role == Role::kIgnored) return;
@@ -467,6 +584,8 @@ class SpecBuilder final : public YAML::EventHandler {
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    CountNode(mark);
+    if (fatal_) return;
     SourcePos pos = ToPos(mark);
     Slot slot = Enter(pos, 0, /*is_null=*/false);
     ++aliases_;
@@ -496,9 +615,15 @@ class SpecBuilder final : public YAML::EventHandler {
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag,
                 YAML::anchor_t anchor, const std::string& value) override {
+    // Checked even after a fatal error: an unclosed quote explains a syntax
+    // error at the end of the file.
+    CountNode(mark);
+    if (tag != "?") CheckQuoteClosed(mark);
+    last_scalar_offset_ = mark.pos < 0 ? std::string::npos : static_cast<size_t>(mark.pos);
+    last_scalar_in_flow_seq_ = !stack_.empty() && stack_.back().flow && !stack_.back().is_map;
+    if (fatal_) return;
     SourcePos pos = ToPos(mark);
     Slot slot = Enter(pos, anchor, /*is_null=*/false);
-    if (tag != "?") CheckQuoteClosed(mark);
     Typed t = TypeScalar(tag, value);
     if (slot.role == Role::kKey) {
       ScalarKey(std::move(t), value, tag, pos);
@@ -513,24 +638,36 @@ class SpecBuilder final : public YAML::EventHandler {
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag,
                        YAML::anchor_t anchor, YAML::EmitterStyle::value style) override {
-    StartCollection(/*is_map=*/false, ToPos(mark), tag, anchor,
+    StartCollection(/*is_map=*/false, mark, tag, anchor,
                     style == YAML::EmitterStyle::Flow);
   }
   void OnSequenceEnd() override { EndCollection(); }
 
   void OnMapStart(const YAML::Mark& mark, const std::string& tag,
                   YAML::anchor_t anchor, YAML::EmitterStyle::value style) override {
-    StartCollection(/*is_map=*/true, ToPos(mark), tag, anchor,
+    StartCollection(/*is_map=*/true, mark, tag, anchor,
                     style == YAML::EmitterStyle::Flow);
   }
 
   /// Where the innermost unfinished flow mapping ('{') or sequence ('[')
-  /// starts; line 0 if there is none.
-  SourcePos OpenFlow(bool is_map) const {
+  /// starts (line 0 if there is none), and how many more of them enclose it.
+  /// Only collections that start with that bracket count: yaml-cpp also
+  /// reports a "key: value" pair in a flow sequence as a flow mapping.
+  std::pair<SourcePos, size_t> OpenFlow(bool is_map) const {
+    const char bracket = is_map ? '{' : '[';
+    SourcePos innermost;
+    size_t more = 0;
     for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
-      if (it->flow && it->is_map == is_map) return it->pos;
+      if (!it->flow || it->is_map != is_map) continue;
+      size_t i = SkipProperties(text_, it->offset);
+      if (i >= text_.size() || text_[i] != bracket) continue;
+      if (innermost.line == 0) {
+        innermost = PosOfOffsetIn(text_, i);
+      } else {
+        ++more;
+      }
     }
-    return {};
+    return {innermost, more};
   }
   void OnMapEnd() override { EndCollection(); }
 
@@ -550,6 +687,13 @@ class SpecBuilder final : public YAML::EventHandler {
     bool keep = false;
     bool flow = false;
     SourcePos pos;
+    size_t offset = std::string::npos;  // byte offset of pos in the text
+    // Nesting level, counted as written: the top-level collection is 1, and a
+    // collection used as the first key of a mapping that starts at the same
+    // place (`[a]: b`) shares the mapping's level. yaml-cpp reports every
+    // '[' or '{' left open at the end of the file that way, as the key of a
+    // mapping that is not in the text.
+    int level = 1;
     // Mapping state: alternating key and value events.
     bool want_key = true;
     bool key_ok = false;
@@ -559,26 +703,34 @@ class SpecBuilder final : public YAML::EventHandler {
 
   void Error(const std::string& code, const std::string& message, SourcePos pos,
              const std::string& hint = {}) {
+    if (fatal_) return;
     if (walk_errors_ >= kMaxWalkErrors) {
       diags_->Add({Severity::kNote, "yaml.too-many-errors",
                    "too many errors; stopped reading the spec", At(file_, pos), {}});
       fatal_ = true;
-      throw AbortParse{};
+      return;
     }
     ++walk_errors_;
     diags_->Error(code, message, At(file_, pos), hint);
   }
 
   // Common bookkeeping for every node event; decides where the node goes.
-  Slot Enter(SourcePos pos, YAML::anchor_t anchor, bool is_null) {
-    if (++nodes_ > options_.max_nodes) {
+  // Counts every node event, also after a fatal error: the node limit is
+  // what stops yaml-cpp 0.7 on inputs where it reports nodes forever (for
+  // example a line starting with ',' in block context).
+  void CountNode(const YAML::Mark& mark) {
+    if (++nodes_ <= options_.max_nodes) return;
+    if (!fatal_) {
       fatal_ = true;
       diags_->Error("yaml.too-large",
                     "the spec has more than " + std::to_string(options_.max_nodes) +
                         " YAML nodes; nemoc refuses to load it",
-                    At(file_, pos));
-      throw AbortParse{};
+                    At(file_, ToPos(mark)));
     }
+    throw AbortParse{};
+  }
+
+  Slot Enter(SourcePos pos, YAML::anchor_t anchor, bool is_null) {
     if (anchor != 0 && !pending_anchor_.first.empty()) {
       anchors_[anchor] = pending_anchor_;
     }
@@ -693,40 +845,17 @@ class SpecBuilder final : public YAML::EventHandler {
 
   // yaml-cpp 0.7 accepts a quoted scalar that runs to the end of the file
   // (`a: "abc` + newline) and silently swallows the rest of the file into it.
+  // In a flow collection the swallowed closing bracket then makes yaml-cpp
+  // fail at the end of the file; LoadSpecText reports the quote instead.
   void CheckQuoteClosed(const YAML::Mark& mark) {
-    if (mark.pos < 0) return;
-    size_t i = static_cast<size_t>(mark.pos);
-    const size_t n = text_.size();
-    // Skip node properties (anchor, tag) that the mark may point at.
-    while (i < n && (text_[i] == '&' || text_[i] == '!')) {
-      while (i < n && text_[i] != ' ' && text_[i] != '\t' && text_[i] != '\n' &&
-             text_[i] != '\r') {
-        ++i;
-      }
-      while (i < n && (text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' ||
-                       text_[i] == '\r')) {
-        ++i;
-      }
-    }
-    if (i >= n || (text_[i] != '"' && text_[i] != '\'')) return;
-    const char quote = text_[i];
-    const size_t open = i;
-    for (++i; i < n; ++i) {
-      if (quote == '"' && text_[i] == '\\') {
-        ++i;
-      } else if (text_[i] == quote) {
-        if (quote == '\'' && i + 1 < n && text_[i + 1] == '\'') {
-          ++i;  // '' is an escaped single quote
-        } else {
-          return;
-        }
-      }
-    }
-    SourcePos pos = PosOfOffsetIn(text_, open);
-    Error("yaml.syntax",
-          std::string("invalid YAML: this quoted string is never closed (the "
-                      "closing ") + quote + " is missing)",
-          pos, "the string runs to the end of the file; add the closing quote");
+    if (mark.pos < 0 || unclosed_quote_ != 0) return;
+    const size_t open = SkipProperties(text_, static_cast<size_t>(mark.pos));
+    if (open >= text_.size() || (text_[open] != '"' && text_[open] != '\'')) return;
+    if (QuotedScalarEnd(text_, open) != std::string::npos) return;
+    unclosed_quote_ = text_[open];
+    unclosed_quote_pos_ = PosOfOffsetIn(text_, open);
+    Error("yaml.syntax", UnclosedQuoteMessage(unclosed_quote_), unclosed_quote_pos_,
+          UnclosedQuoteHint());
   }
 
   void CheckCollectionTag(bool is_map, const std::string& tag, SourcePos pos) {
@@ -747,16 +876,36 @@ class SpecBuilder final : public YAML::EventHandler {
     Error(t.error_code, t.error_message, pos, t.error_hint);
   }
 
-  void StartCollection(bool is_map, SourcePos pos, const std::string& tag,
+  void StartCollection(bool is_map, const YAML::Mark& mark, const std::string& tag,
                        YAML::anchor_t anchor, bool flow) {
-    Slot slot = Enter(pos, anchor, /*is_null=*/false);
-    if (static_cast<long long>(stack_.size()) + 1 > options_.max_depth) {
-      fatal_ = true;
-      diags_->Error("yaml.too-deep",
-                    "the spec nests mappings and sequences more than " +
-                        std::to_string(options_.max_depth) + " levels deep",
-                    At(file_, pos));
-      throw AbortParse{};
+    CountNode(mark);
+    const SourcePos pos = ToPos(mark);
+    Frame f;
+    f.is_map = is_map;
+    f.flow = flow;
+    f.pos = pos;
+    f.offset = mark.pos < 0 ? std::string::npos : static_cast<size_t>(mark.pos);
+    if (!stack_.empty()) {
+      const Frame& top = stack_.back();
+      const bool shares =
+          top.is_map && f.offset != std::string::npos && top.offset == f.offset;
+      f.level = top.level + (shares ? 0 : 1);
+    }
+    // Once the walk has stopped, only the nesting is tracked (for the depth
+    // error's position and the unclosed-bracket hint).
+    Slot slot;
+    if (!fatal_) slot = Enter(pos, anchor, /*is_null=*/false);
+    if (f.level > options_.max_depth && depth_error_pos_.line == 0) {
+      depth_error_pos_ = pos;
+      if (!fatal_) {
+        fatal_ = true;
+        diags_->Error("yaml.too-deep", TooDeepMessage(options_.max_depth),
+                      At(file_, pos));
+      }
+    }
+    if (fatal_) {
+      stack_.push_back(std::move(f));
+      return;
     }
     CheckCollectionTag(is_map, tag, pos);
     if (slot.role == Role::kKey) {
@@ -767,13 +916,9 @@ class SpecBuilder final : public YAML::EventHandler {
     } else if (slot.keep) {
       map_->SetValue(slot.pointer, pos);
     }
-    Frame f;
-    f.is_map = is_map;
-    f.flow = flow;
     f.value = is_map ? json::object() : json::array();
     f.pointer = std::move(slot.pointer);
     f.keep = slot.keep && slot.role != Role::kKey;
-    f.pos = pos;
     stack_.push_back(std::move(f));
   }
 
@@ -781,7 +926,7 @@ class SpecBuilder final : public YAML::EventHandler {
     if (stack_.empty()) return;  // unbalanced events; cannot happen
     Frame f = std::move(stack_.back());
     stack_.pop_back();
-    Attach(std::move(f.value), f.keep);
+    if (!fatal_) Attach(std::move(f.value), f.keep);
   }
 
   const std::string& file_;
@@ -803,6 +948,11 @@ class SpecBuilder final : public YAML::EventHandler {
   size_t aliases_ = 0;
   SourcePos first_unreported_alias_;
   bool fatal_ = false;
+  SourcePos depth_error_pos_;
+  SourcePos unclosed_quote_pos_;
+  char unclosed_quote_ = 0;
+  size_t last_scalar_offset_ = std::string::npos;
+  bool last_scalar_in_flow_seq_ = false;
   std::pair<std::string, SourcePos> pending_anchor_;
   std::unordered_map<YAML::anchor_t, std::pair<std::string, SourcePos>> anchors_;
 };
@@ -948,6 +1098,55 @@ const char* KindName(const json& v) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Files.
+
+// Closes the descriptor it owns.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::filesystem::file_type FileTypeOf(mode_t mode) {
+  using std::filesystem::file_type;
+  if (S_ISREG(mode)) return file_type::regular;
+  if (S_ISDIR(mode)) return file_type::directory;
+  if (S_ISFIFO(mode)) return file_type::fifo;
+  if (S_ISSOCK(mode)) return file_type::socket;
+  if (S_ISCHR(mode)) return file_type::character;
+  if (S_ISBLK(mode)) return file_type::block;
+  return file_type::unknown;
+}
+
+// "input.not-a-file": named pipes, sockets and devices are refused before
+// they are opened (reading them can block forever or never end).
+void NotARegularFile(const std::string& quoted_path, std::filesystem::file_type type,
+                     const Location& loc, Diagnostics* diags) {
+  using std::filesystem::file_type;
+  std::string what;
+  switch (type) {
+    case file_type::fifo: what = "is a named pipe (FIFO)"; break;
+    case file_type::socket: what = "is a socket"; break;
+    case file_type::character: what = "is a character device"; break;
+    case file_type::block: what = "is a block device"; break;
+    case file_type::directory: what = "is a directory"; break;
+    default: what = "is a special file"; break;
+  }
+  diags->Error("input.not-a-file",
+               "spec file " + quoted_path + " " + what + ", not a regular file", loc,
+               "nemoc reads a spec only from a regular file; save the spec to a file "
+               "and pass its path");
+}
+
 }  // namespace
 
 bool IsYaml11Bool(const std::string& text) {
@@ -989,37 +1188,83 @@ bool LoadSpecText(const std::string& file, std::string text, Document* doc,
   if (!encoding_ok) return false;
 
   // Problems found while walking are collected apart: after a syntax error
-  // the events before it may be misleading, so only the syntax error counts.
+  // the events before it may be misleading (yaml-cpp reports a '[' or '{'
+  // still open at the end of the file as the key of a mapping that is not in
+  // the text, for example), so only the syntax error counts.
   Diagnostics walk;
   std::set<std::string> yaml11_local;
   SpecBuilder builder(file, doc->text, options, &walk, &doc->map, &yaml11_local);
-  bool parsed = false;       // the whole stream was read (or we stopped by choice)
-  bool syntax_error = false;  // yaml-cpp rejected the text
+  bool complete = false;      // the tree was built from the whole stream
+  bool syntax_error = false;  // yaml-cpp rejected the text; diags has the error
   try {
     std::istringstream in(doc->text);
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(builder)) {
     }
-    parsed = true;
+    complete = !builder.fatal();
   } catch (const AbortParse&) {
-    parsed = !builder.fatal();
+    complete = !builder.fatal();
   } catch (const YAML::DeepRecursion& e) {
-    walk.Error("yaml.too-deep", "the spec nests mappings and sequences too deeply",
-               At(file, ToPos(e.mark)));
+    // Deeper than yaml-cpp recurses (500 levels), so deeper than max_depth too
+    // unless that was raised: the depth is the error, wherever it started.
+    syntax_error = true;
+    SourcePos deep = builder.depth_error_pos();
+    if (deep.line > 0) {
+      diags->Error("yaml.too-deep", TooDeepMessage(options.max_depth), At(file, deep));
+    } else {
+      diags->Error("yaml.too-deep", "the spec nests mappings and sequences too deeply",
+                   At(file, ToPos(e.mark)));
+    }
   } catch (const YAML::ParserException& e) {
     syntax_error = true;
     SourcePos pos = ToPos(e.mark);
+    std::string message = "invalid YAML: " + e.msg;
     std::string hint = SyntaxHint(doc->text, e.msg, pos.line, pos.column);
-    bool is_map = e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW;
-    if (is_map || e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW) {
-      SourcePos open = builder.OpenFlow(is_map);
-      if (open.line > 0) {
-        hint = std::string("the '") + (is_map ? "{" : "[") + "' on line " +
-               std::to_string(open.line) + ", column " + std::to_string(open.column) +
-               " is not closed";
+    const bool is_map = e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW;
+    const bool unclosed_flow = is_map || e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW;
+    std::string open_text;  // "the '[' on line 3, column 40"
+    auto [open, more] = builder.OpenFlow(is_map);
+    if (unclosed_flow && open.line > 0) {
+      open_text = std::string("the '") + (is_map ? "{" : "[") + "' on line " +
+                  std::to_string(open.line) + ", column " + std::to_string(open.column);
+      hint = open_text + " is not closed";
+      if (more > 0) {
+        hint += " (nor " + std::string(more == 1 ? "is the one" : "are the " +
+                                                                   std::to_string(more)) +
+                " before it)";
       }
     }
-    diags->Error("yaml.syntax", "invalid YAML: " + e.msg, At(file, pos), hint);
+    // yaml-cpp drops an implicit key longer than 1024 bytes, and then finds
+    // the key where it expected ',' or the closing bracket: in a flow mapping
+    // the error is at the key, in a flow sequence at its ':' (after the key
+    // was read as an item).
+    size_t key_start = std::string::npos;
+    size_t key_bytes = std::string::npos;
+    if (unclosed_flow && e.mark.pos >= 0 &&
+        static_cast<size_t>(e.mark.pos) < doc->text.size()) {
+      const size_t at = static_cast<size_t>(e.mark.pos);
+      if (is_map && doc->text[at] != ':') {
+        key_start = at;
+        key_bytes = ImplicitKeyBytes(doc->text, key_start);
+      } else if (!is_map && doc->text[at] == ':' && builder.last_scalar_in_flow_sequence() &&
+                 builder.last_scalar_offset() < at) {
+        key_start = builder.last_scalar_offset();
+        key_bytes = ImplicitKeyBytes(doc->text, key_start);
+        if (key_bytes != at - key_start) key_bytes = std::string::npos;  // another ':'
+      }
+    }
+    if (builder.unclosed_quote() != 0) {
+      // The string swallowed the rest of the file, including whatever yaml-cpp
+      // then missed at its end.
+      pos = builder.unclosed_quote_pos();
+      message = UnclosedQuoteMessage(builder.unclosed_quote());
+      hint = UnclosedQuoteHint(open_text);
+    } else if (key_bytes != std::string::npos && key_bytes > kMaxImplicitKeyBytes) {
+      pos = PosOfOffsetIn(doc->text, key_start);
+      message = LongKeyMessage(doc->text, key_start, key_bytes);
+      hint = "shorten the key";
+    }
+    diags->Error("yaml.syntax", message, At(file, pos), hint);
   } catch (const YAML::Exception& e) {
     syntax_error = true;
     diags->Error("yaml.syntax", "invalid YAML: " + e.msg, At(file, ToPos(e.mark)));
@@ -1040,7 +1285,7 @@ bool LoadSpecText(const std::string& file, std::string text, Document* doc,
     }
     builder.Finish();
     diags->Append(walk);
-    if (parsed) {
+    if (complete) {
       if (builder.documents() == 0 || !builder.have_root()) {
         diags->Error("yaml.empty",
                      "the spec is empty; expected a mapping of top-level keys",
@@ -1101,41 +1346,65 @@ bool LoadSpecFile(const std::string& path, Document* doc, Diagnostics* diags,
                    "pass the path of a YAML file inside it");
       return false;
     }
-    if (st.type() == fs::file_type::regular) {
-      uintmax_t size = fs::file_size(path, ec);
-      if (!ec && size > options.max_bytes) {
-        diags->Error("input.too-large",
-                     "spec file " + name + " is " + std::to_string(size) +
-                         " bytes, larger than the limit of " +
-                         std::to_string(options.max_bytes) + " bytes",
-                     loc);
-        return false;
-      }
+    // Checked before opening: opening a FIFO for reading blocks until a
+    // writer appears, and a device may never reach end of file.
+    if (st.type() != fs::file_type::regular) {
+      NotARegularFile(name, st.type(), loc, diags);
+      return false;
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::error_code open_ec(errno, std::generic_category());
-      diags->Error("input.unreadable",
-                   "cannot open spec file " + name +
-                       (open_ec ? ": " + open_ec.message() : std::string()),
+    uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > options.max_bytes) {
+      diags->Error("input.too-large",
+                   "spec file " + name + " is " + std::to_string(size) +
+                       " bytes, larger than the limit of " +
+                       std::to_string(options.max_bytes) + " bytes",
                    loc);
       return false;
     }
-    // Read at most max_bytes + 1 so that pipes and devices cannot make us
-    // read forever.
+    // O_NONBLOCK: should the path have been replaced by a FIFO since the
+    // check, opening it does not wait for a writer; fstat then refuses it.
+    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    if (fd.get() < 0) {
+      const int err = errno;
+      diags->Error("input.unreadable",
+                   "cannot open spec file " + name + ": " +
+                       std::generic_category().message(err),
+                   loc);
+      return false;
+    }
+    struct stat sb {};
+    if (::fstat(fd.get(), &sb) != 0) {
+      const int err = errno;
+      diags->Error("input.unreadable",
+                   "cannot read spec file " + name + ": " +
+                       std::generic_category().message(err),
+                   loc);
+      return false;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+      NotARegularFile(name, FileTypeOf(sb.st_mode), loc, diags);
+      return false;
+    }
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+    // Read at most max_bytes + 1: the file may grow while it is read.
     std::string text;
     const size_t limit = options.max_bytes + 1;
     char buf[65536];
     while (text.size() < limit) {
       size_t want = std::min(sizeof(buf), limit - text.size());
-      in.read(buf, static_cast<std::streamsize>(want));
-      std::streamsize got = in.gcount();
-      if (got > 0) text.append(buf, static_cast<size_t>(got));
-      if (!in) break;
-    }
-    if (in.bad()) {
-      diags->Error("input.unreadable", "error while reading spec file " + name, loc);
-      return false;
+      ssize_t got = ::read(fd.get(), buf, want);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        const int err = errno;
+        diags->Error("input.unreadable",
+                     "error while reading spec file " + name + ": " +
+                         std::generic_category().message(err),
+                     loc);
+        return false;
+      }
+      if (got == 0) break;
+      text.append(buf, static_cast<size_t>(got));
     }
     if (text.size() > options.max_bytes) {
       diags->Error("input.too-large",

@@ -41,9 +41,10 @@ bool LoadSpecText(const std::string& file, std::string text, Document* doc,
                   Diagnostics* diags, const LoadOptions& options = {},
                   std::set<std::string>* yaml11_bool_pointers = nullptr);
 
-/// Reads the file from disk (a missing, unreadable or oversized file, or a
-/// directory, is reported as an error located at the file) and calls
-/// LoadSpecText.
+/// Reads the file from disk (a missing, unreadable or oversized file, a
+/// directory, or anything else that is not a regular file - a named pipe, a
+/// socket, a device - is reported as an error located at the file; special
+/// files are refused without being opened) and calls LoadSpecText.
 bool LoadSpecFile(const std::string& path, Document* doc, Diagnostics* diags,
                   const LoadOptions& options = {},
                   std::set<std::string>* yaml11_bool_pointers = nullptr);

@@ -3,12 +3,15 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -479,6 +482,124 @@ TEST(SpecLoaderErrors, NestingBeyondYamlCppLimitDoesNotCrash) {
   EXPECT_EQ(l.diags.items()[0].code, "yaml.too-deep");
 }
 
+std::string Repeat(const std::string& s, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+TEST(SpecLoaderErrors, UnclosedFlowSequencesAreOneSyntaxErrorWithinTheDepthLimit) {
+  // yaml-cpp reports each '[' left open at the end of the file as the key of
+  // a mapping that is not in the text, doubling the nesting: 40 '[' used to
+  // give 32 "mapping key is a sequence" errors and a depth error.
+  Loaded l = Load(std::string(40, '[') + "\n");
+  EXPECT_FALSE(l.ok);
+  ASSERT_EQ(Found(l.diags), (Codes{"yaml.syntax@2:1"}));
+  EXPECT_EQ(l.diags.items()[0].message, "invalid YAML: end of sequence flow not found");
+  EXPECT_EQ(l.diags.items()[0].hint,
+            "the '[' on line 1, column 40 is not closed (nor are the 39 before it)");
+  EXPECT_TRUE(l.doc.root.is_null());
+
+  Loaded two = Load("a: [1, [2\n");
+  ASSERT_EQ(Found(two.diags), (Codes{"yaml.syntax@2:1"}));
+  EXPECT_EQ(two.diags.items()[0].hint,
+            "the '[' on line 1, column 8 is not closed (nor is the one before it)");
+
+  // Deeper than max_depth but with a syntax error: only the syntax error
+  // counts (the events before it are not to be trusted).
+  EXPECT_EQ(Found(Load(std::string(100, '[') + "\n").diags), (Codes{"yaml.syntax@2:1"}));
+}
+
+TEST(SpecLoaderErrors, UnclosedFlowMappingsBeyondTheParserLimitAreTooDeep) {
+  // Deeper than yaml-cpp recurses: the depth error, at the 65th '{' (the
+  // first '{' is level 1), and nothing about the key of the mapping that
+  // yaml-cpp invents around it.
+  Loaded l = Load(Repeat("{a: ", 10000) + "\n");
+  EXPECT_FALSE(l.ok);
+  ASSERT_EQ(Found(l.diags), (Codes{"yaml.too-deep@1:257"}));
+  EXPECT_EQ(l.diags.items()[0].message,
+            "the spec nests mappings and sequences more than 64 levels deep");
+  // The same for sequences, and for a closed document of that depth.
+  EXPECT_EQ(Found(Load(std::string(10000, '[') + "\n").diags),
+            (Codes{"yaml.too-deep@1:65"}));
+  EXPECT_EQ(Found(Load("a: " + std::string(10000, '[') + std::string(10000, ']') + "\n").diags),
+            (Codes{"yaml.too-deep@1:67"}));
+  // A collection used as a key where its mapping starts shares its level.
+  LoadOptions o;
+  o.max_depth = 2;
+  EXPECT_EQ(Found(Load("[[a]]: b\n", o).diags), (Codes{"yaml.key-not-string@1:1"}));
+  EXPECT_EQ(Found(Load("[[[a]]]: b\n", o).diags),
+            (Codes{"yaml.key-not-string@1:1", "yaml.too-deep@1:3"}));
+}
+
+TEST(SpecLoaderErrors, LimitsDoNotHideALaterSyntaxError) {
+  std::string dups;
+  for (int i = 0; i < 200; ++i) dups += "a: 1\n";
+  EXPECT_EQ(Found(Load(dups + "b: [1\n").diags), (Codes{"yaml.syntax@202:1"}));
+  LoadOptions o;
+  o.max_depth = 3;
+  EXPECT_EQ(Found(Load("a: [[[[1]]]]\nb: {c: 1\n", o).diags), (Codes{"yaml.syntax@3:1"}));
+  // Without a syntax error the limits still stop the walk.
+  EXPECT_EQ(Found(Load("a: [[[[1]]]]\nb: {c: 1}\n", o).diags), (Codes{"yaml.too-deep@1:6"}));
+}
+
+TEST(SpecLoaderErrors, NodeLimitStopsYamlCppEvenAfterAnotherLimit) {
+  // yaml-cpp 0.7 reports an empty document forever for a line starting with
+  // ','; only the node limit stops it, so it stays a hard stop.
+  EXPECT_EQ(Found(Load(",a: 1\n").diags), (Codes{"yaml.too-large@1:1"}));
+  LoadOptions o;
+  o.max_depth = 2;
+  EXPECT_EQ(Found(Load("[[[1]]]\n,a: 1\n", o).diags), (Codes{"yaml.too-deep@1:3"}));
+  o = {};
+  o.max_nodes = 10;
+  EXPECT_EQ(Found(Load("a: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\nb: {c: 1\n", o).diags),
+            (Codes{"yaml.too-large@1:26"}));
+}
+
+TEST(SpecLoaderErrors, FlowKeyOver1024CharactersNamesTheLimit) {
+  const std::string key(1100, 'k');
+  Loaded map = Load("x: 1\nlabels: {a: b, " + key + ": v}\n");
+  EXPECT_FALSE(map.ok);
+  ASSERT_EQ(Found(map.diags), (Codes{"yaml.syntax@2:16"}));
+  EXPECT_EQ(map.diags.items()[0].message,
+            "invalid YAML: this key is 1100 characters long, but a key written without '? ' "
+            "may be at most 1024 characters long");
+  EXPECT_EQ(map.diags.items()[0].hint, "shorten the key");
+  // Quoted, and in a flow sequence (where yaml-cpp stops at the ':').
+  EXPECT_EQ(Found(Load("a: {\"" + key + "\": v}\n").diags), (Codes{"yaml.syntax@1:5"}));
+  Loaded seq = Load("a: [x, " + key + ": v]\n");
+  ASSERT_EQ(Found(seq.diags), (Codes{"yaml.syntax@1:8"}));
+  EXPECT_NE(seq.diags.items()[0].message.find("at most 1024 characters"), std::string::npos);
+  // Non-ASCII: the limit is on bytes.
+  Loaded utf8 = Load("a: {" + Repeat("\xC3\xA9", 600) + ": v}\n");
+  ASSERT_EQ(Found(utf8.diags), (Codes{"yaml.syntax@1:5"}));
+  EXPECT_NE(utf8.diags.items()[0].message.find("1200 bytes (in UTF-8) long"), std::string::npos);
+  // 1024 characters up to the ':' is still a key.
+  Loaded boundary = Load("a: {" + std::string(1024, 'k') + ": v}\n");
+  EXPECT_TRUE(boundary.ok) << RenderText(boundary.diags, {});
+  EXPECT_EQ(Found(Load("a: {" + std::string(1025, 'k') + ": v}\n").diags),
+            (Codes{"yaml.syntax@1:5"}));
+  // A flow mapping that is really not closed is still reported as such.
+  Loaded open = Load("a: {b: 1\n");
+  ASSERT_EQ(Found(open.diags), (Codes{"yaml.syntax@2:1"}));
+  EXPECT_EQ(open.diags.items()[0].hint, "the '{' on line 1, column 4 is not closed");
+}
+
+TEST(SpecLoaderErrors, UnclosedQuoteInAFlowCollectionIsReportedAtTheQuote) {
+  Loaded l = Load("a: 1\nb: {pool: \"gpu}\n");
+  EXPECT_FALSE(l.ok);
+  ASSERT_EQ(Found(l.diags), (Codes{"yaml.syntax@2:11"}));
+  EXPECT_EQ(l.diags.items()[0].message,
+            "invalid YAML: this quoted string is never closed (the closing \" is missing)");
+  EXPECT_EQ(l.diags.items()[0].hint,
+            "the string runs to the end of the file, so the '{' on line 2, column 4 is never "
+            "closed; add the closing quote");
+  Loaded seq = Load("a: [x, 'y, z]\nb: 2\n");
+  ASSERT_EQ(Found(seq.diags), (Codes{"yaml.syntax@1:8"}));
+  EXPECT_NE(seq.diags.items()[0].message.find("closing ' is missing"), std::string::npos);
+  EXPECT_EQ(Found(Load("a: [{b: !!str \"x}]\n").diags), (Codes{"yaml.syntax@1:15"}));
+}
+
 TEST(SpecLoaderErrors, TooManyNodes) {
   LoadOptions o;
   o.max_nodes = 10;
@@ -671,6 +792,50 @@ TEST_F(SpecLoaderFile, OversizedFile) {
   ASSERT_EQ(Found(diags), (Codes{"input.too-large@0:0"}));
   EXPECT_NE(diags.items()[0].message.find("4100"), std::string::npos);
   EXPECT_NE(diags.items()[0].message.find("1024"), std::string::npos);
+}
+
+TEST_F(SpecLoaderFile, FifoIsRefusedWithoutOpeningIt) {
+  const std::string path = (dir_ / "spec.yaml").string();
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  Document doc;
+  Diagnostics diags;
+  auto load = std::async(std::launch::async, [&] { return LoadSpecFile(path, &doc, &diags); });
+  if (load.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
+    ADD_FAILURE() << "LoadSpecFile blocked on a FIFO";
+    int w = ::open(path.c_str(), O_WRONLY);  // lets the blocked open() return
+    if (w >= 0) ::close(w);
+  }
+  EXPECT_FALSE(load.get());
+  ASSERT_EQ(Found(diags), (Codes{"input.not-a-file@0:0"}));
+  EXPECT_EQ(diags.items()[0].location.file, path);
+  EXPECT_NE(diags.items()[0].message.find("\" is a named pipe (FIFO), not a regular file"),
+            std::string::npos)
+      << diags.items()[0].message;
+  EXPECT_NE(diags.items()[0].hint.find("regular file"), std::string::npos);
+  EXPECT_EQ(doc.file, path);
+  EXPECT_TRUE(doc.root.is_null());
+}
+
+TEST_F(SpecLoaderFile, DevicesAreRefused) {
+  for (const char* device : {"/dev/zero", "/dev/null"}) {
+    if (!std::filesystem::exists(device)) continue;
+    Document doc;
+    Diagnostics diags;
+    EXPECT_FALSE(LoadSpecFile(device, &doc, &diags));
+    ASSERT_EQ(Found(diags), (Codes{"input.not-a-file@0:0"})) << device;
+    EXPECT_NE(diags.items()[0].message.find("is a character device, not a regular file"),
+              std::string::npos);
+  }
+}
+
+TEST_F(SpecLoaderFile, SymlinkToARegularFileLoads) {
+  std::string target = Write("real.yaml", "a: 1\n");
+  std::filesystem::path link = dir_ / "link.yaml";
+  std::filesystem::create_symlink(target, link);
+  Document doc;
+  Diagnostics diags;
+  EXPECT_TRUE(LoadSpecFile(link.string(), &doc, &diags)) << RenderText(diags, {});
+  EXPECT_EQ(doc.root, json({{"a", 1}}));
 }
 
 TEST_F(SpecLoaderFile, EmptyFile) {
