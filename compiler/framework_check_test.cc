@@ -86,7 +86,7 @@ TEST(FrameworkCheckTest, Nemo2WithARecipeAndANewEnoughImagePasses) {
   EXPECT_EQ(Lines{}, Check(Spec("25.07", "llama3-8b", kPretrain)));
   EXPECT_EQ(Lines{}, Check(Spec("24.12", "llama3.1-405b",
                                 "      framework: nemo2\n      nodes: 32\n"
-                                "      parallelism: {tensor: 8, pipeline: 8, context: 4}\n"
+                                "      parallelism: {tensor: 8, pipeline: 2, context: 4}\n"
                                 "      batch: {global: 8}\n      data: {mock: true}\n")));
 }
 
@@ -96,10 +96,10 @@ TEST(FrameworkCheckTest, ModelWithoutANemo2RecipeIsRefusedAtThePreset) {
 }
 
 TEST(FrameworkCheckTest, ImageOlderThanTheRecipeIsRefusedAtTheTag) {
-  EXPECT_EQ(Lines{"spec.framework-image@6:55: NeMo 2 recipe llama2_7b needs a NeMo 25.02 or later "
+  EXPECT_EQ(Lines{"spec.framework-image@6:49: NeMo 2 recipe llama2_7b needs a NeMo 25.02 or later "
                   "container; image tag 24.12 is NeMo 24.12"},
             Check(Spec("24.12", "llama2-7b", kPretrain)));
-  EXPECT_EQ(Lines{"spec.framework-image@6:55: NeMo 2 recipe llama3_8b needs a NeMo 24.12 or later "
+  EXPECT_EQ(Lines{"spec.framework-image@6:49: NeMo 2 recipe llama3_8b needs a NeMo 24.12 or later "
                   "container; image tag 24.07 is NeMo 24.07"},
             Check(Spec("24.07", "llama3-8b", kPretrain)));
 }
@@ -107,7 +107,7 @@ TEST(FrameworkCheckTest, ImageOlderThanTheRecipeIsRefusedAtTheTag) {
 TEST(FrameworkCheckTest, Nemo1OnAContainerWithoutNemo1ScriptsIsRefused) {
   const std::string nemo1 = "      nodes: 1\n      batch: {global: 8}\n      data: {mock: true}\n";
   // Default framework: the error points at the image tag.
-  EXPECT_EQ(Lines{"spec.framework-image@6:55: framework nemo1 runs NeMo 1 Hydra scripts "
+  EXPECT_EQ(Lines{"spec.framework-image@6:49: framework nemo1 runs NeMo 1 Hydra scripts "
                   "(megatron_gpt_*.py), which NeMo 25.07 is the last container to ship; image tag "
                   "25.09 is NeMo 25.09"},
             Check(Spec("25.09", "llama3-8b", nemo1)));
@@ -144,20 +144,20 @@ TEST(FrameworkCheckTest, Nemo2FineTuningNeedsANemo2CheckpointAndNemo2DataLayout)
       "  targets:\n"
       "    - {name: onprem, profile: vanilla-k8s}\n";
   EXPECT_EQ((Lines{
-                "spec.framework-source@9:21: framework nemo2 restores a NeMo 2 checkpoint directory, "
+                "spec.framework-source@9:20: framework nemo2 restores a NeMo 2 checkpoint directory, "
                 "not the NeMo 1 file models/llama3-8b.nemo",
                 "spec.framework-data@19:29: framework nemo2 reads fine-tuning data from "
                 "<dir>/training.jsonl, not sft/train.jsonl",
-                "spec.framework-data@19:59: framework nemo2 reads validation data from "
+                "spec.framework-data@19:58: framework nemo2 reads validation data from "
                 "sft/validation.jsonl (beside training.jsonl), not other/validation.jsonl",
-                "spec.framework-override@20:20: override '++trainer.max_steps=5' uses Hydra syntax; "
+                "spec.framework-override@20:19: override '++trainer.max_steps=5' uses Hydra syntax; "
                 "framework nemo2 takes NeMo-Run overrides key=value (e.g. trainer.log_every_n_steps=1)",
             }),
             Check(spec));
 }
 
 TEST(FrameworkCheckTest, Nemo2PretrainingDataOtherThanMockIsNotSupportedYet) {
-  EXPECT_EQ(Lines{"spec.not-supported-yet@16:15: data.prefixes with framework nemo2 is not supported yet"},
+  EXPECT_EQ(Lines{"spec.not-supported-yet@17:9: data.prefixes with framework nemo2 is not supported yet"},
             Check(Spec("25.07", "llama3-8b",
                        "      framework: nemo2\n      nodes: 1\n      batch: {global: 8}\n"
                        "      data:\n        prefixes: [{path: wiki/text}]\n")));

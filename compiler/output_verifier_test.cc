@@ -134,7 +134,7 @@ TEST(OutputVerifierTestRender, PythonMarkerBecomesPythonSource) {
   std::string err;
   json value = {{"$nemoc.python",
                  {{"imports", json::array({{{"module", "nemo_run"}, {"as", "run"}}})},
-                  {"main", {{"$call", "run.cli.main"}, {"args", json::array({"x"})}}}}}}};
+                  {"main", {{"$call", "run.cli.main"}, {"args", json::array({"x"})}}}}}};
   EXPECT_TRUE(RenderEmbeddedDocuments(&value, &err)) << err;
   EXPECT_EQ(value, json("import nemo_run as run\n\n\nif __name__ == '__main__':\n"
                         "    run.cli.main('x')\n"));
