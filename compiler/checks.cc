@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "framework_check.h"
 #include "normalizer.h"
 
 namespace nemoc {
@@ -151,9 +152,6 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics
   const auto& train = spec["stages"]["train"];
   const std::string mode = train["mode"].get<std::string>();
   const std::string base = kTrain;
-  if (train["framework"] == "nemo2") {
-    NotSupportedYet(diags, doc, base + "/framework", "framework 'nemo2'", false);
-  }
   const bool fine_tuning = mode == "sft" || mode == "lora";
   const auto& source = spec["model"].value("source", nlohmann::json::object());
   if (fine_tuning && !source.contains("nemo") && !source.contains("huggingface")) {
@@ -342,6 +340,7 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
   CheckTargets(doc, spec, diags);
   if (spec["stages"].contains("train")) {
     CheckTrainMode(doc, spec, diags);
+    CheckTrainFramework(doc, spec, diags);
     CheckTrainArithmetic(doc, spec["stages"]["train"], spec["model"]["architecture"], diags);
   }
   return diags->error_count() == errors_before;

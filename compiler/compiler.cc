@@ -198,7 +198,16 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
       ok = false;
       continue;
     }
-    for (auto& [file, object] : it->second.files) RenderEmbeddedDocuments(&object);
+    std::string render_err;
+    bool rendered = true;
+    for (auto& [file, object] : it->second.files) {
+      rendered = RenderEmbeddedDocuments(&object, &render_err) && rendered;
+    }
+    if (!rendered) {
+      diags->Error("library.python", "target " + name + ": " + render_err);
+      ok = false;
+      continue;
+    }
     // The profile names the GPU model; the fit check needs its memory.
     nlohmann::json& facts = it->second.summary;
     const auto& spec = normalized["spec"];

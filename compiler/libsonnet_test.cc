@@ -2,6 +2,9 @@
 // library directory as the only import path.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 extern "C" {
@@ -74,6 +77,56 @@ TEST(LibsonnetTest, LoraModulesMapToNemo1Names) {
             Eval("(import 'nemo/lora_modules.libsonnet').toNemo1(['q_proj','v_proj','k_proj','o_proj'])"));
   EXPECT_EQ(nlohmann::json({"mlp_fc1", "mlp_fc2", "attention_qkv"}),
             Eval("(import 'nemo/lora_modules.libsonnet').toNemo1(['gate_proj','up_proj','down_proj','linear_qkv'])"));
+}
+
+TEST(LibsonnetTest, LoraModulesMapHuggingFaceNamesToNemo2Names) {
+  const std::string lora = "(import 'nemo/lora_modules.libsonnet')";
+  EXPECT_EQ(nlohmann::json({"linear_qkv", "linear_proj"}),
+            Eval(lora + ".toNemo2(['q_proj','v_proj','k_proj','o_proj'])"));
+  EXPECT_EQ(nlohmann::json({"linear_fc1", "linear_fc2"}),
+            Eval(lora + ".toNemo2(['gate_proj','up_proj','down_proj'])"));
+  // NeMo 1 names written by users mean the same modules in NeMo 2.
+  EXPECT_EQ(nlohmann::json({"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}),
+            Eval(lora + ".toNemo2(['attention_qkv','attention_dense','mlp_fc1','mlp_fc2'])"));
+  EXPECT_EQ(nlohmann::json({"linear_fc2", "linear_qkv"}),
+            Eval(lora + ".toNemo2(['linear_fc2','linear_qkv','q_proj'])"));
+}
+
+TEST(LibsonnetTest, LoraTableCoversEveryNameTheSchemaAccepts) {
+  // The schema's enum of targetModules and the one table agree exactly.
+  const nlohmann::json table = Eval("(import 'nemo/lora_modules.libsonnet').modules");
+  std::ifstream in(NEMOC_SOURCE_DIR "/schemas/project.schema.json");
+  const nlohmann::json schema = nlohmann::json::parse(in);
+  const nlohmann::json names =
+      schema["definitions"]["train"]["properties"]["peft"]["properties"]["targetModules"]["items"]["enum"];
+  ASSERT_TRUE(names.is_array());
+  EXPECT_EQ(names.size(), table.size());
+  const std::set<std::string> nemo2 = {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"};
+  for (const auto& name : names) {
+    SCOPED_TRACE(name.dump());
+    ASSERT_TRUE(table.contains(name.get<std::string>()));
+    EXPECT_TRUE(nemo2.count(table[name.get<std::string>()]["nemo2"].get<std::string>()));
+    EXPECT_TRUE(table[name.get<std::string>()]["nemo1"].is_string());
+  }
+}
+
+TEST(LibsonnetTest, Nemo2PrecisionSelectsTheMixedPrecisionPlugin) {
+  const std::string nemo2 = "(import 'nemo/nemo2.libsonnet')";
+  EXPECT_EQ(nlohmann::json({{"bf16", "bf16_mixed"}, {"fp8", "bf16_with_fp8_mixed"}}),
+            Eval(nemo2 + ".precisionPlugins"));
+  EXPECT_EQ(nlohmann::json::array({{{"comment", "Precision: fp8"}},
+                                   {{"assign", "recipe.trainer.plugins"},
+                                    {"value", {{"$call", "bf16_with_fp8_mixed"}}}}}),
+            Eval(nemo2 + ".precision({precision: 'fp8'})"));
+  EXPECT_EQ(nlohmann::json({{"assign", "recipe.trainer.plugins"}, {"value", {{"$call", "bf16_mixed"}}}}),
+            Eval(nemo2 + ".precision({precision: 'bf16'})[1]"));
+}
+
+TEST(LibsonnetTest, Nemo2ProgramPassesOverridesVerbatim) {
+  // NeMo-Run overrides are key=value; nothing is rewritten to Hydra's ++ form.
+  EXPECT_EQ(nlohmann::json({"/config/recipe.py", "--factory", "recipe()", "trainer.max_steps=5"}),
+            Eval("(import 'nemo/nemo2.libsonnet').program({spec: {stages: {train: "
+                 "{overrides: ['trainer.max_steps=5']}}}})"));
 }
 
 TEST(LibsonnetTest, HydraOverridesUseTheSafeForm) {

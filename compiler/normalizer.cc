@@ -132,6 +132,7 @@ bool Normalize(const Document& doc, const InputSchema& schema,
       model["family"] = (*entry)["family"];
       model["huggingface"] = (*entry)["huggingface"];
       model["defaultSeqLength"] = (*entry)["seqLength"];
+      if (entry->contains("nemo2")) model["nemo2"] = (*entry)["nemo2"];
       if (!model.contains("tokenizer")) {
         model["tokenizer"] = {{"library", "huggingface"}, {"type", (*entry)["huggingface"]}};
       }

@@ -3,6 +3,7 @@
 #include <regex>
 #include <set>
 
+#include "python_emitter.h"
 #include "yaml_emitter.h"
 
 namespace nemoc {
@@ -96,19 +97,29 @@ void VisitPodTemplates(const nlohmann::json& node, const std::string& where,
 
 }  // namespace
 
-void RenderEmbeddedDocuments(nlohmann::json* value) {
+bool RenderEmbeddedDocuments(nlohmann::json* value, std::string* err) {
   // Inner documents first, so a JSON annotation inside a YAML document is
   // text by the time the outer one is rendered.
+  bool ok = true;
   if (value->is_object()) {
-    for (auto& [_, child] : value->items()) RenderEmbeddedDocuments(&child);
+    for (auto& [_, child] : value->items()) ok = RenderEmbeddedDocuments(&child, err) && ok;
     if (value->size() == 1 && value->contains("$nemoc.yaml")) {
       *value = EmitYaml((*value)["$nemoc.yaml"]);
     } else if (value->size() == 1 && value->contains("$nemoc.json")) {
       *value = (*value)["$nemoc.json"].dump();
+    } else if (value->size() == 1 && value->contains("$nemoc.python")) {
+      std::string text, why;
+      if (EmitPython((*value)["$nemoc.python"], &text, &why)) {
+        *value = text;
+      } else {
+        if (err->empty()) *err = why;
+        ok = false;
+      }
     }
   } else if (value->is_array()) {
-    for (auto& child : *value) RenderEmbeddedDocuments(&child);
+    for (auto& child : *value) ok = RenderEmbeddedDocuments(&child, err) && ok;
   }
+  return ok;
 }
 
 bool IsDnsLabel(const std::string& s) {

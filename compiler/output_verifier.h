@@ -15,10 +15,13 @@
 
 namespace nemoc {
 
-/// Replaces every {"$nemoc.yaml": v} with the YAML text of v and every
-/// {"$nemoc.json": v} with compact JSON text: the libraries describe
-/// documents as data and C++ renders them (never std.manifestYaml).
-void RenderEmbeddedDocuments(nlohmann::json* value);
+/// Replaces every {"$nemoc.yaml": v} with the YAML text of v, every
+/// {"$nemoc.json": v} with compact JSON text and every {"$nemoc.python": m}
+/// with the Python module m describes (python_emitter.h): the libraries
+/// describe documents as data and C++ renders them (never std.manifestYaml).
+/// False, with the first problem in `err`, when a Python description is
+/// malformed (a library bug).
+bool RenderEmbeddedDocuments(nlohmann::json* value, std::string* err);
 
 bool IsDnsLabel(const std::string& s);
 bool IsDnsSubdomain(const std::string& s);

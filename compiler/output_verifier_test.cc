@@ -67,10 +67,11 @@ std::string WithCode(const Diagnostics& d, const std::string& code) {
 // RenderEmbeddedDocuments
 
 TEST(OutputVerifierTestRender, YamlMarkerBecomesEmitYamlText) {
+  std::string err;
   const json doc = {{"model", {{"layers", 80}, {"name", "llama"}}},
                     {"devices", json::array({0, 1})}};
   json value = {{"$nemoc.yaml", doc}};
-  RenderEmbeddedDocuments(&value);
+  EXPECT_TRUE(RenderEmbeddedDocuments(&value, &err));
   ASSERT_TRUE(value.is_string());
   EXPECT_EQ(value.get<std::string>(), EmitYaml(doc));
   EXPECT_EQ(value.get<std::string>(),
@@ -83,21 +84,23 @@ TEST(OutputVerifierTestRender, YamlMarkerBecomesEmitYamlText) {
 }
 
 TEST(OutputVerifierTestRender, JsonMarkerBecomesCompactJson) {
+  std::string err;
   json value = {{"$nemoc.json", {{"b", 1}, {"a", json::array({true, nullptr, "x y"})}}}};
-  RenderEmbeddedDocuments(&value);
+  EXPECT_TRUE(RenderEmbeddedDocuments(&value, &err));
   EXPECT_EQ(value, json(R"({"a":[true,null,"x y"],"b":1})"));
   json scalar = {{"$nemoc.json", "text"}};
-  RenderEmbeddedDocuments(&scalar);
+  EXPECT_TRUE(RenderEmbeddedDocuments(&scalar, &err));
   EXPECT_EQ(scalar, json("\"text\""));
 }
 
 TEST(OutputVerifierTestRender, NestedInConfigMapData) {
+  std::string err;
   json cm = ConfigMap("hydra");
   cm["data"] = {{"config.yaml", {{"$nemoc.yaml", {{"trainer", {{"devices", 8}}}}}}},
                 {"topology.json", {{"$nemoc.json", {{"nodes", 4}}}}},
                 {"plain", "unchanged"}};
   cm["spec"] = json::array({{{"$nemoc.json", json::array({1, 2})}}, 7});
-  RenderEmbeddedDocuments(&cm);
+  EXPECT_TRUE(RenderEmbeddedDocuments(&cm, &err));
   EXPECT_EQ(cm["data"], json({{"config.yaml", "trainer:\n  devices: 8\n"},
                               {"topology.json", "{\"nodes\":4}"},
                               {"plain", "unchanged"}}));
@@ -106,23 +109,42 @@ TEST(OutputVerifierTestRender, NestedInConfigMapData) {
 }
 
 TEST(OutputVerifierTestRender, MarkerWithOtherKeysIsLeftAlone) {
+  std::string err;
   const json original = {{"data",
                           {{"$nemoc.yaml", {{"a", 1}}}, {"other", 2}},
                           }};
   json value = original;
-  RenderEmbeddedDocuments(&value);
+  EXPECT_TRUE(RenderEmbeddedDocuments(&value, &err));
   EXPECT_EQ(value, original);
   const json both = {{"$nemoc.yaml", 1}, {"$nemoc.json", 2}};
   value = both;
-  RenderEmbeddedDocuments(&value);
+  EXPECT_TRUE(RenderEmbeddedDocuments(&value, &err));
   EXPECT_EQ(value, both);
 }
 
 TEST(OutputVerifierTestRender, NoMarkersNoChange) {
+  std::string err;
   const json original = ConfigMap("x");
   json value = original;
-  RenderEmbeddedDocuments(&value);
+  EXPECT_TRUE(RenderEmbeddedDocuments(&value, &err));
   EXPECT_EQ(value, original);
+}
+
+TEST(OutputVerifierTestRender, PythonMarkerBecomesPythonSource) {
+  std::string err;
+  json value = {{"$nemoc.python",
+                 {{"imports", json::array({{{"module", "nemo_run"}, {"as", "run"}}})},
+                  {"main", {{"$call", "run.cli.main"}, {"args", json::array({"x"})}}}}}};
+  EXPECT_TRUE(RenderEmbeddedDocuments(&value, &err)) << err;
+  EXPECT_EQ(value, json("import nemo_run as run\n\n\nif __name__ == '__main__':\n"
+                        "    run.cli.main('x')\n"));
+}
+
+TEST(OutputVerifierTestRender, MalformedPythonDescriptionIsAnError) {
+  std::string err;
+  json value = {{"data", {{"recipe.py", {{"$nemoc.python", {{"main", {{"$call", "os.system;x"}}}}}}}}}};
+  EXPECT_FALSE(RenderEmbeddedDocuments(&value, &err));
+  EXPECT_NE(std::string::npos, err.find("not a dotted Python name")) << err;
 }
 
 // ---------------------------------------------------------------------------

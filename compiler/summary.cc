@@ -59,7 +59,13 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     const auto& train = spec["stages"]["train"];
     const TrainSizes s = ComputeTrainSizes(train);
     const std::string gpu = facts.value("gpuModel", "");
-    out += Row("Training", "`" + train["mode"].get<std::string>() + "` with NeMo 1 (Hydra), " +
+    const std::string framework =
+        train.value("framework", "nemo1") == "nemo2"
+            ? "NeMo 2 (recipe `" +
+                  spec["model"].value("nemo2", nlohmann::json::object()).value("recipe", "") +
+                  "`, NeMo-Run CLI)"
+            : std::string("NeMo 1 (Hydra)");
+    out += Row("Training", "`" + train["mode"].get<std::string>() + "` with " + framework + ", " +
                                S(train["maxSteps"]) + " steps, " + train["precision"].get<std::string>());
     out += Row("Nodes × GPUs", S(s.nodes) + " × " + S(s.gpus_per_node) + " = **" + S(s.world_size) +
                                    " GPUs**" + (gpu.empty() ? "" : " (" + gpu + ")"));

@@ -5,6 +5,8 @@
   resultsDir(ctx):: ctx.storage.results.mountPath + '/' + ctx.project + '/' + ctx.target.name,
   trainDir(ctx):: $.resultsDir(ctx) + '/train',
   checkpointDir(ctx):: $.trainDir(ctx) + '/checkpoints',
+  // DLLogger JSON (`nemoc metrics` reads rank-0/dllogger.json below it).
+  dlloggerDir(ctx):: $.trainDir(ctx) + '/dllogger',
   dataDir(ctx):: ctx.storage.data.mountPath,
   dataFile(ctx, relative):: $.dataDir(ctx) + '/' + relative,
   // A .nemo checkpoint given relative to the results volume.

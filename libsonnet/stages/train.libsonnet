@@ -4,6 +4,7 @@
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local hydra = import 'nemo/hydra.libsonnet';
+local nemo2 = import 'nemo/nemo2.libsonnet';
 local paths = import 'paths.libsonnet';
 
 {
@@ -24,12 +25,20 @@ local paths = import 'paths.libsonnet';
   topologyEnv(ctx)::
     if std.objectHas(ctx.target, 'ncclTopologyConfigMap') then { NCCL_TOPO_FILE: '/etc/nccl/topology.xml' } else {},
 
-  // Hydra overrides are single argv entries: no shell ever sees them.
-  program(ctx):: [
+  // The framework hook: NeMo 1 runs a Hydra script with config.yaml, NeMo 2
+  // a generated recipe module (nemo/nemo2.libsonnet). Overrides are single
+  // argv entries either way: no shell ever sees them.
+  nemo2(ctx):: ctx.spec.stages.train.framework == 'nemo2',
+
+  program(ctx):: if $.nemo2(ctx) then nemo2.program(ctx) else [
     hydra.script(ctx.spec.stages.train),
     '--config-path=' + paths.configDir,
     '--config-name=config.yaml',
   ] + [hydra.safeOverride(o) for o in ctx.spec.stages.train.overrides],
+
+  configData(ctx)::
+    if $.nemo2(ctx) then nemo2.configData(ctx)
+    else { 'config.yaml': k8s.yamlDocument(hydra.config(ctx)) },
 
   // Fabric defaults < profile < target env < stage env.
   env(ctx, placement)::
@@ -67,7 +76,7 @@ local paths = import 'paths.libsonnet';
     local train = ctx.spec.stages.train;
     {
       metadata: {
-        labels: ctx.labels + { 'app.kubernetes.io/component': $.component },
+        labels: ctx.labels { 'app.kubernetes.io/component': $.component },
       } + (if std.length(placement.annotations) > 0 then { annotations: placement.annotations } else {}),
       spec: {
         serviceAccountName: ctx.serviceAccountName,
@@ -116,9 +125,7 @@ local paths = import 'paths.libsonnet';
     },
 
   files(ctx)::
-    local config = k8s.configMap(ctx, $.configMapName(ctx),
-                                 { 'config.yaml': k8s.yamlDocument(hydra.config(ctx)) },
-                                 $.component);
+    local config = k8s.configMap(ctx, $.configMapName(ctx), $.configData(ctx), $.component);
     k8s.file('00-base', config)
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, $.workload(ctx)), {}),
 
@@ -129,14 +136,14 @@ local paths = import 'paths.libsonnet';
       fabric: placement.fabric,
       // Every privilege the pods get, with the reason; reviewers see it in SUMMARY.md.
       privileges: (
-        if placement.privileged then [
-          (if placement.hostNetwork then 'privileged container on the host network: ' else 'privileged container: ')
-          + placement.privilegeReason,
-        ] else [
-          'no privilege escalation, RuntimeDefault seccomp',
-        ] + [c + ' capability: ' + placement.privilegeReason for c in placement.capabilities]
-        + (if placement.hostNetwork then ['hostNetwork: ' + placement.privilegeReason] else [])
-      )
-      + ['runs as the image user (root in NGC NeMo images, which define no other user)'],
+                    if placement.privileged then [
+                      (if placement.hostNetwork then 'privileged container on the host network: ' else 'privileged container: ')
+                      + placement.privilegeReason,
+                    ] else [
+                             'no privilege escalation, RuntimeDefault seccomp',
+                           ] + [c + ' capability: ' + placement.privilegeReason for c in placement.capabilities]
+                           + (if placement.hostNetwork then ['hostNetwork: ' + placement.privilegeReason] else [])
+                  )
+                  + ['runs as the image user (root in NGC NeMo images, which define no other user)'],
     },
 }

@@ -1,0 +1,171 @@
+#include "framework_check.h"
+
+#include <regex>
+
+namespace nemoc {
+
+namespace {
+
+constexpr const char kTrain[] = "/spec/stages/train";
+
+std::string Release(int release) {
+  const int month = release % 100;
+  return std::to_string(release / 100) + "." + (month < 10 ? "0" : "") + std::to_string(month);
+}
+
+int ParseRelease(const std::string& since) {
+  std::smatch m;
+  static const std::regex pattern("^(\\d{2})\\.(\\d{2})$");
+  return std::regex_match(since, m, pattern) ? std::stoi(m[1]) * 100 + std::stoi(m[2]) : 0;
+}
+
+// The pointer of the image tag the stage uses: its own image, else spec.image.
+std::string ImageTagPointer(const Document& doc) {
+  const std::string own = std::string(kTrain) + "/image/tag";
+  return doc.map.Has(own) ? own : std::string("/spec/image/tag");
+}
+
+// Points at framework when the user wrote it, else at what else decides.
+std::string FrameworkOr(const Document& doc, const std::string& fallback) {
+  const std::string framework = std::string(kTrain) + "/framework";
+  return doc.map.Has(framework) ? framework : fallback;
+}
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+void CheckNemo2(const Document& doc, const nlohmann::json& spec, int release, const std::string& tag,
+                Diagnostics* diags) {
+  const auto& train = spec["stages"]["train"];
+  const auto& model = spec["model"];
+  const std::string mode = train["mode"].get<std::string>();
+  const std::string base = kTrain;
+
+  if (!model.contains("nemo2")) {
+    const bool preset = model.contains("preset");
+    diags->Error("spec.no-nemo2-recipe",
+                 preset ? "model " + model["preset"].get<std::string>() +
+                              " has no NeMo 2 recipe (framework: nemo2)"
+                        : "framework nemo2 starts from a NeMo 2 recipe, and a model given by its "
+                          "architecture has none",
+                 doc.map.Locate(preset ? "/spec/model/preset" : "/spec/model", !preset),
+                 "use framework: nemo1, or a preset with a NeMo 2 recipe (the models with a "
+                 "\"nemo2\" entry in libsonnet/models.json)");
+  } else if (release > 0) {
+    const int since = ParseRelease(model["nemo2"]["since"].get<std::string>());
+    if (release < since) {
+      diags->Error("spec.framework-image",
+                   "NeMo 2 recipe " + model["nemo2"]["recipe"].get<std::string>() +
+                       " needs a NeMo " + Release(since) + " or later container; image tag " + tag +
+                       " is NeMo " + Release(release),
+                   doc.map.Locate(ImageTagPointer(doc)),
+                   "use a newer image, or framework: nemo1");
+    }
+  }
+
+  const auto& source = model.value("source", nlohmann::json::object());
+  if (mode != "pretrain" && source.contains("nemo")) {
+    const std::string path = source["nemo"].get<std::string>();
+    if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".nemo") == 0) {
+      diags->Error("spec.framework-source",
+                   "framework nemo2 restores a NeMo 2 checkpoint directory, not the NeMo 1 file " +
+                       path,
+                   doc.map.Locate("/spec/model/source/nemo"),
+                   "convert it with NeMo's scripts/checkpoint_converters/convert_nemo1_to_nemo2.py "
+                   "(or import HuggingFace weights with llm.import_ckpt) and give the directory");
+    }
+  }
+
+  if (train.contains("data")) {
+    const auto& data = train["data"];
+    for (const char* kind : {"prefixes", "fromDataPrep"}) {
+      if (data.contains(kind)) {
+        diags->Error("spec.not-supported-yet",
+                     std::string("data.") + kind + " with framework nemo2 is not supported yet",
+                     doc.map.Locate(base + "/data/" + kind, /*prefer_key=*/true),
+                     "this part of the spec format is reserved; its generator has not landed in "
+                     "this version of nemoc (framework nemo2 supports mock and jsonl data)");
+      }
+    }
+    if (data.contains("jsonl")) {
+      // llm.FineTuningDataModule reads <dataset_root>/training.jsonl and validation.jsonl.
+      const auto& jsonl = data["jsonl"];
+      const std::string train_file = jsonl["train"].get<std::string>();
+      if (Basename(train_file) != "training.jsonl") {
+        diags->Error("spec.framework-data",
+                     "framework nemo2 reads fine-tuning data from <dir>/training.jsonl, not " +
+                         train_file,
+                     doc.map.Locate(base + "/data/jsonl/train"),
+                     "name the file training.jsonl (and the validation file validation.jsonl) in "
+                     "one directory");
+      }
+      if (jsonl.contains("validation")) {
+        const std::string validation = jsonl["validation"].get<std::string>();
+        if (Basename(validation) != "validation.jsonl" || Dirname(validation) != Dirname(train_file)) {
+          diags->Error("spec.framework-data",
+                       "framework nemo2 reads validation data from " +
+                           (Dirname(train_file).empty() ? std::string() : Dirname(train_file) + "/") +
+                           "validation.jsonl (beside training.jsonl), not " + validation,
+                       doc.map.Locate(base + "/data/jsonl/validation"));
+        }
+      } else if (train.contains("valCheckInterval")) {
+        diags->Error("spec.framework-data",
+                     "validation every " + std::to_string(train["valCheckInterval"].get<int64_t>()) +
+                         " steps needs data.jsonl.validation",
+                     doc.map.Locate(base + "/valCheckInterval", /*prefer_key=*/true));
+      }
+    }
+  }
+
+  const auto& overrides = train.value("overrides", nlohmann::json::array());
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const std::string o = overrides[i].get<std::string>();
+    if (!o.empty() && (o[0] == '+' || o[0] == '~')) {
+      diags->Error("spec.framework-override",
+                   "override '" + o + "' uses Hydra syntax; framework nemo2 takes NeMo-Run "
+                   "overrides key=value (e.g. trainer.log_every_n_steps=1)",
+                   doc.map.Locate(base + "/overrides/" + std::to_string(i)));
+    }
+  }
+}
+
+}  // namespace
+
+int NemoRelease(const std::string& repository, const std::string& tag) {
+  static const std::regex embedded("nemo(\\d{2})\\.(\\d{2})(?![0-9])");
+  static const std::regex ngc("^(\\d{2})\\.(\\d{2})(?![0-9]).*");
+  std::smatch m;
+  const size_t slash = repository.rfind('/');
+  const std::string name = slash == std::string::npos ? repository : repository.substr(slash + 1);
+  if (name == "nemo" && std::regex_match(tag, m, ngc)) return std::stoi(m[1]) * 100 + std::stoi(m[2]);
+  if (std::regex_search(tag, m, embedded)) return std::stoi(m[1]) * 100 + std::stoi(m[2]);
+  return 0;
+}
+
+void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+  const auto& train = spec["stages"]["train"];
+  const std::string framework = train.value("framework", "nemo1");
+  const auto& image = train["image"];
+  const std::string tag = image.value("tag", "");
+  const int release = NemoRelease(image.value("repository", ""), tag);
+  if (framework == "nemo2") {
+    CheckNemo2(doc, spec, release, tag, diags);
+  } else if (release > kLastNemo1Release) {
+    diags->Error("spec.framework-image",
+                 "framework nemo1 runs NeMo 1 Hydra scripts (megatron_gpt_*.py), which NeMo " +
+                     Release(kLastNemo1Release) + " is the last container to ship; image tag " + tag +
+                     " is NeMo " + Release(release),
+                 doc.map.Locate(FrameworkOr(doc, ImageTagPointer(doc))),
+                 "set spec.stages.train.framework: nemo2, or use a NeMo " +
+                     Release(kLastNemo1Release) + " or older image");
+  }
+}
+
+}  // namespace nemoc

@@ -1,0 +1,32 @@
+// The training stage's framework choice (spec.stages.train.framework):
+// nemo1 runs a NeMo 1 Hydra script with a generated config.yaml, nemo2 a
+// generated NeMo 2 recipe module. These rules refuse a choice that cannot
+// run with the stage's image, model or mode, each at the field to change.
+#ifndef NEMOC_FRAMEWORK_CHECK_H_
+#define NEMOC_FRAMEWORK_CHECK_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnostic.h"
+#include "source_map.h"
+
+namespace nemoc {
+
+/// NeMo release a container image carries, as YY*100+MM (2507 for 25.07),
+/// or 0 when the image does not say: NGC's nvcr.io/nvidia/nemo:YY.MM[...]
+/// tags, and tags that embed "nemoYY.MM" (gpu-recipes' A4 images,
+/// "nemo25.02-gib1.0.5-A4").
+int NemoRelease(const std::string& repository, const std::string& tag);
+
+/// NeMo 1 training scripts (megatron_gpt_*.py) are absent from this release on.
+constexpr int kLastNemo1Release = 2507;
+
+/// Checks spec.stages.train.framework against the image, the model catalog's
+/// NeMo 2 recipe, the mode's checkpoint source, the data and the overrides.
+void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_FRAMEWORK_CHECK_H_

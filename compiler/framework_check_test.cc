@@ -1,0 +1,167 @@
+#include "framework_check.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "checks.h"
+#include "normalizer.h"
+#include "schema_validator.h"
+#include "spec_loader.h"
+
+namespace nemoc {
+namespace {
+
+using Lines = std::vector<std::string>;
+
+TEST(FrameworkCheckTest, NemoReleaseFromImageTags) {
+  EXPECT_EQ(2407, NemoRelease("nvcr.io/nvidia/nemo", "24.07"));
+  EXPECT_EQ(2507, NemoRelease("nvcr.io/nvidia/nemo", "25.07.01"));
+  EXPECT_EQ(2504, NemoRelease("nvcr.io/nvidia/nemo", "25.04.rc2"));
+  EXPECT_EQ(2502, NemoRelease("us-central1-docker.pkg.dev/x/pytorch-gpu-nemo-nccl",
+                              "nemo25.02-gib1.0.5-A4"));
+  // A tag only says which NeMo it is on NGC's nemo repository.
+  EXPECT_EQ(0, NemoRelease("nvcr.io/nvidia/pytorch", "25.02-py3"));
+  EXPECT_EQ(0, NemoRelease("registry.local/nemo", "latest-build"));
+  EXPECT_EQ(0, NemoRelease("nvcr.io/nvidia/nemo", "250.7"));
+}
+
+// The real pipeline up to the checks; returns CheckSpec's diagnostics as
+// "code@line:col: message".
+Lines Check(const std::string& text) {
+  std::string err;
+  static const std::unique_ptr<InputSchema> schema =
+      InputSchema::Load(NEMOC_SOURCE_DIR "/schemas/project.schema.json", &err);
+  static const ModelCatalog catalog = [] {
+    ModelCatalog c;
+    std::string e;
+    EXPECT_TRUE(ModelCatalog::Load(NEMOC_SOURCE_DIR "/libsonnet/models.json", &c, &e)) << e;
+    return c;
+  }();
+  Document doc;
+  nlohmann::json normalized;
+  Diagnostics diags;
+  std::set<std::string> yaml11;
+  if (!LoadSpecText("spec.yaml", text, &doc, &diags, {}, &yaml11) || !schema->Validate(doc, yaml11, &diags) ||
+      !Normalize(doc, *schema, catalog, &normalized, &diags)) {
+    ADD_FAILURE() << "spec does not reach the checks:\n" << text;
+    return {};
+  }
+  CheckSpec(doc, normalized, &diags);
+  Lines out;
+  for (const auto& d : diags.items()) {
+    out.push_back(d.code + "@" + std::to_string(d.location.line) + ":" +
+                  std::to_string(d.location.column) + ": " + d.message);
+  }
+  return out;
+}
+
+std::string Spec(const std::string& image_tag, const std::string& preset, const std::string& train) {
+  return "apiVersion: nemoc.dev/v1alpha1\n"
+         "kind: Project\n"
+         "metadata: {name: demo}\n"
+         "spec:\n"
+         "  namespace: nemo\n"
+         "  image: {repository: nvcr.io/nvidia/nemo, tag: \"" + image_tag + "\"}\n"
+         "  model:\n"
+         "    preset: " + preset + "\n"
+         "  storage:\n"
+         "    results: {nfs: {server: nfs.internal, path: /export}}\n"
+         "  stages:\n"
+         "    train:\n" + train +
+         "  targets:\n"
+         "    - {name: onprem, profile: vanilla-k8s}\n";
+}
+
+const char kPretrain[] =
+    "      framework: nemo2\n"
+    "      nodes: 1\n"
+    "      batch: {global: 8}\n"
+    "      data: {mock: true}\n";
+
+TEST(FrameworkCheckTest, Nemo2WithARecipeAndANewEnoughImagePasses) {
+  EXPECT_EQ(Lines{}, Check(Spec("25.07", "llama3-8b", kPretrain)));
+  EXPECT_EQ(Lines{}, Check(Spec("24.12", "llama3.1-405b",
+                                "      framework: nemo2\n      nodes: 32\n"
+                                "      parallelism: {tensor: 8, pipeline: 2, context: 4}\n"
+                                "      batch: {global: 8}\n      data: {mock: true}\n")));
+}
+
+TEST(FrameworkCheckTest, ModelWithoutANemo2RecipeIsRefusedAtThePreset) {
+  EXPECT_EQ(Lines{"spec.no-nemo2-recipe@8:13: model llama2-13b has no NeMo 2 recipe (framework: nemo2)"},
+            Check(Spec("25.07", "llama2-13b", kPretrain)));
+}
+
+TEST(FrameworkCheckTest, ImageOlderThanTheRecipeIsRefusedAtTheTag) {
+  EXPECT_EQ(Lines{"spec.framework-image@6:49: NeMo 2 recipe llama2_7b needs a NeMo 25.02 or later "
+                  "container; image tag 24.12 is NeMo 24.12"},
+            Check(Spec("24.12", "llama2-7b", kPretrain)));
+  EXPECT_EQ(Lines{"spec.framework-image@6:49: NeMo 2 recipe llama3_8b needs a NeMo 24.12 or later "
+                  "container; image tag 24.07 is NeMo 24.07"},
+            Check(Spec("24.07", "llama3-8b", kPretrain)));
+}
+
+TEST(FrameworkCheckTest, Nemo1OnAContainerWithoutNemo1ScriptsIsRefused) {
+  const std::string nemo1 = "      nodes: 1\n      batch: {global: 8}\n      data: {mock: true}\n";
+  // Default framework: the error points at the image tag.
+  EXPECT_EQ(Lines{"spec.framework-image@6:49: framework nemo1 runs NeMo 1 Hydra scripts "
+                  "(megatron_gpt_*.py), which NeMo 25.07 is the last container to ship; image tag "
+                  "25.09 is NeMo 25.09"},
+            Check(Spec("25.09", "llama3-8b", nemo1)));
+  // Written framework: the error points at it.
+  EXPECT_EQ(Lines{"spec.framework-image@13:18: framework nemo1 runs NeMo 1 Hydra scripts "
+                  "(megatron_gpt_*.py), which NeMo 25.07 is the last container to ship; image tag "
+                  "26.02 is NeMo 26.02"},
+            Check(Spec("26.02", "llama3-8b", "      framework: nemo1\n" + nemo1)));
+  EXPECT_EQ(Lines{}, Check(Spec("25.07", "llama3-8b", nemo1)));
+}
+
+TEST(FrameworkCheckTest, Nemo2FineTuningNeedsANemo2CheckpointAndNemo2DataLayout) {
+  const std::string spec =
+      "apiVersion: nemoc.dev/v1alpha1\n"
+      "kind: Project\n"
+      "metadata: {name: demo}\n"
+      "spec:\n"
+      "  namespace: nemo\n"
+      "  image: {repository: nvcr.io/nvidia/nemo, tag: \"25.07\"}\n"
+      "  model:\n"
+      "    preset: llama3-8b\n"
+      "    source: {nemo: models/llama3-8b.nemo}\n"
+      "  storage:\n"
+      "    results: {nfs: {server: nfs.internal, path: /export}}\n"
+      "  stages:\n"
+      "    train:\n"
+      "      mode: lora\n"
+      "      framework: nemo2\n"
+      "      nodes: 1\n"
+      "      batch: {global: 8}\n"
+      "      valCheckInterval: 10\n"
+      "      data: {jsonl: {train: sft/train.jsonl, validation: other/validation.jsonl}}\n"
+      "      overrides: [\"++trainer.max_steps=5\", \"trainer.log_every_n_steps=1\"]\n"
+      "  targets:\n"
+      "    - {name: onprem, profile: vanilla-k8s}\n";
+  EXPECT_EQ((Lines{
+                "spec.framework-source@9:20: framework nemo2 restores a NeMo 2 checkpoint directory, "
+                "not the NeMo 1 file models/llama3-8b.nemo",
+                "spec.framework-data@19:29: framework nemo2 reads fine-tuning data from "
+                "<dir>/training.jsonl, not sft/train.jsonl",
+                "spec.framework-data@19:58: framework nemo2 reads validation data from "
+                "sft/validation.jsonl (beside training.jsonl), not other/validation.jsonl",
+                "spec.framework-override@20:19: override '++trainer.max_steps=5' uses Hydra syntax; "
+                "framework nemo2 takes NeMo-Run overrides key=value (e.g. trainer.log_every_n_steps=1)",
+            }),
+            Check(spec));
+}
+
+TEST(FrameworkCheckTest, Nemo2PretrainingDataOtherThanMockIsNotSupportedYet) {
+  EXPECT_EQ(Lines{"spec.not-supported-yet@17:9: data.prefixes with framework nemo2 is not supported yet"},
+            Check(Spec("25.07", "llama3-8b",
+                       "      framework: nemo2\n      nodes: 1\n      batch: {global: 8}\n"
+                       "      data:\n        prefixes: [{path: wiki/text}]\n")));
+}
+
+}  // namespace
+}  // namespace nemoc

@@ -1,0 +1,233 @@
+// NeMo 2 launch: a Python recipe module, described here as data and written
+// as Python by nemoc's C++ emitter (the {'$nemoc.python': module} marker,
+// compiler/python_emitter.h). The module starts from the catalog model's
+// NeMo recipe (llm.recipes.<model>.pretrain_recipe / finetune_recipe) and
+// sets every value the spec implies, nothing more; torchrun runs it as
+// `recipe.py --factory "recipe()" <overrides>` through NeMo-Run's CLI.
+local loraModules = import 'nemo/lora_modules.libsonnet';
+local paths = import 'paths.libsonnet';
+
+{
+  moduleFile: 'recipe.py',
+
+  // Precision -> the NeMo 2 mixed-precision plugin factory
+  // (nemo.collections.llm.recipes.precision.mixed_precision). fp8 is
+  // Transformer Engine's hybrid delayed-scaling FP8 on top of bf16, as in the
+  // NeMo 1 path (fp8: true, fp8_hybrid: true).
+  precisionPlugins: {
+    bf16: 'bf16_mixed',
+    fp8: 'bf16_with_fp8_mixed',
+  },
+  precisionModule: 'nemo.collections.llm.recipes.precision.mixed_precision',
+
+  // Python expression helpers (see compiler/python_emitter.h).
+  name(n):: { '$name': n },
+  call(fn, args=[], kwargs={}):: { '$call': fn } + (if std.length(args) > 0 then { args: args } else {})
+                                 + (if std.length(kwargs) > 0 then { kwargs: kwargs } else {}),
+  set(target, value, comment=null):: { assign: target, value: value }
+                                     + (if comment == null then {} else { comment: comment }),
+  comment(text):: { comment: text },
+  blank:: { blank: true },
+
+  // torchrun's program: the module, NeMo-Run's factory flag, then the user's
+  // NeMo-Run overrides (key=value, one argv entry each, never through a shell).
+  program(ctx):: [paths.configDir + '/' + $.moduleFile, '--factory', 'recipe()']
+                 + ctx.spec.stages.train.overrides,
+
+  entry(train):: if train.mode == 'pretrain' then 'pretrain' else 'finetune',
+
+  parallelism(train)::
+    local p = train.parallelism;
+    [
+      $.comment('Parallelism (' + train.derived.modelParallel + '-way model parallel, data parallel '
+                + train.derived.dataParallel + ')'),
+      $.set('recipe.trainer.strategy.tensor_model_parallel_size', p.tensor),
+      $.set('recipe.trainer.strategy.pipeline_model_parallel_size', p.pipeline),
+      $.set('recipe.trainer.strategy.virtual_pipeline_model_parallel_size',
+            if std.objectHas(p, 'virtualPipeline') then p.virtualPipeline else null),
+      $.set('recipe.trainer.strategy.context_parallel_size', p.context),
+      $.set('recipe.trainer.strategy.expert_model_parallel_size', p.expert),
+      $.set('recipe.trainer.strategy.sequence_parallel', p.sequenceParallel),
+    ] + (
+      // Megatron needs the dtype of activations passed between stages.
+      if p.pipeline > 1 then [$.set('recipe.trainer.strategy.pipeline_dtype', $.name('torch.bfloat16'))] else []
+    ),
+
+  precision(train):: [
+    $.comment('Precision: ' + train.precision),
+    $.set('recipe.trainer.plugins', $.call($.precisionPlugins[train.precision])),
+  ],
+
+  steps(train):: [
+    $.comment('Steps, logging and validation'),
+    $.set('recipe.trainer.max_steps', train.maxSteps),
+    $.set('recipe.trainer.log_every_n_steps', train.logEveryNSteps),
+  ] + (
+    if std.objectHas(train, 'valCheckInterval') then [
+      $.set('recipe.trainer.val_check_interval', train.valCheckInterval),
+      $.set('recipe.trainer.limit_val_batches', 32),
+    ] else [
+      $.set('recipe.trainer.limit_val_batches', 0.0),
+    ]
+  ),
+
+  // Sequence length lives in the model config and the data module; they must agree.
+  data(ctx, train)::
+    local batch = {
+      seq_length: train.seqLength,
+      micro_batch_size: train.batch.micro,
+      global_batch_size: train.batch.global,
+    };
+    [$.comment('Data and batch sizes (sequence length must agree in model and data)')]
+    + [$.set('recipe.model.config.seq_length', train.seqLength)]
+    + (
+      if train.mode == 'pretrain' then
+        [$.set('recipe.data', $.call('run.Config', [$.name('llm.MockDataModule')], batch))]
+      else
+        local jsonl = train.data.jsonl;
+        // llm.FineTuningDataModule reads <dataset_root>/training.jsonl and
+        // validation.jsonl (nemoc's checks enforce those names).
+        local file = paths.dataFile(ctx, jsonl.train);
+        local root = std.substr(file, 0, std.length(file) - std.length('/training.jsonl'));
+        [$.set('recipe.data', $.call('run.Config', [$.name('llm.FineTuningDataModule')], batch {
+          dataset_root: root,
+          dataset_kwargs: { '$dict': { prompt_template: jsonl.promptTemplate } },
+        }))]
+    ),
+
+  optimizer(train)::
+    local o = train.optimizer;
+    [
+      $.comment('Optimizer and learning-rate schedule'),
+      $.set('recipe.optim.config.lr', o.lr),
+      $.set('recipe.optim.config.weight_decay', o.weightDecay),
+      $.set('recipe.optim.config.clip_grad', o.gradientClip),
+      $.set('recipe.optim.lr_scheduler.warmup_steps', o.warmupSteps),
+      $.set('recipe.optim.lr_scheduler.min_lr', o.minLr),
+    ],
+
+  logging(ctx, train):: [
+    $.comment('Logs, TensorBoard and checkpoints under one directory on shared storage'),
+    $.set('recipe.log.explicit_log_dir', paths.trainDir(ctx)),
+    // DLLogger JSON for `nemoc metrics`; each rank writes its own file (rank 0
+    // holds the step timings), so no rank truncates another's.
+    $.set('recipe.log.extra_loggers', [
+      $.call('run.Config', [$.name('DLLogger')], {
+        json_file: $.call('os.path.join', [
+          paths.dlloggerDir(ctx),
+          { '$concat': ['rank-', $.call('os.environ.get', ['RANK', '0'])] },
+          'dllogger.json',
+        ]),
+        stdout: true,
+        verbose: true,
+      }),
+    ]),
+  ],
+
+  checkpoint(ctx, train)::
+    local c = train.checkpoint;
+    if c.enabled then [
+      $.comment('Checkpoints: every ' + c.every + ' steps, newest ' + c.keep + ' kept'),
+      $.set('recipe.log.ckpt.every_n_train_steps', c.every),
+      $.set('recipe.log.ckpt.train_time_interval', null),
+      $.set('recipe.log.ckpt.save_top_k', c.keep),
+      $.set('recipe.log.ckpt.save_last', c.saveLast),
+      $.set('recipe.log.ckpt.monitor', 'step'),
+      $.set('recipe.log.ckpt.mode', 'max'),
+    ] else [
+      $.comment('Checkpoints disabled'),
+      $.set('recipe.log.ckpt', null),
+      $.set('recipe.trainer.enable_checkpointing', false),
+    ],
+
+  resume(ctx, train)::
+    local auto = train.checkpoint.resume == 'auto';
+    local source = ctx.spec.model.source;
+    [
+      $.comment(
+        (if auto then 'Resume from the newest checkpoint in the log directory, if any'
+         else 'Always start fresh')
+        + (if train.mode != 'pretrain' then '; start from the NeMo 2 checkpoint' else '')
+      ),
+      $.set('recipe.resume', $.call('run.Config', [$.name('nl.AutoResume')], {
+        resume_if_exists: auto,
+        resume_ignore_no_checkpoint: true,
+      } + (
+        if train.mode != 'pretrain' then {
+          restore_config: $.call('run.Config', [$.name('nl.RestoreConfig')], {
+            path: paths.resultsFile(ctx, source.nemo),
+          }),
+        } else {}
+      ))),
+    ],
+
+  peft(train)::
+    if train.mode == 'lora' then
+      local lora = train.peft;
+      [
+        $.comment('LoRA on ' + std.join(', ', lora.targetModules)),
+        $.set('recipe.peft', $.call('run.Config', [$.name('llm.peft.LoRA')], {
+          target_modules: loraModules.toNemo2(lora.targetModules),
+          dim: lora.adapterDim,
+          alpha: lora.alpha,
+          dropout: lora.dropout,
+        })),
+      ]
+    else [],
+
+  factory(ctx, train)::
+    local recipeModule = ctx.spec.model.nemo2.recipe;
+    local fn = recipeModule + '.' + $.entry(train) + '_recipe';
+    $.call(fn, [], {
+      name: ctx.project,
+      num_nodes: train.nodes,
+      num_gpus_per_node: train.gpusPerNode,
+    } + (
+      if train.mode == 'pretrain' then {}
+      else { peft_scheme: if train.mode == 'lora' then 'lora' else null }
+    )),
+
+  section(statements):: [$.blank] + statements,
+
+  // The whole module as data.
+  module(ctx)::
+    local train = ctx.spec.stages.train;
+    local model = ctx.spec.model;
+    local recipeModule = model.nemo2.recipe;
+    {
+      docstring: 'NeMo 2 ' + train.mode + ' recipe for ' + ctx.project + ', target ' + ctx.target.name
+                 + '. Generated by nemoc; do not edit.\n\n'
+                 + 'torchrun runs it as: ' + $.moduleFile + ' --factory "recipe()" [key=value ...]\n'
+                 + "(NeMo-Run overrides from the spec's overrides come last and win).",
+      imports: [
+        { module: 'os' },
+        { module: 'nemo_run', as: 'run' },
+      ] + (if train.parallelism.pipeline > 1 then [{ module: 'torch' }] else []) + [
+        { module: 'nemo.lightning', as: 'nl' },
+        { from: 'nemo.collections', 'import': ['llm'] },
+        { from: 'nemo.collections.llm.recipes', 'import': [recipeModule] },
+        { from: $.precisionModule, 'import': [$.precisionPlugins[train.precision]] },
+        { from: 'nemo.utils.loggers.dllogger', 'import': ['DLLogger'] },
+      ],
+      functions: [{
+        name: 'recipe',
+        docstring: "NeMo's " + recipeModule + ' recipe with the values of the nemoc spec.',
+        body:
+          [$.set('recipe', $.factory(ctx, train))]
+          + $.section($.parallelism(train))
+          + $.section($.precision(train))
+          + $.section($.data(ctx, train))
+          + $.section($.steps(train))
+          + $.section($.optimizer(train))
+          + $.section($.logging(ctx, train))
+          + $.section($.checkpoint(ctx, train))
+          + $.section($.resume(ctx, train))
+          + (if train.mode == 'lora' then $.section($.peft(train)) else []),
+        returns: $.name('recipe'),
+      }],
+      main: $.call('run.cli.main', [$.name('llm.' + $.entry(train))], { default_factory: $.name('recipe') }),
+    },
+
+  // ConfigMap data: the module file.
+  configData(ctx):: { [$.moduleFile]: { '$nemoc.python': $.module(ctx) } },
+}
