@@ -90,7 +90,11 @@ void ProgressLine::Update(size_t index, size_t count, const std::string& what) {
   if (!enabled_) return;
   // \r and "erase to end of line": the next update or the first message
   // overwrites it instead of scrolling.
-  std::fprintf(stderr, "\r\033[K[%zu/%zu] compiling %s", index + 1, count, what.c_str());
+  std::string shown = what;  // a file name must not drive the terminal
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  }
+  std::fprintf(stderr, "\r\033[K[%zu/%zu] compiling %s", index + 1, count, shown.c_str());
   std::fflush(stderr);
   shown_ = true;
 }

@@ -137,6 +137,21 @@ void FieldTree(const nlohmann::json& root, const nlohmann::json& object, int dep
   }
 }
 
+// "trian" for "train": swapped letters cost two edits, more than
+// SuggestClosest allows a short word, yet they are the commonest typo.
+std::string Transposed(const std::string& word, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (name.size() != word.size()) continue;
+    size_t first = 0;
+    while (first < word.size() && word[first] == name[first]) ++first;
+    if (first + 1 < word.size() && word[first] == name[first + 1] && word[first + 1] == name[first] &&
+        word.compare(first + 2, std::string::npos, name, first + 2, std::string::npos) == 0) {
+      return name;
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> Split(const std::string& path) {
   std::vector<std::string> parts;
   size_t i = 0;
@@ -176,7 +191,8 @@ bool Explain(const nlohmann::json& schema, const std::string& raw_path, bool rec
         node = Resolve(schema, parent["additionalProperties"]);  // a map: any key
       } else {
         std::string hint;
-        const std::string suggestion = SuggestClosest(part, names);
+        std::string suggestion = SuggestClosest(part, names);
+        if (suggestion.empty()) suggestion = Transposed(part, names);
         if (!suggestion.empty()) {
           hint = "did you mean '" + (walked.empty() ? "" : walked + ".") + suggestion + "'?";
         } else if (!names.empty()) {

@@ -80,6 +80,10 @@ TEST(Explain, UnknownFieldSuggestsTheClosest) {
   EXPECT_EQ(diags.items()[0].message, "no field 'trainn' in spec.stages");
   EXPECT_EQ(diags.items()[0].hint, "did you mean 'spec.stages.train'?");
 
+  Diagnostics swapped;
+  EXPECT_FALSE(Explain(Schema(), "spec.stages.trian", false, &out, &swapped));
+  EXPECT_EQ(swapped.items().at(0).hint, "did you mean 'spec.stages.train'?");
+
   Diagnostics far;
   EXPECT_FALSE(Explain(Schema(), "spec.zzzzzzzz", false, &out, &far));
   EXPECT_EQ(far.items().at(0).hint.rfind("fields of spec: ", 0), 0u);
