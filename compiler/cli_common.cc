@@ -53,9 +53,61 @@ CompileOptions CompileFlags::ToOptions() const {
   return options;
 }
 
-bool UseColor() {
-  const char* no_color = std::getenv("NO_COLOR");
-  return isatty(STDERR_FILENO) && (no_color == nullptr || *no_color == '\0');
+void OutputFlag::Register(CLI::App* command) {
+  command->add_option("-o,--output", format, "Output format: text, or json for scripts and CI")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->type_name("FORMAT")
+      ->capture_default_str();
+}
+
+nlohmann::json JsonReport(const std::string& command, const Diagnostics& diags,
+                          nlohmann::json specs) {
+  nlohmann::json diagnostics = nlohmann::json::array();
+  for (const auto& d : diags.items()) diagnostics.push_back(ToJson(d));
+  return {{"command", command},
+          {"ok", !diags.has_errors()},
+          {"diagnostics", std::move(diagnostics)},
+          {"specs", specs.is_null() ? nlohmann::json::array() : std::move(specs)}};
+}
+
+int PrintJsonReport(const std::string& command, const Diagnostics& diags, nlohmann::json specs) {
+  // Invalid UTF-8 from a hostile spec must not throw while dumping.
+  const std::string text = JsonReport(command, diags, std::move(specs))
+                               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::printf("%s\n", text.c_str());
+  return ExitCodeFor(diags);
+}
+
+bool ShouldColor(bool is_terminal, const char* no_color) {
+  return is_terminal && (no_color == nullptr || *no_color == '\0');
+}
+
+bool UseColor() { return ShouldColor(isatty(STDERR_FILENO), std::getenv("NO_COLOR")); }
+
+bool StderrIsTerminal() { return isatty(STDERR_FILENO); }
+
+void ProgressLine::Update(size_t index, size_t count, const std::string& what) {
+  if (!enabled_) return;
+  // \r and "erase to end of line": the next update or the first message
+  // overwrites it instead of scrolling.
+  std::string shown = what;  // a file name must not drive the terminal
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  }
+  std::fprintf(stderr, "\r\033[K[%zu/%zu] compiling %s", index + 1, count, shown.c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void ProgressLine::Clear() {
+  if (!shown_) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+ProgressFn ProgressLine::Callback() {
+  return [this](size_t index, size_t count, const std::string& what) { Update(index, count, what); };
 }
 
 void PrintDiagnostics(const Diagnostics& diags, const SourceTexts& sources) {
@@ -90,9 +142,12 @@ bool MakeCompiler(const CompileFlags& flags, std::unique_ptr<Compiler>* compiler
 }
 
 bool CompileAll(Compiler* compiler, const std::vector<std::string>& specs,
-                std::vector<CompiledSpec>* compiled, Diagnostics* diags) {
+                std::vector<CompiledSpec>* compiled, Diagnostics* diags,
+                const ProgressFn& progress) {
   bool ok = true;
-  for (const auto& spec : specs) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string& spec = specs[i];
+    if (progress) progress(i, specs.size(), spec);
     CompiledSpec result;
     if (compiler->CompileFile(spec, &result, diags)) {
       compiled->push_back(std::move(result));

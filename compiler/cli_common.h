@@ -3,6 +3,7 @@
 #ifndef NEMOC_CLI_COMMON_H_
 #define NEMOC_CLI_COMMON_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,14 @@ namespace nemoc {
 
 enum ExitCode { kExitOk = 0, kExitInvalid = 1, kExitUsage = 2, kExitInternal = 3 };
 
+/// `--output text|json` (build, validate, plan; check can adopt it). JSON goes
+/// to stdout as one document: see JsonReport.
+struct OutputFlag {
+  std::string format = "text";
+  void Register(CLI::App* command);
+  bool json() const { return format == "json"; }
+};
+
 /// Flags of build/validate (and later check/diff/plan).
 struct CompileFlags {
   std::vector<std::string> specs;
@@ -24,13 +33,30 @@ struct CompileFlags {
   std::string out_dir = "out";
   std::string kube_schemas;
   bool quiet = false;
+  OutputFlag output;  // registered by the commands that support --output
 
   void Register(CLI::App* command, bool with_out_dir);
   CompileOptions ToOptions() const;
 };
 
-/// True when stderr is a terminal and NO_COLOR is unset.
+/// The one JSON shape of every command's machine-readable result:
+///   {"command": "build", "ok": true,
+///    "diagnostics": [{"severity", "code", "message", "file", "line", "column",
+///                     "pointer", "hint"}],
+///    "specs": [{"path", "project", "targets": [{"name", "dir", ...}]}]}
+/// Fields a diagnostic does not have are omitted; `specs` holds what the
+/// command produced per spec (targets carry command-specific fields).
+nlohmann::json JsonReport(const std::string& command, const Diagnostics& diags,
+                          nlohmann::json specs);
+/// Prints JsonReport to stdout and returns the exit code the diagnostics deserve.
+int PrintJsonReport(const std::string& command, const Diagnostics& diags, nlohmann::json specs);
+
+/// Colour wanted: only on a terminal, never when NO_COLOR is set (no-color.org).
+bool ShouldColor(bool is_terminal, const char* no_color);
+/// ShouldColor for stderr.
 bool UseColor();
+/// True when stderr is a terminal (progress lines go there).
+bool StderrIsTerminal();
 
 /// Prints every diagnostic (text with carets) to stderr.
 void PrintDiagnostics(const Diagnostics& diags, const SourceTexts& sources);
@@ -42,9 +68,28 @@ int ExitCodeFor(const Diagnostics& diags);
 bool MakeCompiler(const CompileFlags& flags, std::unique_ptr<Compiler>* compiler,
                   Diagnostics* diags);
 
+/// Called before each spec is compiled: (index from 0, count, path).
+using ProgressFn = std::function<void(size_t, size_t, const std::string&)>;
+
 /// Compiles every spec; all errors of all specs are reported.
 bool CompileAll(Compiler* compiler, const std::vector<std::string>& specs,
-                std::vector<CompiledSpec>* compiled, Diagnostics* diags);
+                std::vector<CompiledSpec>* compiled, Diagnostics* diags,
+                const ProgressFn& progress = {});
+
+/// A progress line on stderr ("[2/7] compiling examples/x.yaml"), redrawn in
+/// place; only when stderr is a terminal and there are several specs.
+class ProgressLine {
+ public:
+  ProgressLine(bool enabled) : enabled_(enabled) {}
+  ~ProgressLine() { Clear(); }
+  void Update(size_t index, size_t count, const std::string& what);
+  void Clear();
+  ProgressFn Callback();
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
 
 }  // namespace nemoc
 

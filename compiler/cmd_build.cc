@@ -44,17 +44,25 @@ std::vector<std::string> StaleTargets(Disk& disk, const CompiledSpec& spec) {
 }  // namespace
 
 int RunBuild(const CompileFlags& flags) {
+  const bool json = flags.output.json();
+  nlohmann::json report = nlohmann::json::array();
   Diagnostics diags;
   std::unique_ptr<Compiler> compiler;
-  if (!MakeCompiler(flags, &compiler, &diags)) {
-    PrintDiagnostics(diags, {});
-    return ExitCodeFor(diags);
-  }
+  auto fail = [&](int code) {
+    if (json) {
+      PrintJsonReport("build", diags, report);
+      return code;
+    }
+    PrintDiagnostics(diags, compiler ? compiler->sources() : SourceTexts{});
+    return code;
+  };
+  if (!MakeCompiler(flags, &compiler, &diags)) return fail(ExitCodeFor(diags));
   std::vector<CompiledSpec> compiled;
-  if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags)) {
-    PrintDiagnostics(diags, compiler->sources());
-    return ExitCodeFor(diags);
-  }
+  ProgressLine progress(!json && !flags.quiet && flags.specs.size() > 1 && StderrIsTerminal());
+  const bool compiled_ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags,
+                                      progress.Callback());
+  progress.Clear();
+  if (!compiled_ok) return fail(ExitCodeFor(diags));
 
   // Preflight: refuse before writing anything if any target directory holds
   // files nemoc did not generate.
@@ -65,19 +73,22 @@ int RunBuild(const CompileFlags& flags) {
       ReadTree(disk, target.dir, &existing, &diags);
     }
   }
-  if (diags.has_errors()) {
-    PrintDiagnostics(diags, compiler->sources());
-    return ExitCodeFor(diags);
-  }
+  if (diags.has_errors()) return fail(ExitCodeFor(diags));
 
   for (const auto& spec : compiled) {
+    nlohmann::json spec_report = {{"path", spec.path}, {"project", spec.project},
+                                  {"targets", nlohmann::json::array()}, {"removed", nlohmann::json::array()}};
     for (const auto& target : spec.targets) {
       WriteResult result;
-      if (!WriteTree(disk, target.dir, target.tree, &result, &diags)) {
-        PrintDiagnostics(diags, compiler->sources());
-        return kExitInternal;
-      }
-      if (!flags.quiet) {
+      if (!WriteTree(disk, target.dir, target.tree, &result, &diags)) return fail(kExitInternal);
+      spec_report["targets"].push_back({{"name", target.name},
+                                        {"dir", target.dir},
+                                        {"written", result.wrote},
+                                        {"added", result.added},
+                                        {"changed", result.changed},
+                                        {"removed", result.removed},
+                                        {"unchanged", result.unchanged}});
+      if (!flags.quiet && !json) {
         std::printf("%s: %s (%d added, %d changed, %d removed, %d unchanged)\n",
                     target.dir.c_str(), result.wrote ? "written" : "up to date", result.added,
                     result.changed, result.removed, result.unchanged);
@@ -88,11 +99,21 @@ int RunBuild(const CompileFlags& flags) {
       if (!ReadTree(disk, stale, &existing, &diags)) continue;  // foreign files: leave it
       std::string err;
       if (disk.RemoveTree(stale, &err)) {
-        if (!flags.quiet) std::printf("%s: removed (no longer a target)\n", stale.c_str());
+        spec_report["removed"].push_back(stale);
+        if (!flags.quiet && !json) std::printf("%s: removed (no longer a target)\n", stale.c_str());
       } else {
         diags.Error("internal.write", "cannot remove " + stale + ": " + err);
       }
     }
+    report.push_back(std::move(spec_report));
+  }
+  if (json) {
+    if (!compiler->kube_schemas_loaded()) {
+      diags.Add({Severity::kNote, "build.unverified",
+                 "output not validated against Kubernetes schemas (no --kube-schemas bundle found)",
+                 {}, {}});
+    }
+    return PrintJsonReport("build", diags, report);
   }
   if (!diags.empty()) PrintDiagnostics(diags, compiler->sources());
   if (!compiler->kube_schemas_loaded() && !flags.quiet) {

@@ -13,11 +13,22 @@ int RunValidate(const CompileFlags& flags) {
   Diagnostics diags;
   std::unique_ptr<Compiler> compiler;
   if (!MakeCompiler(flags, &compiler, &diags)) {
+    if (flags.output.json()) return PrintJsonReport("validate", diags, nullptr);
     PrintDiagnostics(diags, {});
     return ExitCodeFor(diags);
   }
   std::vector<CompiledSpec> compiled;
   const bool ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags);
+  if (flags.output.json()) {
+    nlohmann::json specs = nlohmann::json::array();
+    for (const auto& spec : compiled) {
+      nlohmann::json targets = nlohmann::json::array();
+      for (const auto& t : spec.targets) targets.push_back({{"name", t.name}, {"dir", t.dir}});
+      specs.push_back({{"path", spec.path}, {"project", spec.project}, {"targets", targets}});
+    }
+    const int code = PrintJsonReport("validate", diags, specs);
+    return ok ? code : std::max<int>(code, kExitInvalid);
+  }
   if (!diags.empty()) PrintDiagnostics(diags, compiler->sources());
   if (ok && !flags.quiet) {
     for (const auto& spec : compiled) {

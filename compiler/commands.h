@@ -13,6 +13,40 @@ int RunBuild(const CompileFlags& flags);
 extern const char kValidateHelp[];
 int RunValidate(const CompileFlags& flags);
 
+extern const char kPlanHelp[];
+int RunPlan(const CompileFlags& flags);
+
+struct InitFlags {
+  std::string name = "my-training";
+  std::string profile = "vanilla-k8s";
+  std::string model = "llama3.1-8b";
+  bool to_stdout = false;
+};
+extern const char kInitHelp[];
+int RunInit(const InitFlags& flags);
+
+struct ExplainFlags {
+  std::string path;
+  bool recursive = false;
+};
+extern const char kExplainHelp[];
+int RunExplain(const ExplainFlags& flags);
+
+extern const char kSchemaHelp[];
+int RunSchema();
+
+struct MetricsFlags {
+  std::string log;
+  std::string spec;
+  std::string target;
+  std::string steps = "10:30";
+  std::vector<std::string> sets;
+  std::vector<std::string> jpaths;
+  OutputFlag output;
+};
+extern const char kMetricsHelp[];
+int RunMetrics(const MetricsFlags& flags);
+
 }  // namespace nemoc
 
 #endif  // NEMOC_COMMANDS_H_

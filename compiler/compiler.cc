@@ -7,6 +7,7 @@
 #include "edit_distance.h"
 #include "jsonnet_expander.h"
 #include "output_verifier.h"
+#include "plan.h"
 #include "secret_scanner.h"
 #include "set_override.h"
 #include "spec_loader.h"
@@ -231,7 +232,9 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
         continue;
       }
       facts["gpuModel"] = (*gpu)["model"];
-      facts["memory"] = DescribeFit(EstimateMemory(train, architecture), capacity);
+      const MemoryEstimate estimate = EstimateMemory(train, architecture);
+      facts["memory"] = DescribeFit(estimate, capacity);
+      facts["memoryEstimate"] = MemoryFacts(estimate, capacity);
     }
     CompiledTarget compiled;
     compiled.name = name;
@@ -241,6 +244,7 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
       ok = false;
       continue;
     }
+    compiled.plan = PlanTarget(normalized, target, it->second.summary, it->second.files, compiled.dir);
     compiled.tree = BuildTree(
         it->second.files,
         RenderSummary(normalized, target, it->second.summary, it->second.files, spec_name));

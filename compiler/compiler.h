@@ -29,6 +29,7 @@ struct CompiledTarget {
   std::string name;
   std::string dir;  // <out>/<project>/<target>
   FileTree tree;    // relative path -> bytes
+  nlohmann::json plan;  // what the target will run: see plan.h (SUMMARY.md's facts)
 };
 
 struct CompiledSpec {

@@ -186,6 +186,7 @@ nlohmann::json ToJson(const Diagnostic& d) {
     j["line"] = d.location.line;
     j["column"] = d.location.column;
   }
+  if (!d.location.pointer.empty()) j["pointer"] = d.location.pointer;
   if (!d.hint.empty()) j["hint"] = d.hint;
   return j;
 }

@@ -17,6 +17,8 @@ struct Location {
   std::string file;
   int line = 0;
   int column = 0;
+  /// The JSON pointer into the spec the location was found for ("" when none).
+  std::string pointer = {};
 
   bool known() const { return line > 0; }
 };

@@ -21,11 +21,64 @@ int main(int argc, char** argv) {
     CLI::App* build = app.add_subcommand("build", "Compile specs into out/<project>/<target>/");
     build->footer(kBuildHelp);
     build_flags.Register(build, /*with_out_dir=*/true);
+    build_flags.output.Register(build);
 
     CompileFlags validate_flags;
     CLI::App* validate = app.add_subcommand("validate", "Check specs; write nothing");
     validate->footer(kValidateHelp);
     validate_flags.Register(validate, /*with_out_dir=*/false);
+    validate_flags.output.Register(validate);
+
+    CompileFlags plan_flags;
+    CLI::App* plan = app.add_subcommand("plan", "Show per target what build would produce; write nothing");
+    plan->footer(kPlanHelp);
+    plan_flags.Register(plan, /*with_out_dir=*/true);
+    plan_flags.output.Register(plan);
+
+    InitFlags init_flags;
+    CLI::App* init = app.add_subcommand("init", "Write a commented starter spec that builds as is");
+    init->footer(kInitHelp);
+    init->add_option("name", init_flags.name, "Project name; the spec is written to NAME.yaml")
+        ->type_name("NAME")
+        ->capture_default_str();
+    init->add_option("--profile", init_flags.profile, "Cloud profile of the target")
+        ->check(CLI::IsMember({"vanilla-k8s", "eks-efa", "gke-a4"}))
+        ->type_name("PROFILE")
+        ->capture_default_str();
+    init->add_option("--model", init_flags.model, "Model preset from libsonnet/models.json")
+        ->type_name("MODEL")
+        ->capture_default_str();
+    init->add_flag("--stdout", init_flags.to_stdout, "Print the spec instead of writing NAME.yaml");
+
+    ExplainFlags explain_flags;
+    CLI::App* explain = app.add_subcommand("explain", "Document a spec field: type, default, allowed values");
+    explain->footer(kExplainHelp);
+    explain->add_option("path", explain_flags.path, "Dotted field path, e.g. spec.stages.train (default: the whole spec)")
+        ->type_name("PATH");
+    explain->add_flag("-r,--recursive", explain_flags.recursive, "Show every field below PATH as a tree");
+
+    CLI::App* schema = app.add_subcommand("schema", "Print the input JSON Schema (for editors)");
+    schema->footer(kSchemaHelp);
+
+    MetricsFlags metrics_flags;
+    CLI::App* metrics = app.add_subcommand("metrics", "Step time, tokens/s, TFLOPS per GPU and MFU from dllogger.json");
+    metrics->footer(kMetricsHelp);
+    metrics->add_option("dllogger", metrics_flags.log, "DLLogger log (dllogger.json of rank 0)")
+        ->required()
+        ->type_name("DLLOGGER_JSON");
+    metrics->add_option("--spec", metrics_flags.spec, "The spec the run was built from")
+        ->required()
+        ->type_name("SPEC");
+    metrics->add_option("--target", metrics_flags.target, "The target it ran on (needed when the spec has several)")
+        ->type_name("NAME");
+    metrics->add_option("--steps", metrics_flags.steps, "Inclusive step window FIRST:LAST (FIRST: = to the end)")
+        ->type_name("A:B")
+        ->capture_default_str();
+    metrics->add_option("--set", metrics_flags.sets, "Override a spec value, as for build (repeatable)")
+        ->type_name("PATH=VALUE");
+    metrics->add_option("--jpath", metrics_flags.jpaths, "Extra Jsonnet library root (repeatable)")
+        ->type_name("DIR");
+    metrics_flags.output.Register(metrics);
 
     CLI::App* version = app.add_subcommand("version", "Print nemoc's version");
 
@@ -41,6 +94,11 @@ int main(int argc, char** argv) {
     }
     if (build->parsed()) return RunBuild(build_flags);
     if (validate->parsed()) return RunValidate(validate_flags);
+    if (plan->parsed()) return RunPlan(plan_flags);
+    if (init->parsed()) return RunInit(init_flags);
+    if (explain->parsed()) return RunExplain(explain_flags);
+    if (schema->parsed()) return RunSchema();
+    if (metrics->parsed()) return RunMetrics(metrics_flags);
     if (version->parsed()) {
       std::printf("nemoc %s\n", NemocVersion());
       return kExitOk;

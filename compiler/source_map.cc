@@ -15,6 +15,12 @@ void SourceMap::SetOverride(const std::string& pointer, Location origin) {
 }
 
 Location SourceMap::Locate(const std::string& pointer, bool prefer_key) const {
+  Location loc = LocateUnlabelled(pointer, prefer_key);
+  loc.pointer = pointer;
+  return loc;
+}
+
+Location SourceMap::LocateUnlabelled(const std::string& pointer, bool prefer_key) const {
   if (!overrides_.empty()) {
     std::string p = pointer;
     while (true) {

@@ -42,6 +42,8 @@ class SourceMap {
   void SetOverride(const std::string& pointer, Location origin);
 
  private:
+  Location LocateUnlabelled(const std::string& pointer, bool prefer_key) const;
+
   std::string file_;
   std::unordered_map<std::string, SourcePos> values_;
   std::unordered_map<std::string, SourcePos> keys_;

@@ -21,14 +21,13 @@ std::string ImageRef(const nlohmann::json& image) {
   return ref;
 }
 
-// Stage directories in pipeline order, as they appear in the tree.
+}  // namespace
+
 std::vector<std::string> StageDirs(const std::map<std::string, nlohmann::json>& files) {
   std::set<std::string> dirs;
   for (const auto& [path, _] : files) dirs.insert(path.substr(0, path.find('/')));
   return {dirs.begin(), dirs.end()};
 }
-
-}  // namespace
 
 std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json& target,
                           const nlohmann::json& facts,

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,10 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
                           const nlohmann::json& facts,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& spec_name);
+
+/// Stage directories in pipeline order (directory names sort in that order),
+/// as the libraries emitted them: new stages appear without changes here.
+std::vector<std::string> StageDirs(const std::map<std::string, nlohmann::json>& files);
 
 }  // namespace nemoc
 

@@ -1,0 +1,151 @@
+// nemoc metrics: step time, throughput, TFLOPS per GPU and MFU from a
+// DLLogger log, with the model, batch, GPUs and precision taken from the spec.
+#include "commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "metrics.h"
+
+namespace nemoc {
+
+const char kMetricsHelp[] =
+    "Read a NeMo DLLogger log (dllogger.json of rank 0) and report the average step time\n"
+    "over a window of steps, samples and tokens per second, achieved TFLOPS per GPU and\n"
+    "model FLOPs utilization (MFU). Model FLOPs come from the spec's architecture with the\n"
+    "Megatron formula; global batch, sequence length, GPU count, precision and GPU model\n"
+    "from the spec and its target; peak TFLOPS (dense) from libsonnet/accelerators.json.\n"
+    "The step window is inclusive; the default 10:30 skips warm-up steps as gpu-recipes'\n"
+    "training_metrics tool does.\n"
+    "Example: nemoc metrics dllogger.json --spec examples/llama31-405b-gke-a4.yaml --steps 10:14";
+
+namespace {
+
+std::string Format(const char* format, double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, v);
+  return buffer;
+}
+
+}  // namespace
+
+int RunMetrics(const MetricsFlags& flags) {
+  Diagnostics diags;
+  auto fail = [&](const SourceTexts& sources) {
+    if (flags.output.json()) return std::max<int>(PrintJsonReport("metrics", diags, nullptr), kExitInvalid);
+    PrintDiagnostics(diags, sources);
+    return std::max<int>(ExitCodeFor(diags), kExitInvalid);
+  };
+  int64_t first = 0, last = 0;
+  std::string err;
+  if (!ParseStepWindow(flags.steps, &first, &last, &err)) {
+    diags.Error("usage.steps", err);
+    return fail({});
+  }
+  std::ifstream in(flags.log, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (!in) {
+    diags.Error("metrics.read", "cannot read " + flags.log, {flags.log, 0, 0});
+    return fail({});
+  }
+  const std::string log_text = buffer.str();
+  std::vector<StepTiming> steps;
+  if (!ParseDllogger(log_text, flags.log, &steps, &diags)) return fail({{flags.log, log_text}});
+
+  CompileFlags compile;
+  compile.specs = {flags.spec};
+  compile.sets = flags.sets;
+  compile.jpaths = flags.jpaths;
+  if (!flags.target.empty()) compile.targets = {flags.target};
+  std::unique_ptr<Compiler> compiler;
+  CompiledSpec spec;
+  if (!MakeCompiler(compile, &compiler, &diags) || !compiler->CompileFile(flags.spec, &spec, &diags)) {
+    return fail(compiler ? compiler->sources() : SourceTexts{});
+  }
+  if (spec.targets.size() != 1) {
+    std::string names;
+    for (const auto& t : spec.targets) names += (names.empty() ? "" : ", ") + t.name;
+    diags.Error("usage.target", flags.spec + " has " + std::to_string(spec.targets.size()) +
+                                    " targets; choose one with --target (" + names + ")");
+    return fail({});
+  }
+  const nlohmann::json& plan = spec.targets[0].plan;
+  if (!plan.contains("train") || !plan.contains("accelerator")) {
+    diags.Error("metrics.no-train", flags.spec + ": no training stage (or no GPU model) in target " +
+                                        spec.targets[0].name);
+    return fail({});
+  }
+  const auto& train = plan["train"];
+  const std::string precision = train["precision"].get<std::string>();
+  DataDir data;
+  AcceleratorTable accelerators;
+  if (!FindDataDir(&data, &err) || !AcceleratorTable::Load(data.accelerators(), &accelerators, &err)) {
+    diags.Error("internal.accelerators", err);
+    return fail({});
+  }
+  const std::string accelerator = plan["accelerator"].get<std::string>();
+  const nlohmann::json* gpu = accelerators.Find(accelerator);
+  if (gpu == nullptr || !(*gpu).contains("peakTflops") || !(*gpu)["peakTflops"].contains(precision)) {
+    diags.Error("metrics.no-peak", "no " + precision + " peak TFLOPS for " + accelerator +
+                                       " in libsonnet/accelerators.json");
+    return fail({});
+  }
+  MetricsInput input;
+  input.flops_per_sample = train["modelFlopsPerSample"].get<double>();
+  input.global_batch = train["batch"]["global"].get<int64_t>();
+  input.seq_length = train["seqLength"].get<int64_t>();
+  input.gpus = train["gpus"].get<int64_t>();
+  input.peak_tflops = (*gpu)["peakTflops"][precision].get<double>();
+  Metrics m;
+  if (!ComputeMetrics(steps, first, last, input, &m, &err)) {
+    diags.Error("metrics.window", flags.log + ": " + err, {flags.log, 0, 0},
+                "choose the window with --steps FIRST:LAST");
+    return fail({});
+  }
+  if (flags.output.json()) {
+    nlohmann::json target = {
+        {"name", spec.targets[0].name},
+        {"steps", {{"first", m.first_step}, {"last", m.last_step}, {"count", m.steps}}},
+        {"stepSeconds", m.step_seconds},
+        {"samplesPerSecond", m.samples_per_second},
+        {"tokensPerSecond", m.tokens_per_second},
+        {"modelFlopsPerSample", input.flops_per_sample},
+        {"tflopsPerGpu", m.tflops_per_gpu},
+        {"peakTflops", input.peak_tflops},
+        {"precision", precision},
+        {"accelerator", accelerator},
+        {"gpus", input.gpus},
+        {"mfu", m.mfu}};
+    nlohmann::json specs = nlohmann::json::array();
+    specs.push_back({{"path", spec.path}, {"project", spec.project}, {"targets", nlohmann::json::array({target})}});
+    return PrintJsonReport("metrics", diags, specs);
+  }
+  std::string out = spec.project + " / " + spec.targets[0].name + ": steps " +
+                    std::to_string(m.first_step) + ".." + std::to_string(m.last_step) + " (" +
+                    std::to_string(m.steps) + " of " + std::to_string(steps.size()) +
+                    " step records), " + std::to_string(input.gpus) + " × " +
+                    plan.value("gpuModel", accelerator) + ", " + precision + "\n";
+  auto row = [&](const std::string& key, const std::string& value) {
+    std::string line = "  " + key;
+    while (line.size() < 24) line += ' ';
+    out += line + value + "\n";
+  };
+  row("average step time", Format("%.3f s", m.step_seconds));
+  row("throughput", Format("%.2f samples/s, ", m.samples_per_second) +
+                        Format("%.0f tokens/s", m.tokens_per_second));
+  row("model FLOPs", Format("%.4e per sequence", input.flops_per_sample) + " (Megatron formula, seq " +
+                         std::to_string(input.seq_length) + ", global batch " +
+                         std::to_string(input.global_batch) + ")");
+  row("TFLOPS per GPU", Format("%.1f", m.tflops_per_gpu));
+  row("MFU", Format("%.2f %%", 100 * m.mfu) + Format(" of %.0f TFLOPS", input.peak_tflops) + " (" +
+                 precision + " dense peak)");
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!diags.empty()) PrintDiagnostics(diags, compiler->sources());
+  return kExitOk;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,45 @@
+// nemoc plan: what build would produce, per target, without writing.
+#include "commands.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "plan.h"
+
+namespace nemoc {
+
+const char kPlanHelp[] =
+    "Show per target what `build` would produce, without writing anything: nodes and\n"
+    "GPUs, parallelism, batch, the memory estimate per GPU against its capacity, runtime,\n"
+    "fabric, stages and object counts. The facts are the ones SUMMARY.md is rendered from.\n"
+    "The spec is compiled and verified completely, as `validate` does.\n"
+    "Example: nemoc plan examples/llama31-405b-gke-a4.yaml --set spec.stages.train.nodes=56";
+
+int RunPlan(const CompileFlags& flags) {
+  Diagnostics diags;
+  std::unique_ptr<Compiler> compiler;
+  std::vector<CompiledSpec> compiled;
+  const bool ok = MakeCompiler(flags, &compiler, &diags) &&
+                  CompileAll(compiler.get(), flags.specs, &compiled, &diags);
+  nlohmann::json specs = nlohmann::json::array();
+  for (const auto& spec : compiled) {
+    nlohmann::json targets = nlohmann::json::array();
+    for (const auto& t : spec.targets) targets.push_back(t.plan);
+    specs.push_back({{"path", spec.path}, {"project", spec.project}, {"targets", targets}});
+  }
+  if (flags.output.json()) {
+    const int code = PrintJsonReport("plan", diags, specs);
+    return ok ? code : std::max<int>(code, kExitInvalid);
+  }
+  if (!diags.empty()) PrintDiagnostics(diags, compiler ? compiler->sources() : SourceTexts{});
+  if (!ok) return std::max<int>(ExitCodeFor(diags), kExitInvalid);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (i > 0) std::printf("\n");
+    const std::string text = RenderPlanText(specs[i]["path"].get<std::string>(),
+                                             specs[i]["project"].get<std::string>(), specs[i]["targets"]);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  return ExitCodeFor(diags);
+}
+
+}  // namespace nemoc

@@ -1,0 +1,158 @@
+#include "metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace nemoc {
+
+namespace {
+
+constexpr char kMarker[] = "DLLL";
+constexpr char kStepTime[] = "train_step_timing in s";
+
+// Ranges of [start, end) of each record: from a line starting with the marker
+// to the next such line.
+struct Record {
+  size_t begin = 0, end = 0;
+  int line = 0;
+};
+
+std::vector<Record> SplitRecords(const std::string& text) {
+  std::vector<Record> records;
+  size_t pos = 0;
+  int line = 1;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    if (text.compare(pos, sizeof kMarker - 1, kMarker) == 0) {
+      if (!records.empty()) records.back().end = pos;
+      records.push_back({pos + sizeof kMarker - 1, text.size(), line});
+    }
+    pos = eol + 1;
+    ++line;
+  }
+  return records;
+}
+
+bool ParseInt(const std::string& text, int64_t* value) {
+  if (text.empty() || text.size() > 15) return false;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *value = v;
+  return true;
+}
+
+}  // namespace
+
+bool ParseDllogger(const std::string& text, const std::string& file, std::vector<StepTiming>* steps,
+                   Diagnostics* diags) {
+  const auto records = SplitRecords(text);
+  if (records.empty()) {
+    diags->Error("metrics.no-records", "no DLLogger records (lines starting with DLLL) in " + file,
+                 {file, 0, 0},
+                 "pass the dllogger.json of rank 0 (<results>/<experiment>/dllogger/rank-0/dllogger.json)");
+    return false;
+  }
+  bool ok = true;
+  for (const auto& r : records) {
+    nlohmann::json record =
+        nlohmann::json::parse(text.begin() + r.begin, text.begin() + r.end, nullptr, false);
+    if (record.is_discarded() || !record.is_object()) {
+      diags->Error("metrics.bad-record", "DLLogger record is not a JSON object", {file, r.line, 1});
+      ok = false;
+      continue;
+    }
+    if (!record.contains("step") || !record["step"].is_number_integer()) continue;  // PARAMETER
+    if (!record.contains("data") || !record["data"].is_object()) continue;
+    const auto& data = record["data"];
+    if (!data.contains(kStepTime) || !data[kStepTime].is_number()) continue;
+    const double seconds = data[kStepTime].get<double>();
+    if (!std::isfinite(seconds) || seconds <= 0) {
+      diags->Error("metrics.bad-record", std::string(kStepTime) + " is not a positive number",
+                   {file, r.line, 1});
+      ok = false;
+      continue;
+    }
+    steps->push_back({record["step"].get<int64_t>(), seconds});
+  }
+  return ok;
+}
+
+double ModelFlopsPerSample(const nlohmann::json& a, int64_t seq_length) {
+  const double s = static_cast<double>(seq_length);
+  const double layers = a.value("numLayers", 0);
+  const double h = a.value("hiddenSize", 0);
+  const double ffn = a.value("ffnHiddenSize", 0);
+  const double heads = a.value("numAttentionHeads", 1);
+  const double groups = a.value("numQueryGroups", heads);
+  const double vocab = a.value("vocabSize", 0);
+  const double top_k = a.contains("numExperts") ? a.value("moeTopK", 1) : 1;
+  const std::string activation = a.value("activation", "fast-swiglu");
+  const double mlp_matrices = activation == "fast-swiglu" || activation == "swiglu" ? 3 : 2;
+  if (layers == 0 || h == 0) return 0;
+  return s * layers * h * h *
+         (12 + 12 * groups / heads + 6 * mlp_matrices * top_k * ffn / h + 12 * s / h +
+          6 * vocab / (layers * h));
+}
+
+bool ComputeMetrics(const std::vector<StepTiming>& steps, int64_t start, int64_t end,
+                    const MetricsInput& input, Metrics* m, std::string* err) {
+  double total = 0;
+  m->steps = 0;
+  m->first_step = std::numeric_limits<int64_t>::max();
+  m->last_step = std::numeric_limits<int64_t>::min();
+  for (const auto& step : steps) {
+    if (step.step < start || step.step > end) continue;
+    total += step.seconds;
+    ++m->steps;
+    m->first_step = std::min(m->first_step, step.step);
+    m->last_step = std::max(m->last_step, step.step);
+  }
+  if (m->steps == 0) {
+    *err = "no training step in the window " + std::to_string(start) + ".." +
+           (end == std::numeric_limits<int64_t>::max() ? std::string() : std::to_string(end));
+    if (!steps.empty()) {
+      int64_t lo = steps.front().step, hi = steps.front().step;
+      for (const auto& s : steps) {
+        lo = std::min(lo, s.step);
+        hi = std::max(hi, s.step);
+      }
+      *err += "; the log has steps " + std::to_string(lo) + ".." + std::to_string(hi);
+    }
+    return false;
+  }
+  m->step_seconds = total / static_cast<double>(m->steps);
+  m->samples_per_second = static_cast<double>(input.global_batch) / m->step_seconds;
+  m->tokens_per_second = m->samples_per_second * static_cast<double>(input.seq_length);
+  m->tflops_per_gpu = input.flops_per_sample * static_cast<double>(input.global_batch) /
+                      m->step_seconds / static_cast<double>(input.gpus) / 1e12;
+  m->mfu = input.peak_tflops > 0 ? m->tflops_per_gpu / input.peak_tflops : 0;
+  return true;
+}
+
+bool ParseStepWindow(const std::string& text, int64_t* start, int64_t* end, std::string* err) {
+  const size_t colon = text.find(':');
+  const std::string first = text.substr(0, colon);
+  const std::string second = colon == std::string::npos ? first : text.substr(colon + 1);
+  if (!ParseInt(first, start)) {
+    *err = "--steps " + text + ": expected FIRST:LAST, FIRST: or STEP (non-negative integers)";
+    return false;
+  }
+  if (second.empty()) {
+    *end = std::numeric_limits<int64_t>::max();
+  } else if (!ParseInt(second, end)) {
+    *err = "--steps " + text + ": expected FIRST:LAST, FIRST: or STEP (non-negative integers)";
+    return false;
+  }
+  if (*end < *start) {
+    *err = "--steps " + text + ": the last step comes before the first";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,145 @@
+#include "plan.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "metrics.h"
+#include "normalizer.h"
+#include "summary.h"
+
+namespace nemoc {
+
+namespace {
+
+double OneDecimal(double v) { return std::round(v * 10) / 10; }
+
+std::string S(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f", v.get<double>());
+    return buffer;
+  }
+  return v.dump();
+}
+
+// Pads by characters, not bytes ("nodes × GPUs").
+std::string Row(const std::string& key, const std::string& value) {
+  size_t width = 0;
+  for (unsigned char c : key) width += (c & 0xC0) != 0x80;
+  return "    " + key + std::string(width < 18 ? 18 - width : 1, ' ') + value + "\n";
+}
+
+}  // namespace
+
+nlohmann::json MemoryFacts(const MemoryEstimate& e, double capacity_gb) {
+  return {{"text", DescribeFit(e, capacity_gb)},
+          {"totalGB", OneDecimal(e.total_gb)},
+          {"capacityGB", OneDecimal(capacity_gb)},
+          {"percent", std::round(100 * e.total_gb / capacity_gb)},
+          {"weightsGB", OneDecimal(e.weights_gb)},
+          {"gradientsGB", OneDecimal(e.gradients_gb)},
+          {"optimizerGB", OneDecimal(e.optimizer_gb)},
+          {"activationsGB", OneDecimal(e.activations_gb)},
+          {"overheadGB", OneDecimal(e.overhead_gb)}};
+}
+
+nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json& target,
+                          const nlohmann::json& facts,
+                          const std::map<std::string, nlohmann::json>& files,
+                          const std::string& dir) {
+  const auto& spec = normalized["spec"];
+  nlohmann::json plan = {{"name", target["name"]}, {"profile", target["profile"]}, {"dir", dir}};
+  for (const char* key : {"accelerator", "gpuModel"}) {
+    if (facts.contains(key)) plan[key] = facts[key];
+  }
+  if (facts.contains("train")) {
+    plan["runtime"] = facts["train"].value("runtime", "");
+    plan["fabric"] = facts["train"].value("fabric", "");
+  }
+  if (spec["stages"].contains("train")) {
+    const auto& train = spec["stages"]["train"];
+    const TrainSizes s = ComputeTrainSizes(train);
+    const int64_t micro = train["batch"]["micro"].get<int64_t>();
+    const int64_t global = train["batch"]["global"].get<int64_t>();
+    nlohmann::json parallelism = {{"tensor", s.tensor},     {"pipeline", s.pipeline},
+                                  {"context", s.context},   {"data", s.data_parallel},
+                                  {"expert", s.expert},
+                                  {"sequenceParallel", train["parallelism"].value("sequenceParallel", false)}};
+    if (s.virtual_pipeline > 0) parallelism["virtualPipeline"] = s.virtual_pipeline;
+    nlohmann::json batch = {{"micro", micro}, {"global", global}};
+    if (s.data_parallel > 0) batch["microBatchesPerStep"] = global / (micro * s.data_parallel);
+    plan["train"] = {{"mode", train["mode"]},
+                     {"framework", train.value("framework", "nemo1")},
+                     {"precision", train["precision"]},
+                     {"nodes", s.nodes},
+                     {"gpusPerNode", s.gpus_per_node},
+                     {"gpus", s.world_size},
+                     {"seqLength", train["seqLength"]},
+                     {"maxSteps", train["maxSteps"]},
+                     {"modelFlopsPerSample",
+                      ModelFlopsPerSample(spec["model"]["architecture"], train["seqLength"].get<int64_t>())},
+                     {"parallelism", parallelism},
+                     {"batch", batch}};
+  }
+  if (facts.contains("memoryEstimate")) plan["memory"] = facts["memoryEstimate"];
+  plan["stages"] = StageDirs(files);
+  nlohmann::json by_kind = nlohmann::json::object();
+  for (const auto& [path, object] : files) {
+    const std::string kind = object.value("kind", "");
+    by_kind[kind] = by_kind.value(kind, 0) + 1;
+  }
+  plan["objects"] = {{"total", files.size()}, {"byKind", by_kind}};
+  return plan;
+}
+
+std::string RenderPlanText(const std::string& spec_path, const std::string& project,
+                           const nlohmann::json& target_plans) {
+  std::string out = project + " (" + spec_path + ")\n";
+  for (const auto& t : target_plans) {
+    out += "  target " + S(t["name"]) + ": profile " + S(t["profile"]) + ", writes " +
+           S(t["dir"]) + "/\n";
+    if (t.contains("train")) {
+      const auto& train = t["train"];
+      const auto& p = train["parallelism"];
+      out += Row("training", S(train["mode"]) + ", " + S(train["framework"]) + ", " +
+                                 S(train["precision"]) + ", " + S(train["maxSteps"]) + " steps");
+      out += Row("nodes × GPUs", S(train["nodes"]) + " × " + S(train["gpusPerNode"]) + " = " +
+                                     S(train["gpus"]) + " GPUs" +
+                                     (t.contains("gpuModel") ? " (" + S(t["gpuModel"]) + ")" : ""));
+      std::string parallel = "TP " + S(p["tensor"]) + " · PP " + S(p["pipeline"]) + " · CP " +
+                             S(p["context"]) + " · DP " + S(p["data"]);
+      if (p.contains("virtualPipeline")) parallel += " · VPP " + S(p["virtualPipeline"]);
+      if (p["expert"].get<int64_t>() > 1) parallel += " · EP " + S(p["expert"]);
+      if (p["sequenceParallel"].get<bool>()) parallel += " · sequence parallel";
+      out += Row("parallelism", parallel);
+      const auto& b = train["batch"];
+      std::string batch = "micro " + S(b["micro"]) + " · global " + S(b["global"]);
+      if (b.contains("microBatchesPerStep")) {
+        batch += " (" + S(b["microBatchesPerStep"]) + " micro-batches per DP rank per step)";
+      }
+      out += Row("batch", batch);
+      out += Row("sequence length", S(train["seqLength"]));
+      char flops[64];
+      std::snprintf(flops, sizeof flops, "%.4e per sequence (fwd+bwd)",
+                    train["modelFlopsPerSample"].get<double>());
+      out += Row("model FLOPs", flops);
+    }
+    if (t.contains("memory")) {
+      out += Row("memory per GPU", S(t["memory"]["text"]));
+    }
+    if (t.contains("runtime")) out += Row("runtime", S(t["runtime"]));
+    if (t.contains("fabric")) out += Row("fabric", S(t["fabric"]));
+    std::string stages;
+    for (const auto& stage : t["stages"]) stages += (stages.empty() ? "" : " → ") + S(stage);
+    out += Row("stages", stages);
+    std::string kinds;
+    for (const auto& [kind, count] : t["objects"]["byKind"].items()) {
+      kinds += (kinds.empty() ? "" : ", ") + kind + " " + S(count);
+    }
+    out += Row("objects", S(t["objects"]["total"]) + " (" + kinds + ")");
+  }
+  return out;
+}
+
+}  // namespace nemoc

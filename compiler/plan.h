@@ -1,0 +1,40 @@
+// What a target will run, as data: the facts SUMMARY.md is rendered from
+// (sizes from the normalizer, the memory estimate from the fit check, the
+// stage directories and objects from the expansion), for `nemoc plan`,
+// `--output json` and `nemoc metrics`.
+#ifndef NEMOC_PLAN_H_
+#define NEMOC_PLAN_H_
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fit_check.h"
+
+namespace nemoc {
+
+/// The memory estimate as numbers (GB, one decimal), for the libraries'
+/// summary facts ("memoryEstimate") next to DescribeFit's sentence.
+nlohmann::json MemoryFacts(const MemoryEstimate& estimate, double capacity_gb);
+
+/// One target's plan:
+///   {"name", "profile", "dir", "accelerator", "gpuModel", "runtime", "fabric",
+///    "train": {"mode", "precision", "nodes", "gpusPerNode", "gpus", "seqLength",
+///              "maxSteps", "parallelism": {...,"data"}, "batch": {"micro",
+///              "global", "microBatchesPerStep"}},
+///    "memory": {"totalGB", "capacityGB", ...},
+///    "stages": ["00-base", ...], "objects": {"total", "byKind": {...}}, "files"}
+/// Fields a target does not have (no train stage, no accelerator) are omitted.
+nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json& target,
+                          const nlohmann::json& facts,
+                          const std::map<std::string, nlohmann::json>& files,
+                          const std::string& dir);
+
+/// The plan of one spec for people: a block per target.
+std::string RenderPlanText(const std::string& spec_path, const std::string& project,
+                           const nlohmann::json& target_plans);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_PLAN_H_

@@ -1,0 +1,51 @@
+# bash completion for nemoc                                -*- shell-script -*-
+# Installed to share/bash-completion/completions/nemoc. tests/toolkit_test.cc
+# fails when a subcommand or option of `nemoc --help` is missing here.
+
+_nemoc() {
+  local cur prev words cword
+  _init_completion || return
+
+  local commands="build validate plan init explain schema metrics version"
+  if ((cword == 1)); then
+    COMPREPLY=($(compgen -W "$commands --help --help-all" -- "$cur"))
+    return
+  fi
+  local command=${words[1]}
+
+  case $prev in
+    --profile)
+      COMPREPLY=($(compgen -W "vanilla-k8s eks-efa gke-a4" -- "$cur"))
+      return ;;
+    -o | --output)
+      COMPREPLY=($(compgen -W "text json" -- "$cur"))
+      return ;;
+    --out | --jpath | --kube-schemas)
+      _filedir -d
+      return ;;
+    --spec)
+      _filedir '@(yaml|yml)'
+      return ;;
+    --model | --target | --set | --steps)
+      return ;;
+  esac
+
+  local compile="--target --set --jpath --kube-schemas -q --quiet -o --output --help"
+  local opts
+  case $command in
+    build | plan) opts="$compile --out" ;;
+    validate) opts="$compile" ;;
+    init) opts="--profile --model --stdout --help" ;;
+    explain) opts="-r --recursive --help" ;;
+    metrics) opts="--spec --target --steps --set --jpath -o --output --help" ;;
+    schema | version) opts="--help" ;;
+  esac
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    return
+  fi
+  case $command in
+    build | validate | plan) _filedir '@(yaml|yml)' ;;
+    metrics) _filedir json ;;
+  esac
+} && complete -F _nemoc nemoc

@@ -1,0 +1,424 @@
+// End-to-end tests of the user's toolkit: init, explain, plan, schema,
+// metrics, --output json, colour and progress on a terminal, completion
+// scripts and help texts. Golden texts live in tests/plan/ and
+// tests/explain/; NEMOC_UPDATE_GOLDEN=1 rewrites them (review the diff).
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace nemoc::testing {
+namespace {
+
+bool UpdateGolden() {
+  const char* update = std::getenv("NEMOC_UPDATE_GOLDEN");
+  return update != nullptr && std::string(update) == "1";
+}
+
+// Compares `actual` with the golden file (or rewrites it when asked).
+void ExpectGolden(const std::string& relative, const std::string& actual) {
+  const std::string path = SourceDir() + "/" + relative;
+  if (UpdateGolden()) {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(path)) << path << " missing; run with NEMOC_UPDATE_GOLDEN=1";
+  EXPECT_EQ(ReadFile(path), actual) << relative << " differs; run with NEMOC_UPDATE_GOLDEN=1 "
+                                    << "and review the diff";
+}
+
+std::vector<std::string> Examples() {
+  std::vector<std::string> specs;
+  for (const auto& dir : {"examples", "tests/specs"}) {
+    for (const auto& entry : fs::directory_iterator(SourceDir() + "/" + dir)) {
+      if (entry.path().extension() == ".yaml") {
+        specs.push_back(std::string(dir) + "/" + entry.path().filename().string());
+      }
+    }
+  }
+  std::sort(specs.begin(), specs.end());
+  return specs;
+}
+
+// --- init ---------------------------------------------------------------
+
+struct InitCase {
+  const char* profile;
+  const char* model;
+  const char* target;
+};
+
+TEST(Init, EveryProfileStarterBuildsAsIs) {
+  const InitCase cases[] = {{"vanilla-k8s", "", "onprem"},
+                            {"eks-efa", "", "eks"},
+                            {"gke-a4", "", "gke-a4"},
+                            {"gke-a4", "llama3.1-405b", "gke-a4"},
+                            {"eks-efa", "mixtral-8x7b", "eks"},
+                            {"vanilla-k8s", "llama2-70b", "onprem"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.profile) + " " + c.model);
+    ScratchDir dir;
+    std::vector<std::string> args = {"init", "--profile", c.profile, "starter"};
+    if (*c.model) args.insert(args.end(), {"--model", c.model});
+    RunResult init = RunNemoc(args, dir.path());
+    ASSERT_EQ(init.exit_code, 0) << init.err;
+    const std::string spec = ReadFile(dir.path() + "/starter.yaml");
+    // The modeline resolves to nemoc's schema from where the spec was written.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(spec, m, std::regex("^# yaml-language-server: \\$schema=(.+)\n")));
+    EXPECT_TRUE(fs::equivalent(fs::path(dir.path()) / m[1].str(),
+                               SourceDir() + "/schemas/project.schema.json"));
+    // Builds with no error and no warning, output verified when the bundle is there.
+    RunResult build = RunNemoc({"build", "starter.yaml"}, dir.path());
+    ASSERT_EQ(build.exit_code, 0) << build.err << spec;
+    EXPECT_EQ(build.err.find("warning"), std::string::npos) << build.err;
+    EXPECT_TRUE(fs::exists(dir.path() + "/out/starter/" + c.target + "/kustomization.yaml"));
+    // Never overwrites.
+    RunResult again = RunNemoc(args, dir.path());
+    EXPECT_EQ(again.exit_code, 1);
+    EXPECT_NE(again.err.find("already exists"), std::string::npos);
+    EXPECT_EQ(ReadFile(dir.path() + "/starter.yaml"), spec);
+  }
+}
+
+TEST(Init, StdoutAndRefusals) {
+  ScratchDir dir;
+  RunResult out = RunNemoc({"init", "--stdout", "demo"}, dir.path());
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_NE(out.out.find("  name: demo\n"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.path() + "/demo.yaml"));
+  RunResult model = RunNemoc({"init", "--model", "llama3-8bb"}, dir.path());
+  EXPECT_EQ(model.exit_code, 2);
+  EXPECT_NE(model.err.find("did you mean 'llama3-8b'?"), std::string::npos) << model.err;
+  RunResult profile = RunNemoc({"init", "--profile", "aks"}, dir.path());
+  EXPECT_EQ(profile.exit_code, 2);
+  RunResult name = RunNemoc({"init", "../escape"}, dir.path());
+  EXPECT_EQ(name.exit_code, 2);
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+// --- explain --------------------------------------------------------------
+
+TEST(Explain, GoldenTexts) {
+  const struct {
+    const char* file;
+    std::vector<std::string> args;
+  } cases[] = {
+      {"tests/explain/root.txt", {"explain"}},
+      {"tests/explain/spec.stages.train.parallelism.txt", {"explain", "spec.stages.train.parallelism"}},
+      {"tests/explain/spec.stages.train.precision.txt", {"explain", "spec.stages.train.precision"}},
+      {"tests/explain/spec.targets.txt", {"explain", "spec.targets"}},
+      {"tests/explain/spec.stages.train-recursive.txt", {"explain", "spec.stages.train", "--recursive"}},
+  };
+  for (const auto& c : cases) {
+    RunResult r = RunNemoc(c.args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ExpectGolden(c.file, r.out);
+  }
+}
+
+TEST(Explain, UnknownFieldIsALocatedErrorWithASuggestion) {
+  RunResult r = RunNemoc({"explain", "spec.stages.train.parallelsim"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "nemoc: error: no field 'parallelsim' in spec.stages.train\n"
+            "  hint: did you mean 'spec.stages.train.parallelism'?\n1 error\n");
+}
+
+// --- plan -----------------------------------------------------------------
+
+TEST(Plan, GoldenTextPerExample) {
+  for (const auto& spec : Examples()) {
+    RunResult r = RunNemoc({"plan", spec}, SourceDir());
+    ASSERT_EQ(r.exit_code, 0) << spec << "\n" << r.err;
+    ExpectGolden("tests/plan/" + fs::path(spec).stem().string() + ".txt", r.out);
+  }
+}
+
+TEST(Plan, WritesNothingAndAgreesWithSummary) {
+  ScratchDir dir;
+  RunResult r = RunNemoc({"plan", SourceDir() + "/examples/llama31-405b-gke-a4.yaml", "--out",
+                          dir.path() + "/out", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+  const json report = json::parse(r.out);
+  EXPECT_EQ(report["command"], "plan");
+  EXPECT_EQ(report["ok"], true);
+  const json& target = report["specs"][0]["targets"][0];
+  EXPECT_EQ(target["train"]["gpus"], 224);
+  EXPECT_EQ(target["train"]["parallelism"]["data"], 2);
+  EXPECT_EQ(target["train"]["parallelism"]["virtualPipeline"], 9);
+  EXPECT_EQ(target["train"]["batch"]["microBatchesPerStep"], 1008);
+  EXPECT_EQ(target["accelerator"], "b200-180gb");
+  EXPECT_EQ(target["memory"]["capacityGB"], 180.0);
+  EXPECT_EQ(target["stages"], json::array({"00-base", "30-train"}));
+  // The same sentence as the committed SUMMARY.md.
+  const std::string summary = ReadFile(SourceDir() + "/out/llama31-405b-pretrain/gke-a4/SUMMARY.md");
+  EXPECT_NE(summary.find(target["memory"]["text"].get<std::string>()), std::string::npos);
+  size_t objects = 0;
+  for (size_t at = summary.find("\n| `"); at != std::string::npos; at = summary.find("\n| `", at + 1)) {
+    ++objects;
+  }
+  EXPECT_EQ(target["objects"]["total"], objects);
+}
+
+TEST(Plan, SetOverridesAreShown) {
+  RunResult r = RunNemoc({"plan", "examples/llama31-405b-gke-a4.yaml", "--set",
+                          "spec.stages.train.nodes=56", "-o", "json"},
+                         SourceDir());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json target = json::parse(r.out)["specs"][0]["targets"][0];
+  EXPECT_EQ(target["train"]["gpus"], 448);
+  EXPECT_EQ(target["train"]["parallelism"]["data"], 4);
+}
+
+// --- schema and modelines -------------------------------------------------
+
+TEST(Schema, PrintsTheInputSchema) {
+  RunResult r = RunNemoc({"schema"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, ReadFile(SourceDir() + "/schemas/project.schema.json"));
+  EXPECT_EQ(json::parse(r.out)["$schema"], "http://json-schema.org/draft-07/schema#");
+}
+
+TEST(Schema, EverySpecCarriesAModelineThatResolves) {
+  for (const auto& spec : Examples()) {
+    const std::string text = ReadFile(SourceDir() + "/" + spec);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, std::regex("^# yaml-language-server: \\$schema=(\\S+)\n")))
+        << spec << " must start with the yaml-language-server modeline";
+    EXPECT_TRUE(fs::equivalent(fs::path(SourceDir() + "/" + spec).parent_path() / m[1].str(),
+                               SourceDir() + "/schemas/project.schema.json"))
+        << spec;
+  }
+}
+
+// --- metrics --------------------------------------------------------------
+
+// tests/metrics/llama31-405b-gke-a4.dllogger.json: the recipe's 15 steps in
+// DLLogger's format (a PARAMETER record, then one LOG record per step; step
+// 12 is the README's sample line). Steps 10..14 average 118.18993851852417 s.
+TEST(Metrics, NumbersForTheRecipeRun) {
+  RunResult r = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                          "examples/llama31-405b-gke-a4.yaml", "--steps", "10:14", "-o", "json"},
+                         SourceDir());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json t = json::parse(r.out)["specs"][0]["targets"][0];
+  EXPECT_EQ(t["steps"]["count"], 5);
+  EXPECT_NEAR(t["stepSeconds"].get<double>(), 118.18993851852417, 1e-9);
+  EXPECT_NEAR(t["samplesPerSecond"].get<double>(), 17.0573, 1e-4);
+  EXPECT_NEAR(t["tokensPerSecond"].get<double>(), 139733.3, 0.1);
+  // llama3.1-405b from the catalog (8 query groups, vocabulary 128256).
+  EXPECT_NEAR(t["modelFlopsPerSample"].get<double>(), 2.150748e16, 1e11);
+  EXPECT_NEAR(t["tflopsPerGpu"].get<double>(), 1637.76, 0.01);
+  EXPECT_EQ(t["peakTflops"], 4500);
+  EXPECT_EQ(t["precision"], "fp8");
+  EXPECT_NEAR(t["mfu"].get<double>(), 0.36395, 1e-5);
+}
+
+TEST(Metrics, TextReportAndDefaultWindow) {
+  RunResult r = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                          "examples/llama31-405b-gke-a4.yaml"},
+                         SourceDir());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("steps 10..14 (5 of 15 step records), 224 × NVIDIA B200 180GB, fp8\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  MFU                   36.39 % of 4500 TFLOPS (fp8 dense peak)\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(Metrics, PrecisionChangesThePeak) {
+  RunResult r = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                          "examples/llama31-405b-gke-a4.yaml", "--set", "spec.stages.train.precision=bf16",
+                          "-o", "json"},
+                         SourceDir());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json t = json::parse(r.out)["specs"][0]["targets"][0];
+  EXPECT_EQ(t["peakTflops"], 2250);
+  EXPECT_NEAR(t["mfu"].get<double>(), 0.72790, 1e-5);
+}
+
+TEST(Metrics, Refusals) {
+  ScratchDir dir;
+  const std::string log = dir.Write("empty.json", "not a dllogger file\n");
+  RunResult empty = RunNemoc({"metrics", log, "--spec", "examples/llama31-405b-gke-a4.yaml"}, SourceDir());
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.err.find("no DLLogger records"), std::string::npos) << empty.err;
+  RunResult window = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                               "examples/llama31-405b-gke-a4.yaml", "--steps", "40:50"},
+                              SourceDir());
+  EXPECT_EQ(window.exit_code, 1);
+  EXPECT_NE(window.err.find("the log has steps 0..14"), std::string::npos) << window.err;
+  RunResult matrix = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                               "tests/specs/profile-matrix.yaml"},
+                              SourceDir());
+  EXPECT_EQ(matrix.exit_code, 2);  // a usage error
+  EXPECT_NE(matrix.err.find("choose one with --target"), std::string::npos) << matrix.err;
+  RunResult a100 = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                             "examples/llama2-7b-lora-eks.yaml", "--set", "spec.stages.train.precision=fp8"},
+                            SourceDir());
+  EXPECT_EQ(a100.exit_code, 1);
+  EXPECT_NE(a100.err.find("no fp8 peak TFLOPS for a100-40gb"), std::string::npos) << a100.err;
+}
+
+// --- --output json ------------------------------------------------------
+
+TEST(JsonOutput, DiagnosticsAreObjectsWithPointers) {
+  ScratchDir dir;
+  std::string spec = ReadFile(SourceDir() + "/examples/gpt-tp2-trainjob.yaml");
+  spec.replace(spec.find("nodes: 2"), 8, "nodes: 0");
+  const std::string path = dir.Write("bad.yaml", spec);
+  for (const char* command : {"build", "validate", "plan"}) {
+    std::vector<std::string> args = {command, path, "--output", "json"};
+    if (std::string(command) != "validate") args.insert(args.end(), {"--out", dir.path() + "/out"});
+    RunResult r = RunNemoc(args);
+    EXPECT_EQ(r.exit_code, 1) << command;
+    EXPECT_EQ(r.err, "") << command;
+    const json report = json::parse(r.out);
+    EXPECT_EQ(report["command"], command);
+    EXPECT_EQ(report["ok"], false);
+    const json& d = report["diagnostics"][0];
+    EXPECT_EQ(d["severity"], "error");
+    EXPECT_EQ(d["file"], path);
+    EXPECT_EQ(d["pointer"], "/spec/stages/train/nodes");
+    EXPECT_GT(d["line"].get<int>(), 0);
+    EXPECT_GT(d["column"].get<int>(), 0);
+    EXPECT_TRUE(d["message"].is_string());
+  }
+  EXPECT_FALSE(fs::exists(dir.path() + "/out"));
+}
+
+TEST(JsonOutput, BuildReportsWhatItWrote) {
+  ScratchDir dir;
+  RunResult r = RunNemoc({"build", SourceDir() + "/examples/gpt-tp2-trainjob.yaml", "--out", dir.path(),
+                          "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json report = json::parse(r.out);
+  EXPECT_EQ(report["ok"], true);
+  const json& target = report["specs"][0]["targets"][0];
+  EXPECT_EQ(target["name"], "lab");
+  EXPECT_EQ(target["written"], true);
+  EXPECT_GT(target["added"].get<int>(), 0);
+  RunResult validate = RunNemoc({"validate", SourceDir() + "/examples/gpt-tp2-trainjob.yaml", "-o", "json"});
+  EXPECT_EQ(json::parse(validate.out)["specs"][0]["project"], "gpt-tp2");
+  RunResult bad = RunNemoc({"validate", "x.yaml", "-o", "yaml"});
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+// --- colour and progress ------------------------------------------------------
+
+TEST(Terminal, ColourRule) {
+  EXPECT_TRUE(ShouldColor(true, nullptr));
+  EXPECT_TRUE(ShouldColor(true, ""));
+  EXPECT_FALSE(ShouldColor(true, "1"));
+  EXPECT_FALSE(ShouldColor(false, nullptr));
+}
+
+// script(1) runs nemoc on a pseudo-terminal, so stderr is a terminal.
+TEST(Terminal, ColourAndProgressOnlyOnATerminal) {
+  if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) not installed";
+  const char* bin = std::getenv("NEMOC_BIN");
+  ASSERT_NE(bin, nullptr);
+  ScratchDir dir;
+  std::string spec = ReadFile(SourceDir() + "/examples/gpt-tp2-trainjob.yaml");
+  spec.replace(spec.find("nodes: 2"), 8, "nodes: 0");
+  const std::string bad = dir.Write("bad.yaml", spec);
+  auto run = [&](const std::string& env, const std::string& args) {
+    const std::string log = dir.path() + "/typescript";
+    const std::string command = "env -u NO_COLOR " + env + " script -qec '" + std::string(bin) + " " +
+                                args + "' " + log + " >/dev/null 2>&1";
+    const int status = std::system(command.c_str());
+    (void)status;  // the typescript is what is checked
+    return ReadFile(log);
+  };
+  EXPECT_NE(run("", "validate " + bad).find("\033[1;31merror:"), std::string::npos);
+  EXPECT_EQ(run("NO_COLOR=1", "validate " + bad).find("\033["), std::string::npos);
+  const std::string examples = SourceDir() + "/examples/gpt-tp2-trainjob.yaml " + SourceDir() +
+                               "/examples/llama2-7b-lora-eks.yaml";
+  const std::string progress = run("", "build --out " + dir.path() + "/out " + examples);
+  EXPECT_NE(progress.find("[2/2] compiling "), std::string::npos) << progress;
+  // Not a terminal: neither colour nor progress.
+  RunResult piped = RunNemoc({"build", "--out", dir.path() + "/out2", SourceDir() + "/examples/gpt-tp2-trainjob.yaml",
+                              SourceDir() + "/examples/llama2-7b-lora-eks.yaml"});
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_EQ(piped.err.find("compiling"), std::string::npos);
+  EXPECT_EQ(RunNemoc({"validate", bad}).err.find("\033["), std::string::npos);
+}
+
+// --- completion and help -----------------------------------------------------
+
+std::vector<std::string> Subcommands() {
+  RunResult help = RunNemoc({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  std::vector<std::string> names;
+  const size_t at = help.out.find("Subcommands:\n");
+  EXPECT_NE(at, std::string::npos) << help.out;
+  std::regex row("^  ([a-z]+) ");
+  std::istringstream lines(help.out.substr(at + 13));
+  for (std::string line; std::getline(lines, line) && !line.empty();) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) names.push_back(m[1]);
+  }
+  return names;
+}
+
+TEST(Completion, ScriptsNameEverySubcommandAndOption) {
+  const std::vector<std::string> subcommands = Subcommands();
+  for (const char* expected : {"build", "validate", "plan", "init", "explain", "schema", "metrics", "version"}) {
+    EXPECT_NE(std::find(subcommands.begin(), subcommands.end(), expected), subcommands.end()) << expected;
+  }
+  const std::string bash = ReadFile(SourceDir() + "/completions/nemoc.bash");
+  const std::string zsh = ReadFile(SourceDir() + "/completions/_nemoc");
+  ASSERT_FALSE(bash.empty());
+  ASSERT_FALSE(zsh.empty());
+  std::smatch list;
+  ASSERT_TRUE(std::regex_search(bash, list, std::regex("local commands=\"([^\"]*)\"")));
+  EXPECT_EQ(std::system(("bash -n " + SourceDir() + "/completions/nemoc.bash").c_str()), 0);
+  if (std::system("command -v zsh >/dev/null") == 0) {
+    EXPECT_EQ(std::system(("zsh -n " + SourceDir() + "/completions/_nemoc").c_str()), 0);
+  }
+  for (const auto& sub : subcommands) {
+    EXPECT_TRUE(std::regex_search(list[1].str(), std::regex("\\b" + sub + "\\b"))) << "bash lacks " << sub;
+    EXPECT_TRUE(std::regex_search(zsh, std::regex("'" + sub + ":"))) << "zsh lacks " << sub;
+    RunResult help = RunNemoc({sub, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << sub;
+    // Option rows of the help ("  -o,--output FORMAT ..."), not the footer's examples.
+    std::regex option("^ +(?:-[a-zA-Z],)?(--[a-z][a-z-]+)");
+    std::istringstream lines(help.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, option) || m[1] == "--help") continue;
+      EXPECT_NE(bash.find(m[1].str()), std::string::npos) << "bash lacks " << sub << " " << m[1];
+      EXPECT_NE(zsh.find(m[1].str()), std::string::npos) << "zsh lacks " << sub << " " << m[1];
+    }
+  }
+}
+
+TEST(Help, EverySubcommandExplainsItself) {
+  for (const auto& sub : Subcommands()) {
+    RunResult help = RunNemoc({sub, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << sub;
+    EXPECT_NE(help.out.find("Usage:"), std::string::npos) << sub << help.out;
+    if (sub != "version") {
+      EXPECT_GT(help.out.size(), 300u) << sub << ": help too thin\n" << help.out;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nemoc::testing
