@@ -83,7 +83,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     committer = GitCommitter::Open({commit.repo, commit.branch, commit.author_name,
                                     commit.author_email},
                                    std::move(entries), &diags);
-    if (committer == nullptr || !committer->CheckClean(&diags)) {
+    if (committer == nullptr || !committer->CheckClean(&diags) || !committer->Prepare(&diags)) {
       PrintDiagnostics(diags, compiler->sources());
       return ExitCodeFor(diags);
     }

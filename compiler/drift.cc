@@ -98,10 +98,12 @@ std::string UnifiedDiff(const FileChange& change, bool color) {
   git_patch* patch = nullptr;
   PatchText out;
   out.color = color;
-  if (git_patch_from_buffers(&patch, change.old_text.data(), change.old_text.size(),
-                             change.status == 'A' ? nullptr : change.path.c_str(),
-                             change.new_text.data(), change.new_text.size(),
-                             change.status == 'D' ? nullptr : change.path.c_str(), nullptr) == 0) {
+  // A missing side is a null buffer, so an added or removed file reads
+  // "--- /dev/null" / "+++ /dev/null" like git's own diffs.
+  if (git_patch_from_buffers(&patch, change.status == 'A' ? nullptr : change.old_text.data(),
+                             change.old_text.size(), change.path.c_str(),
+                             change.status == 'D' ? nullptr : change.new_text.data(),
+                             change.new_text.size(), change.path.c_str(), nullptr) == 0) {
     git_patch_print(patch, &CollectLine, &out);
     git_patch_free(patch);
   }

@@ -59,6 +59,11 @@ struct GitCommitter::Impl {
   CommitOptions options;
   std::vector<CommitEntry> entries;
   std::vector<std::string> relative;  // entry dirs relative to the work tree
+  // Set by Prepare.
+  CommitHandle parent;
+  Tree parent_tree;
+  git_oid tree_id{};
+  bool prepared = false;
 };
 
 GitCommitter::~GitCommitter() = default;
@@ -147,31 +152,30 @@ bool GitCommitter::CheckClean(Diagnostics* diags) {
     return false;
   }
   const size_t count = git_status_list_entrycount(list.get());
-  const std::string root = git_repository_workdir(impl.repo.get());
   for (size_t i = 0; i < count; ++i) {
     const git_status_entry* e = git_status_byindex(list.get(), i);
     const git_diff_delta* delta = e->index_to_workdir != nullptr ? e->index_to_workdir : e->head_to_index;
     if (delta == nullptr) continue;
     const char* path = delta->new_file.path != nullptr ? delta->new_file.path : delta->old_file.path;
     const char* what = (e->status & GIT_STATUS_WT_NEW) ? "untracked"
+                       : (e->status & GIT_STATUS_WT_DELETED) ? "deleted, not committed"
                        : (e->status & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
                                        GIT_STATUS_INDEX_DELETED | GIT_STATUS_INDEX_RENAMED))
                            ? "staged, not committed"
                            : "modified, not committed";
-    diags->Error("git.uncommitted", std::string(path) + ": " + what, {root + path, 0, 0},
+    diags->Error("git.uncommitted", std::string(path) + ": " + what, {},
                  "nemoc owns this directory: commit or discard the edit (git checkout -- PATH) "
                  "before nemoc build --commit");
   }
   return count == 0;
 }
 
-bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* diags) {
+bool GitCommitter::Prepare(Diagnostics* diags) {
   Impl& impl = *impl_;
-  *committed = false;
   git_repository* repo = impl.repo.get();
 
   // Parent: the branch's tip; a new branch starts from HEAD (if born).
-  CommitHandle parent;
+  CommitHandle& parent = impl.parent;
   git_oid tip;
   if (git_reference_name_to_id(&tip, repo, impl.ref_name.c_str()) == 0 ||
       git_reference_name_to_id(&tip, repo, "HEAD") == 0) {
@@ -180,7 +184,7 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
       return false;
     }
   }
-  Tree parent_tree;
+  Tree& parent_tree = impl.parent_tree;
   if (parent.get() != nullptr && git_commit_tree(parent_tree.out(), parent.get()) != 0) {
     diags->Error("git.read", "cannot read the parent tree: " + LastGitError());
     return false;
@@ -200,22 +204,35 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
     FileTree files = *impl.entries[i].tree;
     files[kManifestFileName] = ManifestContent(*impl.entries[i].tree);
     for (const auto& [path, bytes] : files) {
+      // Blobs go to the object database; the in-memory index only points at them.
       const std::string full = rel + "/" + path;
       git_index_entry entry{};
       entry.mode = GIT_FILEMODE_BLOB;
       entry.path = full.c_str();
-      if (git_index_add_from_buffer(index.get(), &entry, bytes.data(), bytes.size()) != 0) {
+      if (git_blob_create_from_buffer(&entry.id, repo, bytes.data(), bytes.size()) != 0 ||
+          git_index_add(index.get(), &entry) != 0) {
         diags->Error("git.index", "cannot stage " + full + ": " + LastGitError());
         return false;
       }
     }
   }
-  git_oid tree_id;
-  if (git_index_write_tree_to(&tree_id, index.get(), repo) != 0) {
+  if (git_index_write_tree_to(&impl.tree_id, index.get(), repo) != 0) {
     diags->Error("git.write", "cannot write the tree: " + LastGitError());
     return false;
   }
-  if (parent_tree.get() != nullptr && git_oid_equal(&tree_id, git_tree_id(parent_tree.get()))) {
+  impl.prepared = true;
+  return true;
+}
+
+bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* diags) {
+  Impl& impl = *impl_;
+  *committed = false;
+  if (!impl.prepared && !Prepare(diags)) return false;
+  git_repository* repo = impl.repo.get();
+  git_commit* parent_commit = impl.parent.get();
+  git_tree* parent_tree = impl.parent_tree.get();
+  const git_oid tree_id = impl.tree_id;
+  if (parent_tree != nullptr && git_oid_equal(&tree_id, git_tree_id(parent_tree))) {
     *summary = "nothing to commit (the trees in Git are up to date)";
     return true;
   }
@@ -228,7 +245,7 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   // The message names the targets whose directories changed.
   std::vector<std::string> changed, removed;
   for (size_t i = 0; i < impl.entries.size(); ++i) {
-    const git_oid before = EntryId(parent_tree.get(), impl.relative[i]);
+    const git_oid before = EntryId(parent_tree, impl.relative[i]);
     const git_oid after = EntryId(tree.get(), impl.relative[i]);
     if (git_oid_equal(&before, &after)) continue;
     (impl.entries[i].tree == nullptr ? removed : changed).push_back(impl.entries[i].label);
@@ -260,10 +277,10 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
                  "--author-email");
     return false;
   }
-  const git_commit* parents[] = {parent.get()};
+  const git_commit* parents[] = {parent_commit};
   git_oid commit_id;
   if (git_commit_create(&commit_id, repo, impl.ref_name.c_str(), signature.get(), signature.get(),
-                        "UTF-8", message.c_str(), tree.get(), parent.get() != nullptr ? 1 : 0,
+                        "UTF-8", message.c_str(), tree.get(), parent_commit != nullptr ? 1 : 0,
                         parents) != 0) {
     diags->Error("git.commit", "cannot commit: " + LastGitError());
     return false;

@@ -50,7 +50,12 @@ class GitCommitter {
   /// below the entries' directories (only when writes_work_tree()).
   bool CheckClean(Diagnostics* diags);
 
-  /// Commits the entries on the branch. `committed` is false when the new
+  /// Builds the commit's tree (blobs and trees written to the object
+  /// database; no reference moves). Called before the work tree is written,
+  /// so that a repository that cannot take the commit fails the build early.
+  bool Prepare(Diagnostics* diags);
+
+  /// Commits the entries on the branch (Prepare first if not done). `committed` is false when the new
   /// tree equals the parent's (nothing changed); `summary` says what
   /// happened ("committed 1a2b3c4 ..." or "nothing to commit").
   bool Commit(bool* committed, std::string* summary, Diagnostics* diags);

@@ -118,7 +118,7 @@ TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
   EXPECT_EQ(Sh(dir(), "git log -1 --format=%s"), "nemoc build: demo/onprem\n");
   const std::string after = Sh(dir(), "ls out/demo/onprem/30-train");
   EXPECT_NE(before, after);
-  const std::string status = Sh(dir(), "git show --name-status --format= HEAD");
+  const std::string status = Sh(dir(), "git show --no-renames --name-status --format= HEAD");
   EXPECT_NE(status.find("D\tout/demo/onprem/30-train/pytorchjob-demo-train-"), std::string::npos)
       << status;
   EXPECT_NE(status.find("A\tout/demo/onprem/30-train/pytorchjob-demo-train-"), std::string::npos)
@@ -137,7 +137,7 @@ TEST_F(GitRepoTest, DeletedStageIsRemovedInTheCommit) {
   RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Commits(), 4);
-  const std::string status = Sh(dir(), "git show --name-status --format= HEAD");
+  const std::string status = Sh(dir(), "git show --no-renames --name-status --format= HEAD");
   EXPECT_NE(status.find("D\tout/demo/onprem/gitops/flux/kustomization-demo-onprem-train.yaml"),
             std::string::npos) << status;
   EXPECT_FALSE(fs::exists(dir() + "/out/demo/onprem/gitops"));
@@ -269,6 +269,25 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
     EXPECT_TRUE(doc["spec"]["wait"].as<bool>());
   }
   EXPECT_EQ(stages, kustomized);
+}
+
+TEST(GitopsGoldenTest, EveryGitopsDirectoryBuildsWithKubectlKustomize) {
+  if (std::system("kubectl version --client >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "kubectl not installed";
+  }
+  int built = 0;
+  for (const std::string root : {"out", "tests/golden"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(SourceDir() + "/" + root)) {
+      const std::string path = entry.path().string();
+      if (entry.path().filename() != "kustomization.yaml" || path.find("/gitops/") == std::string::npos) {
+        continue;
+      }
+      const std::string command = "kubectl kustomize '" + entry.path().parent_path().string() + "' >/dev/null";
+      EXPECT_EQ(0, std::system(command.c_str())) << command;
+      ++built;
+    }
+  }
+  EXPECT_GE(built, 20);
 }
 
 }  // namespace
