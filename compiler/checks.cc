@@ -328,8 +328,18 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
       NotSupportedYet(diags, doc, "/spec/stages/" + name, "stage '" + name + "'");
     }
   }
-  if (doc.root["spec"].contains("gitops")) {
-    NotSupportedYet(diags, doc, "/spec/gitops", "spec.gitops (Argo CD and Flux objects)");
+  if (spec.contains("gitops")) {
+    // A cluster for a target that does not exist is a typo, not a no-op.
+    std::set<std::string> target_names;
+    for (const auto& t : spec["targets"]) target_names.insert(t["name"].get<std::string>());
+    const nlohmann::json clusters = spec["gitops"].value("clusters", nlohmann::json::object());
+    for (const auto& [name, server] : clusters.items()) {
+      if (target_names.count(name) == 0) {
+        diags->Error("spec.unknown-target",
+                     "spec.gitops.clusters." + name + ": no target is named '" + name + "'",
+                     doc.map.Locate("/spec/gitops/clusters/" + name, true));
+      }
+    }
   }
   for (const char* field : {"serviceMonitor", "alerts"}) {
     if (spec["monitoring"].value(field, false)) {

@@ -542,12 +542,17 @@ TEST(ChecksTestSpec, TargetStorageBackendsAreCheckedWhereWritten) {
             c.lines);
 }
 
-TEST(ChecksTestSpec, GitopsIsNotSupportedYet) {
+TEST(ChecksTestSpec, GitopsIsAcceptedAndClustersMustNameTargets) {
   Checked c = RunCheckSpec(Replace(kBase, "  targets:\n",
                                    "  gitops: {repoURL: https://git.example/x.git}\n  targets:\n"));
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(Lines{}, c.lines);
+  c = RunCheckSpec(Replace(kBase, "  targets:\n",
+                           "  gitops:\n    repoURL: https://git.example/x.git\n"
+                           "    clusters: {prod: https://k8s.example:443}\n  targets:\n"));
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@20:3: spec.gitops (Argo CD and Flux "
-                              "objects) is not supported yet") + kNotYetHint},
+  EXPECT_EQ(Lines{"error spec.unknown-target@22:16: spec.gitops.clusters.prod: no target is "
+                  "named 'prod'"},
             c.lines);
 }
 

@@ -1,11 +1,12 @@
-// nemoc build: compile specs and replace their output trees.
+// nemoc build: compile specs and replace their output trees; with --commit,
+// record them in Git.
 #include "commands.h"
 
 #include <cstdio>
 
-#include <set>
-
 #include "disk_interface.h"
+#include "drift.h"
+#include "git_commit.h"
 #include "tree_writer.h"
 
 namespace nemoc {
@@ -14,36 +15,27 @@ const char kBuildHelp[] =
     "Compile specs into out/<project>/<target>/. Every spec is validated and every target\n"
     "expanded before anything is written; on any error nothing on disk changes.\n"
     "Each target directory is replaced atomically; files nemoc no longer generates are\n"
-    "removed; a target directory holding files nemoc did not write is refused.";
+    "removed; a target directory holding files nemoc did not write is refused.\n"
+    "--commit records the target directories in Git (libgit2): the commit changes exactly\n"
+    "those directories, names the changed targets, and is skipped when nothing changed.\n"
+    "It refuses when they hold uncommitted edits. --branch NAME other than the checked-out\n"
+    "branch advances NAME only and leaves the work tree alone.";
 
-namespace {
-
-// Target directories of a project that nemoc made earlier but that the spec
-// no longer lists (only pruned when the whole spec was built).
-std::vector<std::string> StaleTargets(Disk& disk, const CompiledSpec& spec) {
-  std::vector<std::string> stale;
-  TreeListing listing;
-  std::string err;
-  if (!spec.all_targets || !disk.IsDir(spec.project_dir) ||
-      !disk.ListTree(spec.project_dir, &listing, &err)) {
-    return stale;
-  }
-  std::set<std::string> current;
-  for (const auto& t : spec.targets) current.insert(t.name);
-  for (const auto& file : listing.files) {
-    size_t slash = file.find('/');
-    if (slash == std::string::npos) continue;
-    std::string dir = file.substr(0, slash);
-    if (file.substr(slash + 1) == kManifestFileName && !current.count(dir)) {
-      stale.push_back(spec.project_dir + "/" + dir);
-    }
-  }
-  return stale;
+void CommitFlags::Register(CLI::App* command) {
+  command->add_flag("--commit", commit, "Commit the written target directories with libgit2");
+  command->add_option("--repo", repo, "Repository to commit to (default: the one holding the "
+                                      "working directory)")
+      ->type_name("DIR");
+  command->add_option("--branch", branch, "Branch to commit to (default: the checked-out one)")
+      ->type_name("NAME");
+  command->add_option("--author-name", author_name, "Commit author (default: git config user.name)")
+      ->type_name("NAME");
+  command->add_option("--author-email", author_email,
+                      "Commit author e-mail (default: git config user.email)")
+      ->type_name("EMAIL");
 }
 
-}  // namespace
-
-int RunBuild(const CompileFlags& flags) {
+int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   const bool json = flags.output.json();
   nlohmann::json report = nlohmann::json::array();
   Diagnostics diags;
@@ -57,6 +49,11 @@ int RunBuild(const CompileFlags& flags) {
     return code;
   };
   if (!MakeCompiler(flags, &compiler, &diags)) return fail(ExitCodeFor(diags));
+  if (!commit.commit && (!commit.repo.empty() || !commit.branch.empty() ||
+                         !commit.author_name.empty() || !commit.author_email.empty())) {
+    diags.Error("usage.commit", "--repo, --branch and --author-* only apply with --commit");
+    return fail(kExitUsage);
+  }
   std::vector<CompiledSpec> compiled;
   ProgressLine progress(!json && !flags.quiet && flags.specs.size() > 1 && StderrIsTerminal());
   const bool compiled_ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags,
@@ -75,7 +72,29 @@ int RunBuild(const CompileFlags& flags) {
   }
   if (diags.has_errors()) return fail(ExitCodeFor(diags));
 
+  // --commit: the repository, and no uncommitted edits where nemoc writes.
+  std::unique_ptr<GitCommitter> committer;
+  if (commit.commit) {
+    std::vector<CommitEntry> entries;
+    for (const auto& spec : compiled) {
+      for (const auto& target : spec.targets) {
+        entries.push_back({target.dir, &target.tree, spec.project + "/" + target.name});
+      }
+      for (const auto& stale : StaleTargets(disk, spec)) {
+        entries.push_back({stale, nullptr, spec.project + "/" + stale.substr(stale.rfind('/') + 1)});
+      }
+    }
+    committer = GitCommitter::Open({commit.repo, commit.branch, commit.author_name,
+                                    commit.author_email},
+                                   std::move(entries), &diags);
+    if (committer == nullptr || !committer->CheckClean(&diags) || !committer->Prepare(&diags)) {
+      return fail(ExitCodeFor(diags));
+    }
+  }
+
+  const bool write_disk = committer == nullptr || committer->writes_work_tree();
   for (const auto& spec : compiled) {
+    if (!write_disk) break;
     nlohmann::json spec_report = {{"path", spec.path}, {"project", spec.project},
                                   {"targets", nlohmann::json::array()}, {"removed", nlohmann::json::array()}};
     for (const auto& target : spec.targets) {
@@ -106,6 +125,17 @@ int RunBuild(const CompileFlags& flags) {
       }
     }
     report.push_back(std::move(spec_report));
+  }
+  if (committer != nullptr && !diags.has_errors()) {
+    bool committed = false;
+    std::string summary;
+    if (committer->Commit(&committed, &summary, &diags) && !flags.quiet) {
+      if (json) {
+        diags.Add({Severity::kNote, "build.commit", summary, {}, {}});
+      } else {
+        std::printf("%s\n", summary.c_str());
+      }
+    }
   }
   if (json) {
     if (!compiler->kube_schemas_loaded()) {

@@ -7,8 +7,25 @@
 
 namespace nemoc {
 
+/// build --commit and its options (git_commit.h).
+struct CommitFlags {
+  bool commit = false;
+  std::string repo;
+  std::string branch;
+  std::string author_name;
+  std::string author_email;
+
+  void Register(CLI::App* command);
+};
+
 extern const char kBuildHelp[];
-int RunBuild(const CompileFlags& flags);
+int RunBuild(const CompileFlags& flags, const CommitFlags& commit = {});
+
+extern const char kCheckHelp[];
+int RunCheck(const CompileFlags& flags);
+
+extern const char kDiffHelp[];
+int RunDiff(const CompileFlags& flags);
 
 extern const char kValidateHelp[];
 int RunValidate(const CompileFlags& flags);

@@ -63,18 +63,21 @@ std::string KustomizationYaml(const std::vector<std::string>& resources) {
 namespace {
 
 // One object per file, a kustomization.yaml in every directory, SUMMARY.md.
+// The root lists the top-level directories except gitops/: the engines'
+// own objects (and the platform bundle) are applied to the engine, not
+// synced as part of the target they deliver.
 FileTree BuildTree(const std::map<std::string, nlohmann::json>& files, const std::string& summary) {
   FileTree tree;
   std::map<std::string, std::vector<std::string>> by_dir;
   for (const auto& [path, object] : files) {
     tree[path] = EmitYaml(object);
-    size_t slash = path.find('/');
+    size_t slash = path.rfind('/');
     by_dir[path.substr(0, slash)].push_back(path.substr(slash + 1));
   }
   std::vector<std::string> dirs;
   for (const auto& [dir, names] : by_dir) {
     tree[dir + "/kustomization.yaml"] = KustomizationYaml(names);
-    dirs.push_back(dir);
+    if (dir.find('/') == std::string::npos && dir != kGitopsDir) dirs.push_back(dir);
   }
   tree["kustomization.yaml"] = KustomizationYaml(dirs);
   tree["SUMMARY.md"] = summary;
@@ -82,6 +85,20 @@ FileTree BuildTree(const std::map<std::string, nlohmann::json>& files, const std
 }
 
 }  // namespace
+
+std::string ExpectedNamespace(const nlohmann::json& normalized, const std::string& path) {
+  const auto& spec = normalized["spec"];
+  const std::string prefix = std::string(kGitopsDir) + "/";
+  if (path.rfind(prefix, 0) == 0 && spec.contains("gitops")) {
+    const std::string dir = path.substr(0, path.rfind('/'));
+    const std::string engine = dir.substr(dir.rfind('/') + 1);
+    if (engine == "argocd" || engine == "flux") {
+      const nlohmann::json settings = spec["gitops"].value(engine, nlohmann::json::object());
+      return settings.value("namespace", engine == "argocd" ? "argocd" : "flux-system");
+    }
+  }
+  return spec["namespace"].get<std::string>();
+}
 
 bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags) {
   out->path = path;
@@ -184,7 +201,6 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
   if (!expanded) return false;
 
   const std::string spec_name = std::filesystem::path(path).filename().string();
-  const std::string namespace_name = normalized["spec"]["namespace"].get<std::string>();
   bool ok = true;
   for (const auto& target : normalized["spec"]["targets"]) {
     const std::string name = target["name"].get<std::string>();
@@ -239,8 +255,17 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
     CompiledTarget compiled;
     compiled.name = name;
     compiled.dir = out->project_dir + "/" + name;
-    if (!VerifyObjects(it->second.files, namespace_name, compiled.dir, kube_schemas_.get(),
-                       diags)) {
+    // The engines' objects live in the engines' namespaces: verify them in
+    // groups by directory (gitops/argocd, gitops/platform/flux, ...).
+    std::map<std::string, std::map<std::string, nlohmann::json>> by_namespace;
+    for (const auto& [file, object] : it->second.files) {
+      by_namespace[ExpectedNamespace(normalized, file)].emplace(file, object);
+    }
+    bool verified = true;
+    for (const auto& [expected, group] : by_namespace) {
+      verified = VerifyObjects(group, expected, compiled.dir, kube_schemas_.get(), diags) && verified;
+    }
+    if (!verified) {
       ok = false;
       continue;
     }

@@ -66,6 +66,15 @@ class Compiler {
   SourceTexts sources_;
 };
 
+/// The directory of a target's tree holding the GitOps objects; never listed
+/// in the target's root kustomization.yaml.
+inline constexpr const char kGitopsDir[] = "gitops";
+
+/// The namespace an emitted file's object must be in: the spec's namespace,
+/// except below gitops/ where a directory named argocd or flux holds objects
+/// of that engine's namespace (spec.gitops.<engine>.namespace).
+std::string ExpectedNamespace(const nlohmann::json& normalized, const std::string& path);
+
 /// kustomization.yaml for a directory listing `resources`.
 std::string KustomizationYaml(const std::vector<std::string>& resources);
 

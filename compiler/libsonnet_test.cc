@@ -26,6 +26,55 @@ nlohmann::json Eval(const std::string& snippet) {
   return failed ? nlohmann::json() : nlohmann::json::parse(text);
 }
 
+TEST(LibsonnetTest, ContentNameChangesWithTheContentOnlyAndFitsTheBudget) {
+  const std::string k8s = "(import 'k8s.libsonnet')";
+  const nlohmann::json a = Eval(k8s + ".contentName('demo-train', 46, {steps: 10, env: ['A']})");
+  ASSERT_TRUE(a.is_string());
+  EXPECT_EQ(a, Eval(k8s + ".contentName('demo-train', 46, {env: ['A'], steps: 10})"))
+      << "field order must not matter";
+  EXPECT_NE(a, Eval(k8s + ".contentName('demo-train', 46, {steps: 20, env: ['A']})"));
+  EXPECT_EQ("demo-train-", a.get<std::string>().substr(0, 11));
+  EXPECT_EQ(19u, a.get<std::string>().size());
+  const std::string long_base(60, 'x');
+  const std::string cut = Eval(k8s + ".contentName('" + long_base + "', 46, [1])");
+  EXPECT_EQ(46u, cut.size());
+}
+
+TEST(GitopsLibsonnetTest, StageDirectoriesAreFoundGenerically) {
+  const nlohmann::json dirs = Eval(
+      "(import 'gitops.libsonnet').stageDirs({'00-base/a.yaml': 1, '70-serve/b.yaml': 1, "
+      "'20-data-prep/c.yaml': 1, 'gitops/flux/d.yaml': 1, '20-data-prep/e.yaml': 1})");
+  EXPECT_EQ((nlohmann::json{"00-base", "20-data-prep", "70-serve"}), dirs);
+  EXPECT_EQ(70, Eval("(import 'gitops.libsonnet').wave('70-serve')"));
+}
+
+TEST(GitopsLibsonnetTest, StageTimeoutComesFromTheStageWhoseKeyMatchesTheDirectory) {
+  const std::string ctx =
+      "{spec: {stages: {dataPrep: {timeout: '2h'}, tensorrtLLM: {timeout: '3h'}, train: {}}, "
+      "gitops: {defaultTimeout: '30m'}}}";
+  const std::string g = "(import 'gitops.libsonnet')";
+  EXPECT_EQ("2h", Eval(g + ".timeout(" + ctx + ", '20-data-prep')"));
+  EXPECT_EQ("3h", Eval(g + ".timeout(" + ctx + ", '60-tensorrt-llm')"));
+  EXPECT_EQ("30m", Eval(g + ".timeout(" + ctx + ", '30-train')"));
+  EXPECT_EQ("30m", Eval(g + ".timeout(" + ctx + ", '00-base')"));
+}
+
+TEST(GitopsLibsonnetTest, WorkloadsWithTtlAreRefused) {
+  JsonnetVm* vm = jsonnet_make();
+  jsonnet_jpath_add(vm, NEMOC_SOURCE_DIR "/libsonnet");
+  int failed = 0;
+  char* out = jsonnet_evaluate_snippet(
+      vm, "test",
+      "(import 'gitops.libsonnet').decorate({spec: {gitops: {engines: ['flux']}}}, '20-x/job-a.yaml', "
+      "{apiVersion: 'batch/v1', kind: 'Job', metadata: {name: 'a'}, spec: {ttlSecondsAfterFinished: 60}})",
+      &failed);
+  const std::string text = out;
+  jsonnet_realloc(vm, out, 0);
+  jsonnet_destroy(vm);
+  EXPECT_EQ(1, failed);
+  EXPECT_NE(std::string::npos, text.find("must not set ttlSecondsAfterFinished")) << text;
+}
+
 TEST(LibsonnetTest, BoundedNameKeepsShortNames) {
   EXPECT_EQ("llama-train", Eval("(import 'k8s.libsonnet').boundedName('llama-train', 46)"));
   const std::string exact(46, 'a');

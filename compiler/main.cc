@@ -15,13 +15,15 @@ int main(int argc, char** argv) {
                  "nemoc"};
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "Help for every subcommand");
-    app.footer("Exit codes: 0 ok, 1 invalid input, 2 usage error, 3 internal error.");
+    app.footer("Exit codes: 0 ok, 1 invalid input (or drift for check), 2 usage error, 3 internal error.");
 
     CompileFlags build_flags;
     CLI::App* build = app.add_subcommand("build", "Compile specs into out/<project>/<target>/");
     build->footer(kBuildHelp);
     build_flags.Register(build, /*with_out_dir=*/true);
     build_flags.output.Register(build);
+    CommitFlags commit_flags;
+    commit_flags.Register(build);
 
     CompileFlags validate_flags;
     CLI::App* validate = app.add_subcommand("validate", "Check specs; write nothing");
@@ -80,6 +82,17 @@ int main(int argc, char** argv) {
         ->type_name("DIR");
     metrics_flags.output.Register(metrics);
 
+    CompileFlags check_flags;
+    CLI::App* check = app.add_subcommand("check", "Fail when out/ differs from what build makes");
+    check->footer(kCheckHelp);
+    check_flags.Register(check, /*with_out_dir=*/true);
+    check_flags.output.Register(check);
+
+    CompileFlags diff_flags;
+    CLI::App* diff = app.add_subcommand("diff", "Show what build would change, as a unified diff");
+    diff->footer(kDiffHelp);
+    diff_flags.Register(diff, /*with_out_dir=*/true);
+
     CLI::App* version = app.add_subcommand("version", "Print nemoc's version");
 
     try {
@@ -92,7 +105,9 @@ int main(int argc, char** argv) {
       app.exit(e);
       return kExitUsage;
     }
-    if (build->parsed()) return RunBuild(build_flags);
+    if (build->parsed()) return RunBuild(build_flags, commit_flags);
+    if (check->parsed()) return RunCheck(check_flags);
+    if (diff->parsed()) return RunDiff(diff_flags);
     if (validate->parsed()) return RunValidate(validate_flags);
     if (plan->parsed()) return RunPlan(plan_flags);
     if (init->parsed()) return RunInit(init_flags);

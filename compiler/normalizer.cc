@@ -101,6 +101,11 @@ bool Normalize(const Document& doc, const InputSchema& schema,
   if (!out["spec"].contains("serviceAccount")) {
     out["spec"]["serviceAccount"] = nlohmann::json::object();
   }
+  if (out["spec"].contains("gitops") && out["spec"]["gitops"].is_object()) {
+    for (const char* engine : {"argocd", "flux"}) {
+      if (!out["spec"]["gitops"].contains(engine)) out["spec"]["gitops"][engine] = nlohmann::json::object();
+    }
+  }
   schema.FillDefaults(&out);
   nlohmann::json& spec = out["spec"];
   const std::string project = out["metadata"]["name"].get<std::string>();

@@ -448,8 +448,12 @@ TEST(InputSchemaTestDefaults, FillsDefaultsInListItemsAndExistingSections) {
             filled["spec"]["targets"][0]["rdma"]);
   EXPECT_EQ((json{{"repoURL", "https://git.example/x.git"},
                   {"revision", "main"},
+                  {"path", "out"},
                   {"engines", {"argocd"}},
-                  {"automated", false}}),
+                  {"automated", false},
+                  {"platform", true},
+                  {"clusters", json::object()},
+                  {"defaultTimeout", "30m"}}),
             filled["spec"]["gitops"]);
 }
 

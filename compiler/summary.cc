@@ -1,5 +1,7 @@
 #include "summary.h"
 
+#include "compiler.h"
+
 #include <set>
 
 #include "data_dir.h"
@@ -25,7 +27,10 @@ std::string ImageRef(const nlohmann::json& image) {
 
 std::vector<std::string> StageDirs(const std::map<std::string, nlohmann::json>& files) {
   std::set<std::string> dirs;
-  for (const auto& [path, _] : files) dirs.insert(path.substr(0, path.find('/')));
+  for (const auto& [path, _] : files) {
+    const std::string dir = path.substr(0, path.find('/'));
+    if (dir != kGitopsDir) dirs.insert(dir);  // delivered by the engines, not a stage
+  }
   return {dirs.begin(), dirs.end()};
 }
 
@@ -98,6 +103,20 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     for (const auto& [name, text] : facts["storage"].items()) {
       out += Row("Storage (" + name + ")", text.get<std::string>());
     }
+  }
+
+  if (facts.contains("gitops") && facts["gitops"].is_object()) {
+    const nlohmann::json& gitops = facts["gitops"];
+    std::string engines;
+    for (const auto& e : gitops.value("engines", nlohmann::json::array())) {
+      engines += (engines.empty() ? "" : ", ") + e.get<std::string>();
+    }
+    out += Row("GitOps", engines + " from `" + gitops.value("source", "") + "` (objects in `gitops/`)");
+    std::string platform;
+    for (const auto& c : gitops.value("platform", nlohmann::json::array())) {
+      platform += (platform.empty() ? "" : ", ") + c.get<std::string>();
+    }
+    if (!platform.empty()) out += Row("Platform bundle", platform + " (`gitops/platform/`)");
   }
 
   const auto dirs = StageDirs(files);

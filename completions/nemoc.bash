@@ -6,7 +6,7 @@ _nemoc() {
   local cur prev words cword
   _init_completion || return
 
-  local commands="build validate plan init explain schema metrics version"
+  local commands="build validate check diff plan init explain schema metrics version"
   if ((cword == 1)); then
     COMPREPLY=($(compgen -W "$commands --help --help-all" -- "$cur"))
     return
@@ -20,20 +20,22 @@ _nemoc() {
     -o | --output)
       COMPREPLY=($(compgen -W "text json" -- "$cur"))
       return ;;
-    --out | --jpath | --kube-schemas)
+    --out | --jpath | --kube-schemas | --repo)
       _filedir -d
       return ;;
     --spec)
       _filedir '@(yaml|yml)'
       return ;;
-    --model | --target | --set | --steps)
+    --model | --target | --set | --steps | --branch | --author-name | --author-email)
       return ;;
   esac
 
   local compile="--target --set --jpath --kube-schemas -q --quiet -o --output --help"
   local opts
   case $command in
-    build | plan) opts="$compile --out" ;;
+    build) opts="$compile --out --commit --repo --branch --author-name --author-email" ;;
+    check | plan) opts="$compile --out" ;;
+    diff) opts="--target --set --jpath --kube-schemas -q --quiet --help --out" ;;
     validate) opts="$compile" ;;
     init) opts="--profile --model --stdout --help" ;;
     explain) opts="-r --recursive --help" ;;
@@ -45,7 +47,7 @@ _nemoc() {
     return
   fi
   case $command in
-    build | validate | plan) _filedir '@(yaml|yml)' ;;
+    build | validate | check | diff | plan) _filedir '@(yaml|yml)' ;;
     metrics) _filedir json ;;
   esac
 } && complete -F _nemoc nemoc

@@ -23,6 +23,18 @@
       local trimmed = if std.endsWith(head, '-') || std.endsWith(head, '.') then std.substr(head, 0, std.length(head) - 1) else head;
       trimmed + '-' + std.substr(std.md5(name), 0, 8),
 
+  // The ONE naming rule for immutable workloads (Job, JobSet, PyTorchJob,
+  // TrainJob): `base` cut to fit, then '-' and 8 hex digits of the md5 of
+  // `determinants` -- everything that decides what the workload does (its
+  // pod template, program, config), never the name itself. A changed spec
+  // gives a new name, so Argo CD/Flux create a new object and prune the old
+  // one instead of failing on an immutable field; an unchanged spec keeps
+  // its name and the finished workload is never touched (or re-run).
+  // `'' + value` serialises in libjsonnet's C++ manifester (unlike
+  // std.manifestJson, which is Jsonnet code); std.md5 is native too.
+  contentName(base, max, determinants)::
+    $.boundedName(base, max - 9) + '-' + std.substr(std.md5('' + determinants), 0, 8),
+
   metadata(ctx, name, component=null, namespaced=true)::
     {
       name: name,

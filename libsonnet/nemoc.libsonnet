@@ -2,6 +2,7 @@
 // and the profiles its targets name; the result maps each target to its
 // files ("<stage-dir>/<kind>-<name>.yaml" -> object), the diagnostics its
 // profile raised (located by JSON pointer into the spec) and summary facts.
+local gitops = import 'gitops.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local runtimes = import 'runtimes/runtimes.libsonnet';
 local base = import 'stages/base.libsonnet';
@@ -39,14 +40,16 @@ local storage = import 'storage.libsonnet';
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).
     local rejected = std.length([d for d in diagnostics if !std.objectHas(d, 'severity') || d.severity == 'error']) > 0;
+    local stageFiles = if rejected then {} else k8s.files($.stages(ctx));
     {
       diagnostics: diagnostics,
-      files: if rejected then {} else k8s.files($.stages(ctx)),
+      files: if rejected then {} else gitops.files(ctx, stageFiles),
       summary: if rejected then {} else {
         profile: target.profile,
         accelerator: ctx.profile.accelerator(ctx),
         storage: storage.describeAll(ctx),
-      } + (if std.objectHas(ctx.spec.stages, 'train') then { train: train.summary(ctx) } else {}),
+      } + (if std.objectHas(ctx.spec.stages, 'train') then { train: train.summary(ctx) } else {})
+      + (if gitops.enabled(ctx) then { gitops: gitops.summary(ctx, stageFiles) } else {}),
     },
 
   build(spec, profiles, only_target):: {

@@ -16,6 +16,10 @@ local storage = import 'storage.libsonnet';
 
   accelerator(ctx):: if std.objectHas(ctx.target, 'gpu') then ctx.target.gpu else 'h100-80gb',
 
+  // Cluster components this profile assumes (gitops platform bundle,
+  // versions in libsonnet/platform.libsonnet).
+  platform(ctx):: ['gpu-operator'] + (if rdmaOf(ctx.target) != null then ['network-operator'] else []),
+
   placement(ctx, runtime)::
     local rdma = rdmaOf(ctx.target);
     local fabric = if rdma == null then 'tcp' else 'infiniband';

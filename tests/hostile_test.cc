@@ -907,8 +907,11 @@ TEST(HostileOverrides, ShellMetacharactersInValuesStayOneArgvEntry) {
       RunLimited({"build", "--quiet", "--out", scratch.path() + "/out", spec}, scratch.path())
           .result;
   ASSERT_EQ(0, r.exit_code) << r.err;
-  const std::string job =
-      ReadFile(scratch.path() + "/out/hostile/onprem/30-train/pytorchjob-hostile-train.yaml");
+  // The job's file name carries a content hash (k8s.contentName).
+  std::string job;
+  for (const auto& [path, text] : ReadAll(scratch.path() + "/out/hostile/onprem/30-train")) {
+    if (path.rfind("pytorchjob-hostile-train-", 0) == 0) job = text;
+  }
   ASSERT_NE("", job);
   EXPECT_NE(std::string::npos, job.find("\n            - ++trainer.x=1; rm -rf /\n")) << job;
   EXPECT_NE(std::string::npos, job.find("\n            - ++trainer.y=$$(reboot)\n")) << job;

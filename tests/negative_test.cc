@@ -330,7 +330,8 @@ TEST_F(NegativeTest, CredentialFromSetIsCaughtInTheOutputAndNeverEchoed) {
   const std::string token = std::string("hf_") + std::string(34, 'z');
   RunResult r = RunNemoc({"build", "--out", out(), "--set", "spec.stages.train.env.T=" + token, spec_path_});
   EXPECT_EQ(1, r.exit_code) << r.err;
-  EXPECT_NE(std::string::npos, r.err.find("30-train/pytorchjob-neg-train.yaml:")) << r.err;
+  // The job's name carries a content hash (k8s.contentName): pytorchjob-neg-train-<8 hex>.yaml.
+  EXPECT_NE(std::string::npos, r.err.find("30-train/pytorchjob-neg-train-")) << r.err;
   EXPECT_NE(std::string::npos, r.err.find("HuggingFace token in generated output")) << r.err;
   EXPECT_EQ(std::string::npos, r.err.find(token)) << r.err;
   EXPECT_EQ(before_, TreeFingerprint(out()));

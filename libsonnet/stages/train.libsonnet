@@ -13,8 +13,15 @@ local paths = import 'paths.libsonnet';
 
   configMapName(ctx):: k8s.boundedName(ctx.project + '-train-config', 63),
   // Controllers derive pod hostnames and Services from the workload name
-  // ("-worker-12", "-node-0-127"): 46 characters leave room for them.
-  jobName(ctx):: k8s.boundedName(ctx.project + '-train', 46),
+  // ("-worker-12", "-node-0-127"): 46 characters leave room for them. The
+  // name carries a content hash of what the workload runs (k8s.contentName):
+  // the workload contract without its name, the runtime and the Hydra
+  // config the pods read from their ConfigMap.
+  jobName(ctx):: k8s.contentName(ctx.project + '-train', 46, {
+    runtime: ctx.runtime,
+    workload: $.workloadContent(ctx),
+    config: hydra.config(ctx),
+  }),
 
   // Environment the NeMo process needs whatever the cloud.
   nemoEnv(train):: {
@@ -106,12 +113,18 @@ local paths = import 'paths.libsonnet';
       ),
     },
 
-  // The contract every runtime implements objects(ctx, w) for.
+  // The contract every runtime implements objects(ctx, w) for: the name
+  // plus what determines the workload (hashed into the name).
   workload(ctx)::
+    // A local is evaluated once; an object field on every access (w.name is
+    // read many times by the runtimes, and hashing serialises the workload).
+    local name = $.jobName(ctx);
+    $.workloadContent(ctx) { name: name },
+
+  workloadContent(ctx)::
     local train = ctx.spec.stages.train;
     local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
     {
-      name: $.jobName(ctx),
       component: $.component,
       nodes: train.nodes,
       gpusPerNode: train.gpusPerNode,

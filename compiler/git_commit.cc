@@ -1,0 +1,315 @@
+#include "git_commit.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <git2.h>
+
+namespace nemoc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string LastGitError() {
+  const git_error* e = git_error_last();
+  return e != nullptr && e->message != nullptr ? e->message : "unknown libgit2 error";
+}
+
+// libgit2 handles freed on scope exit.
+template <typename T, void (*Free)(T*)>
+struct Owned {
+  T* ptr = nullptr;
+  ~Owned() {
+    if (ptr != nullptr) Free(ptr);
+  }
+  T** out() { return &ptr; }
+  T* get() const { return ptr; }
+};
+using Repo = Owned<git_repository, git_repository_free>;
+using Ref = Owned<git_reference, git_reference_free>;
+using Index = Owned<git_index, git_index_free>;
+using CommitHandle = Owned<git_commit, git_commit_free>;
+using Tree = Owned<git_tree, git_tree_free>;
+using TreeEntry = Owned<git_tree_entry, git_tree_entry_free>;
+using Signature = Owned<git_signature, git_signature_free>;
+using StatusList = Owned<git_status_list, git_status_list_free>;
+
+struct LibGit2 {
+  LibGit2() { git_libgit2_init(); }
+  ~LibGit2() { git_libgit2_shutdown(); }
+};
+
+// The object id of `path` (a directory) in `tree`, or zero when absent.
+git_oid EntryId(git_tree* tree, const std::string& path) {
+  git_oid id{};
+  if (tree == nullptr) return id;
+  TreeEntry entry;
+  if (git_tree_entry_bypath(entry.out(), tree, path.c_str()) == 0) id = *git_tree_entry_id(entry.get());
+  return id;
+}
+
+}  // namespace
+
+struct GitCommitter::Impl {
+  LibGit2 lib;
+  Repo repo;
+  std::string ref_name;  // refs/heads/<branch>
+  CommitOptions options;
+  std::vector<CommitEntry> entries;
+  std::vector<std::string> relative;  // entry dirs relative to the work tree
+  // Set by Prepare.
+  CommitHandle parent;
+  Tree parent_tree;
+  git_oid tree_id{};
+  bool prepared = false;
+};
+
+GitCommitter::~GitCommitter() = default;
+
+std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
+                                                 std::vector<CommitEntry> entries,
+                                                 Diagnostics* diags) {
+  std::unique_ptr<GitCommitter> c(new GitCommitter());
+  c->impl_ = std::make_unique<Impl>();
+  Impl& impl = *c->impl_;
+  impl.options = options;
+  const std::string start = options.repo_dir.empty() ? "." : options.repo_dir;
+  const unsigned flags = options.repo_dir.empty() ? 0 : GIT_REPOSITORY_OPEN_NO_SEARCH;
+  if (git_repository_open_ext(impl.repo.out(), start.c_str(), flags, nullptr) != 0) {
+    diags->Error("git.no-repository",
+                 (options.repo_dir.empty() ? std::string("the working directory")
+                                           : "--repo " + options.repo_dir) +
+                     " is not in a Git repository: " + LastGitError(),
+                 {}, "run nemoc inside a clone, or pass --repo DIR");
+    return nullptr;
+  }
+  const char* workdir = git_repository_workdir(impl.repo.get());
+  if (workdir == nullptr) {
+    diags->Error("git.bare", "the repository has no work tree (bare repositories are not supported)");
+    return nullptr;
+  }
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(workdir, ec);
+
+  // The branch: --branch, else the one HEAD points at (possibly unborn).
+  std::string head_target;
+  {
+    Ref head;
+    if (git_reference_lookup(head.out(), impl.repo.get(), "HEAD") == 0 &&
+        git_reference_type(head.get()) == GIT_REFERENCE_SYMBOLIC) {
+      head_target = git_reference_symbolic_target(head.get());
+    }
+  }
+  if (options.branch.empty()) {
+    if (head_target.empty()) {
+      diags->Error("git.detached-head", "HEAD is detached: there is no branch to commit to", {},
+                   "pass --branch NAME");
+      return nullptr;
+    }
+    impl.ref_name = head_target;
+  } else {
+    impl.ref_name = "refs/heads/" + options.branch;
+    int valid = 0;
+    if (git_reference_name_is_valid(&valid, impl.ref_name.c_str()) != 0 || !valid) {
+      diags->Error("usage.branch", "--branch " + options.branch + " is not a valid branch name");
+      return nullptr;
+    }
+  }
+  c->checked_out_ = impl.ref_name == head_target;
+
+  for (const auto& entry : entries) {
+    const fs::path dir = fs::weakly_canonical(fs::absolute(entry.dir, ec), ec);
+    const fs::path rel = dir.lexically_relative(root);
+    const std::string rel_text = rel.generic_string();
+    if (ec || rel.empty() || rel_text == "." || rel_text.rfind("..", 0) == 0) {
+      diags->Error("git.outside-repository",
+                   entry.dir + " is not inside the repository's work tree " + root.string(), {},
+                   "pass --out DIR inside the repository, or --repo DIR");
+      continue;
+    }
+    impl.relative.push_back(rel_text);
+  }
+  if (diags->has_errors()) return nullptr;
+  impl.entries = std::move(entries);
+  return c;
+}
+
+bool GitCommitter::CheckClean(Diagnostics* diags) {
+  if (!checked_out_) return true;
+  Impl& impl = *impl_;
+  std::vector<std::string> specs = impl.relative;
+  std::vector<char*> pointers;
+  for (auto& s : specs) pointers.push_back(s.data());
+  git_status_options options = GIT_STATUS_OPTIONS_INIT;
+  options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+  options.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+  options.pathspec = {pointers.data(), pointers.size()};
+  StatusList list;
+  if (git_status_list_new(list.out(), impl.repo.get(), &options) != 0) {
+    diags->Error("git.status", "cannot read the repository status: " + LastGitError());
+    return false;
+  }
+  const size_t count = git_status_list_entrycount(list.get());
+  for (size_t i = 0; i < count; ++i) {
+    const git_status_entry* e = git_status_byindex(list.get(), i);
+    const git_diff_delta* delta = e->index_to_workdir != nullptr ? e->index_to_workdir : e->head_to_index;
+    if (delta == nullptr) continue;
+    const char* path = delta->new_file.path != nullptr ? delta->new_file.path : delta->old_file.path;
+    const char* what = (e->status & GIT_STATUS_WT_NEW) ? "untracked"
+                       : (e->status & GIT_STATUS_WT_DELETED) ? "deleted, not committed"
+                       : (e->status & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
+                                       GIT_STATUS_INDEX_DELETED | GIT_STATUS_INDEX_RENAMED))
+                           ? "staged, not committed"
+                           : "modified, not committed";
+    diags->Error("git.uncommitted", std::string(path) + ": " + what, {},
+                 "nemoc owns this directory: commit or discard the edit (git checkout -- PATH) "
+                 "before nemoc build --commit");
+  }
+  return count == 0;
+}
+
+bool GitCommitter::Prepare(Diagnostics* diags) {
+  Impl& impl = *impl_;
+  git_repository* repo = impl.repo.get();
+
+  // Parent: the branch's tip; a new branch starts from HEAD (if born).
+  CommitHandle& parent = impl.parent;
+  git_oid tip;
+  if (git_reference_name_to_id(&tip, repo, impl.ref_name.c_str()) == 0 ||
+      git_reference_name_to_id(&tip, repo, "HEAD") == 0) {
+    if (git_commit_lookup(parent.out(), repo, &tip) != 0) {
+      diags->Error("git.read", "cannot read commit " + std::string(git_oid_tostr_s(&tip)) + ": " + LastGitError());
+      return false;
+    }
+  }
+  Tree& parent_tree = impl.parent_tree;
+  if (parent.get() != nullptr && git_commit_tree(parent_tree.out(), parent.get()) != 0) {
+    diags->Error("git.read", "cannot read the parent tree: " + LastGitError());
+    return false;
+  }
+
+  // The parent's tree with exactly the entries' directories replaced.
+  Index index;
+  if (git_index_new(index.out()) != 0 ||
+      (parent_tree.get() != nullptr && git_index_read_tree(index.get(), parent_tree.get()) != 0)) {
+    diags->Error("git.index", "cannot build the commit's tree: " + LastGitError());
+    return false;
+  }
+  for (size_t i = 0; i < impl.entries.size(); ++i) {
+    const std::string& rel = impl.relative[i];
+    git_index_remove_directory(index.get(), rel.c_str(), 0);
+    if (impl.entries[i].tree == nullptr) continue;
+    FileTree files = *impl.entries[i].tree;
+    files[kManifestFileName] = ManifestContent(*impl.entries[i].tree);
+    for (const auto& [path, bytes] : files) {
+      // Blobs go to the object database; the in-memory index only points at them.
+      const std::string full = rel + "/" + path;
+      git_index_entry entry{};
+      entry.mode = GIT_FILEMODE_BLOB;
+      entry.path = full.c_str();
+      if (git_blob_create_from_buffer(&entry.id, repo, bytes.data(), bytes.size()) != 0 ||
+          git_index_add(index.get(), &entry) != 0) {
+        diags->Error("git.index", "cannot stage " + full + ": " + LastGitError());
+        return false;
+      }
+    }
+  }
+  if (git_index_write_tree_to(&impl.tree_id, index.get(), repo) != 0) {
+    diags->Error("git.write", "cannot write the tree: " + LastGitError());
+    return false;
+  }
+  impl.prepared = true;
+  return true;
+}
+
+bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* diags) {
+  Impl& impl = *impl_;
+  *committed = false;
+  if (!impl.prepared && !Prepare(diags)) return false;
+  git_repository* repo = impl.repo.get();
+  git_commit* parent_commit = impl.parent.get();
+  git_tree* parent_tree = impl.parent_tree.get();
+  const git_oid tree_id = impl.tree_id;
+  if (parent_tree != nullptr && git_oid_equal(&tree_id, git_tree_id(parent_tree))) {
+    *summary = "nothing to commit (the trees in Git are up to date)";
+    return true;
+  }
+  Tree tree;
+  if (git_tree_lookup(tree.out(), repo, &tree_id) != 0) {
+    diags->Error("git.read", "cannot read the new tree: " + LastGitError());
+    return false;
+  }
+
+  // The message names the targets whose directories changed.
+  std::vector<std::string> changed, removed;
+  for (size_t i = 0; i < impl.entries.size(); ++i) {
+    const git_oid before = EntryId(parent_tree, impl.relative[i]);
+    const git_oid after = EntryId(tree.get(), impl.relative[i]);
+    if (git_oid_equal(&before, &after)) continue;
+    (impl.entries[i].tree == nullptr ? removed : changed).push_back(impl.entries[i].label);
+  }
+  std::string subject;
+  for (const auto& label : changed) subject += (subject.empty() ? "" : ", ") + label;
+  for (const auto& label : removed) subject += (subject.empty() ? "remove " : ", remove ") + label;
+  std::string message = "nemoc build: " + subject + "\n\n";
+  for (const auto& label : changed) message += "- " + label + ": regenerated\n";
+  for (const auto& label : removed) message += "- " + label + ": no longer a target, removed\n";
+
+  Signature signature;
+  int rc;
+  if (!impl.options.author_name.empty() && !impl.options.author_email.empty()) {
+    rc = git_signature_now(signature.out(), impl.options.author_name.c_str(),
+                           impl.options.author_email.c_str());
+  } else {
+    Signature fallback;
+    rc = git_signature_default(fallback.out(), repo);
+    if (rc == 0) {
+      const std::string name = impl.options.author_name.empty() ? fallback.get()->name : impl.options.author_name;
+      const std::string email = impl.options.author_email.empty() ? fallback.get()->email : impl.options.author_email;
+      rc = git_signature_now(signature.out(), name.c_str(), email.c_str());
+    }
+  }
+  if (rc != 0) {
+    diags->Error("git.author", "no commit author: " + LastGitError(), {},
+                 "set user.name and user.email in git config, or pass --author-name and "
+                 "--author-email");
+    return false;
+  }
+  const git_commit* parents[] = {parent_commit};
+  git_oid commit_id;
+  if (git_commit_create(&commit_id, repo, impl.ref_name.c_str(), signature.get(), signature.get(),
+                        "UTF-8", message.c_str(), tree.get(), parent_commit != nullptr ? 1 : 0,
+                        parents) != 0) {
+    diags->Error("git.commit", "cannot commit: " + LastGitError());
+    return false;
+  }
+
+  // The work tree already holds the files: record them in the index too, so
+  // `git status` is clean. Only the entries' directories are touched.
+  if (checked_out_) {
+    Index real;
+    bool ok = git_repository_index(real.out(), repo) == 0;
+    for (size_t i = 0; ok && i < impl.entries.size(); ++i) {
+      git_index_remove_directory(real.get(), impl.relative[i].c_str(), 0);
+      if (impl.entries[i].tree == nullptr) continue;
+      std::vector<std::string> paths = {impl.relative[i] + "/" + kManifestFileName};
+      for (const auto& [path, _] : *impl.entries[i].tree) paths.push_back(impl.relative[i] + "/" + path);
+      for (const auto& path : paths) ok = ok && git_index_add_bypath(real.get(), path.c_str()) == 0;
+    }
+    if (!ok || git_index_write(real.get()) != 0) {
+      diags->Error("git.index", "committed, but cannot update the index: " + LastGitError(), {},
+                   "run git reset to refresh it");
+      return false;
+    }
+  }
+  *committed = true;
+  char short_id[8] = {};
+  git_oid_tostr(short_id, sizeof(short_id), &commit_id);
+  *summary = std::string("committed ") + short_id + " on " +
+             impl.ref_name.substr(std::string("refs/heads/").size()) + ": " + subject;
+  return true;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,422 @@
+// GitOps delivery of a target's tree (spec.gitops). Everything here is
+// derived from the stage directories present in the target's files
+// ("NN-name/...": NN is the stage's order), never from a list of stages:
+//  - stage objects get Argo CD sync waves (wave NN) and, on workloads, the
+//    sync options and Flux SSA policy immutable, Kueue-managed objects need;
+//  - gitops/argocd/: an Application (or one ApplicationSet) and optionally an
+//    AppProject; gitops/flux/: a GitRepository and one Kustomization per
+//    stage directory, chained by dependsOn, wait: true;
+//  - gitops/platform/<engine>/: the cluster prerequisites (platform.libsonnet)
+//    and, for Argo CD, health checks for the training kinds.
+// Facts: ../shared/reference/gitops-engines.md.
+local k8s = import 'k8s.libsonnet';
+local platform = import 'platform.libsonnet';
+
+{
+  argocdApiVersion: 'argoproj.io/v1alpha1',
+  fluxSourceApiVersion: 'source.toolkit.fluxcd.io/v1',
+  fluxKustomizeApiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+  fluxHelmApiVersion: 'helm.toolkit.fluxcd.io/v2',
+
+  // Workload kinds: run-to-completion objects with a suspend field Kueue
+  // flips and terminal conditions. Argo CD has a built-in health check only
+  // for batch Jobs and Flux's kstatus understands only Jobs; the others get
+  // Lua (Argo CD) and CEL (Flux) from this table.
+  workloads: {
+    'batch/Job': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', builtin: true },
+    'kubeflow.org/PyTorchJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', builtin: false },
+    'kubeflow.org/MPIJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', builtin: false },
+    'trainer.kubeflow.org/TrainJob': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', builtin: false },
+    'jobset.x-k8s.io/JobSet': { suspend: '/spec/suspend', success: 'Completed', failure: 'Failed', builtin: false },
+  },
+
+  groupOf(apiVersion)::
+    local parts = std.split(apiVersion, '/');
+    if std.length(parts) == 1 then '' else parts[0],
+  workloadKey(o):: $.groupOf(o.apiVersion) + '/' + o.kind,
+  isWorkload(o):: std.objectHas($.workloads, $.workloadKey(o)),
+
+  // "30-train" -> true; gitops/ and anything unnumbered are not stages.
+  isStageDir(dir)::
+    std.length(dir) > 3 && std.member('0123456789', dir[0]) && std.member('0123456789', dir[1]) && dir[2] == '-',
+  dirOf(path):: std.split(path, '/')[0],
+  wave(dir):: std.parseInt(std.substr(dir, 0, 2)),
+  stageName(dir):: std.substr(dir, 3, std.length(dir) - 3),
+  stageDirs(files):: std.set([$.dirOf(p) for p in std.objectFields(files) if $.isStageDir($.dirOf(p))]),
+
+  enabled(ctx):: std.objectHas(ctx.spec, 'gitops'),
+  engine(ctx, name):: std.member(ctx.spec.gitops.engines, name),
+
+  // ---- stage objects -------------------------------------------------------
+
+  // Workloads are never given ttlSecondsAfterFinished: the engine would see
+  // the deleted object missing and re-create it, re-running the stage.
+  checkNoTtl(path, o)::
+    local spec = if std.objectHas(o, 'spec') then o.spec else {};
+    local runPolicy = if std.objectHas(spec, 'runPolicy') then spec.runPolicy else {};
+    if std.objectHas(spec, 'ttlSecondsAfterFinished') || std.objectHas(runPolicy, 'ttlSecondsAfterFinished')
+    then error (path + ': a GitOps-managed workload must not set ttlSecondsAfterFinished (the engine would re-create and re-run it)')
+    else o,
+
+  decorate(ctx, path, o)::
+    local dir = $.dirOf(path);
+    local workload = $.isWorkload(o);
+    local annotations =
+      (if $.engine(ctx, 'argocd') then {
+         'argocd.argoproj.io/sync-wave': std.toString($.wave(dir)),
+       } + (if workload then {
+              // Names are content-hashed, so an existing workload only ever
+              // differs in what Kueue set; should it differ otherwise, replace it.
+              'argocd.argoproj.io/sync-options': 'Force=true,Replace=true',
+            } else {}) else {})
+      + (if $.engine(ctx, 'flux') && workload then {
+           // Create, never patch: keeps Kueue's suspend flip and never
+           // touches a running or finished workload.
+           'kustomize.toolkit.fluxcd.io/ssa': 'IfNotPresent',
+         } else {});
+    local checked = if workload then $.checkNoTtl(path, o) else o;
+    if $.isStageDir(dir) && std.length(annotations) > 0
+    then checked { metadata+: { annotations+: annotations } }
+    else checked,
+
+  // ---- names and paths -----------------------------------------------------
+
+  sourcePath(ctx):: ctx.spec.gitops.path + '/' + ctx.project + '/' + ctx.target.name,
+  targetName(ctx):: k8s.boundedName(ctx.project + '-' + ctx.target.name, 63),
+  stageObjectName(ctx, dir):: k8s.boundedName(ctx.project + '-' + ctx.target.name + '-' + $.stageName(dir), 63),
+
+  labels(ctx):: {
+    'app.kubernetes.io/managed-by': 'nemoc',
+    'app.kubernetes.io/part-of': ctx.project,
+    'nemoc.dev/target': ctx.target.name,
+  },
+
+  // The stage's own `timeout` (stages.<key>.timeout) for the directory whose
+  // name is the key without case and dashes (data-prep ~ dataPrep,
+  // tensorrt-llm ~ tensorrtLLM), else gitops.defaultTimeout.
+  squash(s):: std.strReplace(std.asciiLower(s), '-', ''),
+  timeout(ctx, dir)::
+    local wanted = $.squash($.stageName(dir));
+    local own = [
+      ctx.spec.stages[k].timeout
+      for k in std.objectFields(ctx.spec.stages)
+      if $.squash(k) == wanted && std.isObject(ctx.spec.stages[k]) && std.objectHas(ctx.spec.stages[k], 'timeout')
+    ];
+    if std.length(own) > 0 then own[0] else ctx.spec.gitops.defaultTimeout,
+
+  // ---- Argo CD ---------------------------------------------------------------
+
+  destination(ctx, targetName)::
+    local clusters = ctx.spec.gitops.clusters;
+    { server: if std.objectHas(clusters, targetName) then clusters[targetName] else 'https://kubernetes.default.svc' },
+
+  projectName(ctx, targetName)::
+    if ctx.spec.gitops.argocd.createProject
+    then k8s.boundedName(ctx.project + '-' + targetName, 63)
+    else ctx.spec.gitops.argocd.project,
+
+  ignoreDifferences:: [
+    { group: std.split(key, '/')[0], kind: std.split(key, '/')[1], jsonPointers: [$.workloads[key].suspend] }
+    for key in std.objectFields($.workloads)
+  ],
+
+  // The Application spec, shared by the per-target Application and the
+  // ApplicationSet template (which passes Go-template placeholders).
+  applicationSpec(ctx, project, path, destination):: {
+    project: project,
+    source: {
+      repoURL: ctx.spec.gitops.repoURL,
+      targetRevision: ctx.spec.gitops.revision,
+      path: path,
+    },
+    destination: destination { namespace: ctx.namespace },
+    // Kueue admits a workload by setting suspend to false: not drift.
+    ignoreDifferences: $.ignoreDifferences,
+    syncPolicy: {
+      syncOptions: ['CreateNamespace=true', 'RespectIgnoreDifferences=true'],
+    } + (if ctx.spec.gitops.automated then { automated: { prune: true, selfHeal: true } } else {}),
+  },
+
+  argocdMetadata(ctx, name):: {
+    name: name,
+    namespace: ctx.spec.gitops.argocd.namespace,
+    labels: $.labels(ctx),
+  },
+
+  application(ctx):: {
+    apiVersion: $.argocdApiVersion,
+    kind: 'Application',
+    metadata: $.argocdMetadata(ctx, $.targetName(ctx)),
+    spec: $.applicationSpec(ctx,
+                            $.projectName(ctx, ctx.target.name),
+                            $.sourcePath(ctx),
+                            $.destination(ctx, ctx.target.name)),
+  },
+
+  // One object for all targets of the project; identical in every target's
+  // tree, so applying any of them is the same.
+  applicationSet(ctx):: {
+    apiVersion: $.argocdApiVersion,
+    kind: 'ApplicationSet',
+    metadata: $.argocdMetadata(ctx, ctx.project) {
+      labels: { 'app.kubernetes.io/managed-by': 'nemoc', 'app.kubernetes.io/part-of': ctx.project },
+    },
+    spec: {
+      goTemplate: true,
+      goTemplateOptions: ['missingkey=error'],
+      generators: [{
+        list: {
+          elements: [
+            {
+              target: t.name,
+              name: k8s.boundedName(ctx.project + '-' + t.name, 63),
+              path: ctx.spec.gitops.path + '/' + ctx.project + '/' + t.name,
+              server: $.destination(ctx, t.name).server,
+              project: $.projectName(ctx, t.name),
+            }
+            for t in ctx.spec.targets
+          ],
+        },
+      }],
+      template: {
+        metadata: {
+          name: '{{.name}}',
+          labels: {
+            'app.kubernetes.io/managed-by': 'nemoc',
+            'app.kubernetes.io/part-of': ctx.project,
+          },
+        },
+        spec: $.applicationSpec(ctx, '{{.project}}', '{{.path}}', { server: '{{.server}}' }),
+      },
+    },
+  },
+
+  appProject(ctx, files):: {
+    local clusterScoped = std.set([
+      $.groupOf(files[p].apiVersion) + '/' + files[p].kind
+      for p in std.objectFields(files)
+      if !std.objectHas(files[p].metadata, 'namespace')
+    ]),
+    apiVersion: $.argocdApiVersion,
+    kind: 'AppProject',
+    metadata: $.argocdMetadata(ctx, $.projectName(ctx, ctx.target.name)),
+    spec: {
+      description: 'nemoc project ' + ctx.project + ', target ' + ctx.target.name,
+      sourceRepos: [ctx.spec.gitops.repoURL],
+      destinations: [$.destination(ctx, ctx.target.name) { namespace: ctx.namespace }],
+      clusterResourceWhitelist: [
+        { group: std.split(gk, '/')[0], kind: std.split(gk, '/')[1] }
+        for gk in clusterScoped
+      ],
+    },
+  },
+
+  argocdFiles(ctx, files)::
+    local dir = 'gitops/argocd';
+    (if ctx.spec.gitops.argocd.applicationSet
+     then k8s.file(dir, $.applicationSet(ctx))
+     else k8s.file(dir, $.application(ctx)))
+    + (if ctx.spec.gitops.argocd.createProject then k8s.file(dir, $.appProject(ctx, files)) else {}),
+
+  // ---- Flux ------------------------------------------------------------------
+
+  fluxMetadata(ctx, name):: {
+    name: name,
+    namespace: ctx.spec.gitops.flux.namespace,
+    labels: $.labels(ctx),
+  },
+
+  gitRepository(ctx):: {
+    apiVersion: $.fluxSourceApiVersion,
+    kind: 'GitRepository',
+    metadata: $.fluxMetadata(ctx, $.targetName(ctx)),
+    spec: {
+      interval: ctx.spec.gitops.flux.interval,
+      url: ctx.spec.gitops.repoURL,
+      ref: { branch: ctx.spec.gitops.revision },
+    } + (if std.objectHas(ctx.spec.gitops.flux, 'secretRef') then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
+  },
+
+  // CEL over the object (Flux matches the group of apiVersion only). The
+  // conditions are the workload's terminal ones; anything else is progress.
+  healthCheckExpr(apiVersion, kind, w):: {
+    apiVersion: apiVersion,
+    kind: kind,
+    current: "status.conditions.exists(e, e.type == '" + w.success + "' && e.status == 'True')",
+    failed: "status.conditions.exists(e, e.type == '" + w.failure + "' && e.status == 'True')",
+  },
+
+  stageKustomization(ctx, files, dirs, i)::
+    local dir = dirs[i];
+    local objects = [files[p] for p in std.objectFields(files) if $.dirOf(p) == dir];
+    local workloads = [o for o in objects if $.isWorkload(o)];
+    local custom = std.set([$.workloadKey(o) for o in workloads if !$.workloads[$.workloadKey(o)].builtin]);
+    local apiVersionOf(key) = [o.apiVersion for o in workloads if $.workloadKey(o) == key][0];
+    {
+      apiVersion: $.fluxKustomizeApiVersion,
+      kind: 'Kustomization',
+      metadata: $.fluxMetadata(ctx, $.stageObjectName(ctx, dir)),
+      spec: {
+              interval: ctx.spec.gitops.flux.interval,
+              path: './' + $.sourcePath(ctx) + '/' + dir,
+              sourceRef: { kind: 'GitRepository', name: $.targetName(ctx) },
+              prune: true,
+              wait: true,
+              timeout: $.timeout(ctx, dir),
+            } + (if i > 0 then { dependsOn: [{ name: $.stageObjectName(ctx, dirs[i - 1]) }] } else {})
+            // Recreate rather than fail should an immutable field ever change.
+            + (if std.length(workloads) > 0 then { force: true } else {})
+            + (if std.length(custom) > 0 then {
+                 healthCheckExprs: [
+                   $.healthCheckExpr(apiVersionOf(key), std.split(key, '/')[1], $.workloads[key])
+                   for key in custom
+                 ],
+               } else {}),
+    },
+
+  fluxFiles(ctx, files)::
+    local dir = 'gitops/flux';
+    local dirs = $.stageDirs(files);
+    k8s.file(dir, $.gitRepository(ctx))
+    + std.foldl(function(acc, i) acc + k8s.file(dir, $.stageKustomization(ctx, files, dirs, i)),
+                std.range(0, std.length(dirs) - 1),
+                {}),
+
+  // ---- platform bundle -------------------------------------------------------
+
+  platformLabels:: { 'app.kubernetes.io/managed-by': 'nemoc', 'app.kubernetes.io/part-of': 'nemoc-platform' },
+
+  platformArgocd(ctx, names)::
+    local dir = 'gitops/platform/argocd';
+    std.foldl(function(acc, name)
+      local c = platform.components[name];
+      acc + k8s.file(dir, {
+        apiVersion: $.argocdApiVersion,
+        kind: 'Application',
+        metadata: {
+          name: 'platform-' + name,
+          namespace: ctx.spec.gitops.argocd.namespace,
+          labels: $.platformLabels,
+          annotations: { 'argocd.argoproj.io/sync-wave': if std.objectHas(c, 'after') then '1' else '0' },
+        },
+        spec: {
+          project: 'default',
+          source: { repoURL: c.repo, targetRevision: c.tag, path: c.path },
+          destination: { server: 'https://kubernetes.default.svc', namespace: c.namespace },
+          // Large CRDs exceed the client-side apply annotation limit.
+          syncPolicy: { syncOptions: ['CreateNamespace=true', 'ServerSideApply=true'] }
+                      + (if ctx.spec.gitops.automated then { automated: { prune: false, selfHeal: true } } else {}),
+        },
+      }), names, {})
+    + k8s.file(dir, $.argocdHealthConfig(ctx)),
+
+  // Argo CD health checks for the workload kinds it cannot judge itself.
+  // Applied server-side, this owns only these keys of argocd-cm.
+  argocdHealthConfig(ctx):: {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: 'argocd-cm',
+      namespace: ctx.spec.gitops.argocd.namespace,
+      labels: { 'app.kubernetes.io/name': 'argocd-cm', 'app.kubernetes.io/part-of': 'argocd' },
+    },
+    data: {
+      ['resource.customizations.health.' + std.split(key, '/')[0] + '_' + std.split(key, '/')[1]]:
+        $.healthLua($.workloads[key])
+      for key in std.objectFields($.workloads)
+      if !$.workloads[key].builtin
+    },
+  },
+
+  healthLua(w)::
+    'hs = {}\n'
+    + 'hs.status = "Progressing"\n'
+    + 'hs.message = "waiting for the workload to finish"\n'
+    + 'if obj.spec ~= nil and (obj.spec.suspend == true or (obj.spec.runPolicy ~= nil and obj.spec.runPolicy.suspend == true)) then\n'
+    + '  hs.status = "Suspended"\n'
+    + '  hs.message = "suspended (waiting for Kueue admission)"\n'
+    + 'end\n'
+    + 'if obj.status ~= nil and obj.status.conditions ~= nil then\n'
+    + '  for _, c in ipairs(obj.status.conditions) do\n'
+    + '    if c.type == "' + w.failure + '" and c.status == "True" then\n'
+    + '      hs.status = "Degraded"\n'
+    + '      hs.message = c.message or "' + w.failure + '"\n'
+    + '      return hs\n'
+    + '    end\n'
+    + '    if c.type == "' + w.success + '" and c.status == "True" then\n'
+    + '      hs.status = "Healthy"\n'
+    + '      hs.message = c.message or "' + w.success + '"\n'
+    + '    end\n'
+    + '  end\n'
+    + 'end\n'
+    + 'return hs\n',
+
+  platformFlux(ctx, names)::
+    local dir = 'gitops/platform/flux';
+    local meta(name) = {
+      name: name,
+      namespace: ctx.spec.gitops.flux.namespace,
+      labels: $.platformLabels,
+    };
+    std.foldl(function(acc, name)
+      local c = platform.components[name];
+      local source = 'platform-' + name;
+      acc + k8s.file(dir, {
+        apiVersion: $.fluxSourceApiVersion,
+        kind: 'GitRepository',
+        metadata: meta(source),
+        spec: { interval: '1h', url: c.repo, ref: { tag: c.tag } },
+      }) + k8s.file(dir, if c.kind == 'helm' then {
+        apiVersion: $.fluxHelmApiVersion,
+        kind: 'HelmRelease',
+        metadata: meta(source),
+        spec: {
+          interval: '1h',
+          targetNamespace: c.namespace,
+          install: { createNamespace: true, crds: 'CreateReplace' },
+          upgrade: { crds: 'CreateReplace' },
+          chart: { spec: { chart: './' + c.path, sourceRef: { kind: 'GitRepository', name: source } } },
+        },
+      } else {
+        apiVersion: $.fluxKustomizeApiVersion,
+        kind: 'Kustomization',
+        metadata: meta(source),
+        spec: {
+          interval: '1h',
+          path: './' + c.path,
+          sourceRef: { kind: 'GitRepository', name: source },
+          prune: true,
+          wait: true,
+          timeout: '10m',
+        } + (if std.objectHas(c, 'after') then { dependsOn: [{ name: 'platform-' + c.after }] } else {}),
+      }), names, {}),
+
+  // ---- entry points ----------------------------------------------------------
+
+  // The target's files as the engines need them: stage objects decorated,
+  // plus gitops/. Without spec.gitops the files are returned unchanged.
+  files(ctx, files)::
+    if !$.enabled(ctx) then files
+    else
+      local decorated = { [p]: $.decorate(ctx, p, files[p]) for p in std.objectFields(files) };
+      local components = platform.needed(ctx, files);
+      local argocd = $.engine(ctx, 'argocd');
+      local flux = $.engine(ctx, 'flux');
+      local withPlatform = ctx.spec.gitops.platform;
+      decorated
+      + (if argocd then $.argocdFiles(ctx, files) else {})
+      + (if flux then $.fluxFiles(ctx, files) else {})
+      + (if argocd && withPlatform then $.platformArgocd(ctx, components) else {})
+      + (if flux && withPlatform then $.platformFlux(ctx, components) else {}),
+
+  // Summary facts for SUMMARY.md.
+  summary(ctx, files)::
+    if !$.enabled(ctx) then {} else {
+      engines: ctx.spec.gitops.engines,
+      source: ctx.spec.gitops.repoURL + ' @ ' + ctx.spec.gitops.revision + ': ' + $.sourcePath(ctx),
+      platform: if ctx.spec.gitops.platform then [
+        n + ' ' + platform.components[n].tag
+        for n in platform.needed(ctx, files)
+      ] else [],
+    },
+}
