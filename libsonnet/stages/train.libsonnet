@@ -5,9 +5,10 @@ local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local hydra = import 'nemo/hydra.libsonnet';
 local paths = import 'paths.libsonnet';
+local order = import 'stages/order.libsonnet';
 
 {
-  dir: '30-train',
+  dir: order.dir.train,
   component: 'train',
 
   configMapName(ctx):: k8s.boundedName(ctx.project + '-train-config', 63),
@@ -119,7 +120,7 @@ local paths = import 'paths.libsonnet';
     local config = k8s.configMap(ctx, $.configMapName(ctx),
                                  { 'config.yaml': k8s.yamlDocument(hydra.config(ctx)) },
                                  $.component);
-    k8s.file('00-base', config)
+    k8s.file(order.dir.base, config)
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, $.workload(ctx)), {}),
 
   summary(ctx)::
