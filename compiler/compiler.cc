@@ -198,7 +198,18 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
       ok = false;
       continue;
     }
-    for (auto& [file, object] : it->second.files) RenderEmbeddedDocuments(&object);
+    bool rendered = true;
+    for (auto& [file, object] : it->second.files) {
+      std::string err;
+      if (!RenderEmbeddedDocuments(&object, &err)) {
+        diags->Error("library.document", "target " + name + ": " + file + ": " + err);
+        rendered = false;
+      }
+    }
+    if (!rendered) {
+      ok = false;
+      continue;
+    }
     // The profile names the GPU model; the fit check needs its memory.
     nlohmann::json& facts = it->second.summary;
     const auto& spec = normalized["spec"];

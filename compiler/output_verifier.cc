@@ -3,6 +3,7 @@
 #include <regex>
 #include <set>
 
+#include "pbtxt_emitter.h"
 #include "yaml_emitter.h"
 
 namespace nemoc {
@@ -96,19 +97,33 @@ void VisitPodTemplates(const nlohmann::json& node, const std::string& where,
 
 }  // namespace
 
-void RenderEmbeddedDocuments(nlohmann::json* value) {
+bool RenderEmbeddedDocuments(nlohmann::json* value, std::string* err) {
   // Inner documents first, so a JSON annotation inside a YAML document is
   // text by the time the outer one is rendered.
   if (value->is_object()) {
-    for (auto& [_, child] : value->items()) RenderEmbeddedDocuments(&child);
+    for (auto& [_, child] : value->items()) {
+      if (!RenderEmbeddedDocuments(&child, err)) return false;
+    }
     if (value->size() == 1 && value->contains("$nemoc.yaml")) {
       *value = EmitYaml((*value)["$nemoc.yaml"]);
     } else if (value->size() == 1 && value->contains("$nemoc.json")) {
       *value = (*value)["$nemoc.json"].dump();
+    } else if (value->size() == 1 && value->contains("$nemoc.pbtxt")) {
+      std::string text;
+      if (!EmitPbtxt((*value)["$nemoc.pbtxt"], &text, err)) return false;
+      *value = std::move(text);
     }
   } else if (value->is_array()) {
-    for (auto& child : *value) RenderEmbeddedDocuments(&child);
+    for (auto& child : *value) {
+      if (!RenderEmbeddedDocuments(&child, err)) return false;
+    }
   }
+  return true;
+}
+
+void RenderEmbeddedDocuments(nlohmann::json* value) {
+  std::string ignored;
+  RenderEmbeddedDocuments(value, &ignored);
 }
 
 bool IsDnsLabel(const std::string& s) {

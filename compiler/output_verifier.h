@@ -19,6 +19,9 @@ namespace nemoc {
 /// {"$nemoc.json": v} with compact JSON text: the libraries describe
 /// documents as data and C++ renders them (never std.manifestYaml).
 void RenderEmbeddedDocuments(nlohmann::json* value);
+/// As above, with {"$nemoc.pbtxt": message} rendered as protobuf text format
+/// too; false with `*err` set when a document cannot be rendered (a library bug).
+bool RenderEmbeddedDocuments(nlohmann::json* value, std::string* err);
 
 bool IsDnsLabel(const std::string& s);
 bool IsDnsSubdomain(const std::string& s);
