@@ -88,7 +88,7 @@ TEST(PbtxtEmitterTest, RefusesWhatTextFormatCannotSay) {
   EXPECT_EQ("bad-name: not a protobuf field name", err);
   EXPECT_FALSE(EmitPbtxt({{"m", {{"l", json::array({json::array({1})})}}}}, &out, &err));
   EXPECT_EQ("m.l: nested arrays have no protobuf text form", err);
-  EXPECT_FALSE(EmitPbtxt({{"l", json::array({json::json(1), json::object({{"x", 1}})})}}, &out, &err));
+  EXPECT_FALSE(EmitPbtxt({{"l", json::array({json(1), json::object({{"x", 1}})})}}, &out, &err));
   EXPECT_EQ("l: an array mixes messages and scalars", err);
   EXPECT_FALSE(EmitPbtxt({{"k", Enum("not an identifier")}}, &out, &err));
   EXPECT_EQ("k: an enum value must be an identifier", err);
