@@ -12,6 +12,10 @@ local storage = import 'storage.libsonnet';
   gpuResource: 'nvidia.com/gpu',
   storageBackends: ['gcs', 'pvc', 'nfs'],
   gpusPerNode: 8,
+  // vCPUs and memory of one a4-highgpu-8g node: the Kueue quota for stage
+  // pods that request cpu or memory (data preparation, conversion...).
+  nodeCpu: 224,
+  nodeMemoryGi: 3968,
   gkeAccelerator: 'nvidia-b200',
 
   gib: {
@@ -138,7 +142,8 @@ local storage = import 'storage.libsonnet';
     local kueue = kueueOf(ctx.target);
     local stages = ctx.spec.stages;
     // Quota for the largest GPU workload: training (or its NCCL preflight) or one stage pod.
-    local gpus = if std.objectHas(stages, 'train') then stages.train.nodes * stages.train.gpusPerNode else $.gpusPerNode;
+    local nodes = if std.objectHas(stages, 'train') then stages.train.nodes else 1;
+    local gpus = if std.objectHas(stages, 'train') then nodes * stages.train.gpusPerNode else $.gpusPerNode;
     if kueue == null || !kueue.clusterObjects then [] else [
       {
         apiVersion: 'kueue.x-k8s.io/v1beta2',
@@ -163,8 +168,13 @@ local storage = import 'storage.libsonnet';
         spec: {
           namespaceSelector: {},
           resourceGroups: [{
-            coveredResources: ['nvidia.com/gpu'],
-            flavors: [{ name: 'a4', resources: [{ name: 'nvidia.com/gpu', nominalQuota: gpus }] }],
+            // Kueue admits only workloads whose every requested resource is covered.
+            coveredResources: ['cpu', 'memory', 'nvidia.com/gpu'],
+            flavors: [{ name: 'a4', resources: [
+              { name: 'cpu', nominalQuota: nodes * $.nodeCpu },
+              { name: 'memory', nominalQuota: std.toString(nodes * $.nodeMemoryGi) + 'Gi' },
+              { name: 'nvidia.com/gpu', nominalQuota: gpus },
+            ] }],
           }],
         },
       },
