@@ -172,6 +172,8 @@ TEST(PipelineTest, StagesAgreeOnSharedPaths) {
     const json* build = FirstContainer(build_job);
     ASSERT_TRUE(evaluate && convert && build);
     EXPECT_EQ(nemo, Arg(*evaluate, "--nemo_model="));
+    EXPECT_EQ("nemo-llama", Arg(*evaluate, "--model="));  // the harness adapter of the llama family
+    EXPECT_EQ("hellaswag,winogrande,lambada", Arg(*evaluate, "--tasks="));
     EXPECT_EQ(nemo, Arg(*convert, "--input_name_or_path="));
     // The HuggingFace directory conversion writes is what the engine build reads.
     EXPECT_EQ(Arg(*convert, "--hf_output_path="), Arg(*build, "--checkpoint="));

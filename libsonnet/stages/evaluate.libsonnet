@@ -12,6 +12,13 @@ local pod = import 'stages/pod.libsonnet';
   component: 'evaluate',
   script: '/opt/NeMo-Framework-Launcher/launcher_scripts/nemo_launcher/collections/eval_harness/evaluate.py',
 
+  // The adapter's model class per model family (lm_eval/models/__init__.py);
+  // nemo-gpt3 loads any other Megatron GPT .nemo.
+  harnessModels: { llama: 'nemo-llama' },
+  harnessModel(model)::
+    if std.objectHas(model, 'family') && std.objectHas($.harnessModels, model.family)
+    then $.harnessModels[model.family] else 'nemo-gpt3',
+
   jobName(ctx):: k8s.boundedName(ctx.project + '-evaluate', 63),
 
   gpus(evaluate):: evaluate.tensorParallel * evaluate.pipelineParallel,
@@ -24,7 +31,7 @@ local pod = import 'stages/pod.libsonnet';
       '--nproc-per-node=' + $.gpus(evaluate),
       $.script,
       '--name=' + ctx.project,
-      '--model=nemo-gpt3',
+      '--model=' + $.harnessModel(ctx.spec.model),
       '--nemo_model=' + paths.nemoCheckpoint(ctx, evaluate),
       '--tasks=' + std.join(',', evaluate.tasks),
       '--batch_size=' + evaluate.batchSize,
