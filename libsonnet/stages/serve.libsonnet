@@ -48,7 +48,7 @@ local pod = import 'stages/pod.libsonnet';
       input: [
         { name: 'input_ids', data_type: int32, dims: [-1], allow_ragged_batch: true },
         { name: 'input_lengths', data_type: int32, dims: [1], reshape: { shape: [] } },
-        { name: 'request_output_len', data_type: int32, dims: [1], reshape: { shape: [] } },
+        { name: 'request_output_len', data_type: int32, dims: [1] },
       ],
       output: [
         { name: 'output_ids', data_type: int32, dims: [-1, -1] },

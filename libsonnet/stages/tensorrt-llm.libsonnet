@@ -23,8 +23,7 @@ local pod = import 'stages/pod.libsonnet';
     try:
         from tensorrt_llm.llmapi import LLM, BuildConfig, QuantConfig, QuantAlgo
     except ImportError:
-        from tensorrt_llm.hlapi import LLM, BuildConfig, QuantConfig
-        from tensorrt_llm.quantization import QuantAlgo
+        from tensorrt_llm.hlapi import LLM, BuildConfig, QuantConfig, QuantAlgo
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--checkpoint", required=True)
