@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "framework_check.h"
 #include "normalizer.h"
@@ -18,7 +19,8 @@ std::string Str(int64_t v) { return std::to_string(v); }
 // Profiles, runtimes and stages that exist in the spec format but whose
 // generators have not landed yet: refused loudly, never ignored.
 const std::set<std::string> kBuiltinProfiles = {"vanilla-k8s", "eks-efa", "gke-a4"};
-const std::set<std::string> kImplementedStages = {"train"};
+const std::set<std::string> kImplementedStages = {"ncclTest", "dataPrep",    "train", "evaluate",
+                                                   "convert",  "tensorrtLLM", "serve"};
 
 // Points at the key for a whole section ("evaluate:"), at the value for a
 // choice ("profile: eks-efa").
@@ -148,6 +150,16 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
   }
 }
 
+// libsonnet/models.json lists the checkpoint converters per model family.
+bool HasConverter(const nlohmann::json& spec, const char* direction) {
+  return spec["model"].value("converters", nlohmann::json::object()).contains(direction);
+}
+
+std::string FamilyText(const nlohmann::json& spec) {
+  const std::string family = spec["model"].value("family", "");
+  return family.empty() ? std::string("a model without a preset") : "the " + family + " family";
+}
+
 void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
   const auto& train = spec["stages"]["train"];
   const std::string mode = train["mode"].get<std::string>();
@@ -166,9 +178,9 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics
                  doc.map.Locate("/spec/model/source", /*prefer_key=*/true),
                  "use mode: sft or lora to fine-tune from it, or remove it");
   }
-  if (source.contains("huggingface")) {
+  if (source.contains("huggingface") && !HasConverter(spec, "fromHuggingface")) {
     NotSupportedYet(diags, doc, "/spec/model/source/huggingface",
-                    "importing HuggingFace weights (model.source.huggingface)");
+                    "importing HuggingFace weights of " + FamilyText(spec));
   }
   if (source.contains("nemo") && source.contains("huggingface")) {
     diags->Error("spec.ambiguous-source", "spec.model.source: set nemo or huggingface, not both",
@@ -204,6 +216,124 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics
                    "spec.stages.train.data.fromDataPrep needs a dataPrep stage",
                    doc.map.Locate(base + "/data/fromDataPrep", /*prefer_key=*/true));
     }
+  }
+}
+
+// What each stage reads must come from an earlier stage or from the spec.
+void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+  const auto& stages = spec["stages"];
+  const bool train = stages.contains("train");
+  auto at = [&](const std::string& stage) { return doc.map.Locate("/spec/stages/" + stage, true); };
+  // Stages that read the .nemo the train stage saves when they name no checkpoint.
+  std::vector<std::string> readers;
+  for (const char* stage : {"evaluate", "convert"}) {
+    if (!stages.contains(stage) || stages[stage].contains("checkpoint")) continue;
+    if (!train) {
+      diags->Error("spec.missing-source",
+                   std::string("spec.stages.") + stage + " has no checkpoint to read: add a train "
+                   "stage or set spec.stages." + stage + ".checkpoint (a .nemo on the results volume)",
+                   at(stage));
+    } else {
+      readers.push_back(stage);
+    }
+  }
+  if (train && !readers.empty()) {
+    const auto& t = stages["train"];
+    if (t["mode"] == "lora") {
+      NotSupportedYet(diags, doc, "/spec/stages/" + readers[0],
+                      "spec.stages." + readers[0] + " of a LoRA run (the .nemo holds only the "
+                      "adapter; merging it into the base model)");
+    }
+    if (!t["checkpoint"].value("enabled", true)) {
+      diags->Error("spec.missing-source",
+                   "spec.stages." + readers[0] + " reads the .nemo training saves at the end, but "
+                   "checkpointing is off",
+                   doc.map.Locate("/spec/stages/train/checkpoint/enabled"),
+                   "remove checkpoint.enabled: false or set spec.stages." + readers[0] + ".checkpoint");
+    }
+  }
+  if (stages.contains("ncclTest") && !train) {
+    diags->Error("spec.missing-stage",
+                 "spec.stages.ncclTest tests the training nodes and fabric: it needs a train stage",
+                 at("ncclTest"));
+  }
+  if (stages.contains("dataPrep") && train && !stages["train"].value("data", nlohmann::json::object()).contains("fromDataPrep")) {
+    diags->Warning("spec.unused-stage",
+                   "spec.stages.dataPrep writes a dataset that training does not read",
+                   at("dataPrep"), "set spec.stages.train.data: {fromDataPrep: true}");
+  }
+  if (stages.contains("evaluate")) {
+    const auto& evaluate = stages["evaluate"];
+    const int64_t gpus = evaluate["tensorParallel"].get<int64_t>() * evaluate["pipelineParallel"].get<int64_t>();
+    const int64_t per_node = train ? stages["train"]["gpusPerNode"].get<int64_t>() : 8;
+    if (gpus > per_node) {
+      const std::string where = doc.map.Has("/spec/stages/evaluate/pipelineParallel")
+                                    ? "/spec/stages/evaluate/pipelineParallel"
+                                    : "/spec/stages/evaluate";
+      diags->Error("spec.evaluate-gpus",
+                   "evaluation runs on one node: tensor × pipeline parallelism = " + Str(gpus) +
+                       " GPUs exceeds " + Str(per_node) + " GPUs per node",
+                   doc.map.Locate(where, where == "/spec/stages/evaluate"),
+                   "set spec.stages.evaluate.tensorParallel and pipelineParallel so that their "
+                   "product fits one node (NeMo reshards the checkpoint when loading)");
+    }
+  }
+  if (stages.contains("convert") && !HasConverter(spec, "toHuggingface")) {
+    NotSupportedYet(diags, doc, "/spec/stages/convert",
+                    "converting " + FamilyText(spec) + " to HuggingFace");
+  }
+  if (stages.contains("tensorrtLLM") && !stages.contains("convert") &&
+      !stages["tensorrtLLM"].contains("checkpoint")) {
+    diags->Error("spec.missing-source",
+                 "spec.stages.tensorrtLLM has no HuggingFace checkpoint to build from: add a convert "
+                 "stage or set spec.stages.tensorrtLLM.checkpoint",
+                 at("tensorrtLLM"));
+  }
+  if (stages.contains("serve")) {
+    const auto& serve = stages["serve"];
+    const auto& triton = serve["triton"];
+    if (!stages.contains("tensorrtLLM") && !serve.contains("engine")) {
+      diags->Error("spec.missing-source",
+                   "spec.stages.serve has no engine to serve: add a tensorrtLLM stage or set "
+                   "spec.stages.serve.engine (an engine directory on the results volume)",
+                   at("serve"));
+    }
+    if (stages.contains("tensorrtLLM")) {
+      const auto& engine = stages["tensorrtLLM"];
+      if (triton["maxBatchSize"].get<int64_t>() > engine["maxBatchSize"].get<int64_t>()) {
+        diags->Error("spec.serve-batch",
+                     "spec.stages.serve.triton.maxBatchSize " + Str(triton["maxBatchSize"].get<int64_t>()) +
+                         " exceeds the engine's maxBatchSize " + Str(engine["maxBatchSize"].get<int64_t>()),
+                     doc.map.Locate("/spec/stages/serve/triton/maxBatchSize"));
+      }
+      if (triton["tensorParallel"] != engine["tensorParallel"]) {
+        diags->Error("spec.serve-gpus",
+                     "spec.stages.serve.triton.tensorParallel " + Str(triton["tensorParallel"].get<int64_t>()) +
+                         " differs from the engine's tensorParallel " +
+                         Str(engine["tensorParallel"].get<int64_t>()),
+                     doc.map.Locate("/spec/stages/serve/triton/tensorParallel"),
+                     "remove it: Triton runs one rank per engine shard");
+      }
+      if (triton["inflightBatching"].get<bool>() && !engine["pagedKvCache"].get<bool>()) {
+        diags->Error("spec.serve-batching",
+                     "in-flight batching needs an engine with a paged KV cache",
+                     doc.map.Locate("/spec/stages/tensorrtLLM/pagedKvCache"),
+                     "set pagedKvCache: true or spec.stages.serve.triton.inflightBatching: false");
+      }
+    }
+  }
+  const auto& monitoring = spec["monitoring"];
+  if (monitoring.value("serviceMonitor", false) && !stages.contains("serve")) {
+    diags->Error("spec.monitoring",
+                 "spec.monitoring.serviceMonitor scrapes Triton, but there is no serve stage (NeMo "
+                 "training has no metrics endpoint)",
+                 doc.map.Locate("/spec/monitoring/serviceMonitor"),
+                 "use spec.monitoring.alerts for training: GPU alerts from the DCGM exporter");
+  }
+  if (monitoring.value("alerts", false) && !train && !stages.contains("serve")) {
+    diags->Error("spec.monitoring",
+                 "spec.monitoring.alerts watches training and serving, and there is neither",
+                 doc.map.Locate("/spec/monitoring/alerts"));
   }
 }
 
@@ -341,13 +471,8 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
       }
     }
   }
-  for (const char* field : {"serviceMonitor", "alerts"}) {
-    if (spec["monitoring"].value(field, false)) {
-      NotSupportedYet(diags, doc, std::string("/spec/monitoring/") + field,
-                      std::string("spec.monitoring.") + field);
-    }
-  }
   CheckTargets(doc, spec, diags);
+  CheckPipeline(doc, spec, diags);
   if (spec["stages"].contains("train")) {
     CheckTrainMode(doc, spec, diags);
     CheckTrainFramework(doc, spec, diags);

@@ -459,19 +459,131 @@ TEST(ChecksTestSpec, FineTuningSpecsPass) {
   }
 }
 
-TEST(ChecksTestSpec, EveryUnimplementedStageIsNotSupportedYet) {
-  const std::pair<const char*, const char*> stages[] = {
-      {"ncclTest", "{}"}, {"dataPrep", "{input: raw}"}, {"evaluate", "{}"},
-      {"convert", "{}"},  {"tensorrtLLM", "{}"},        {"serve", "{}"}};
-  for (const auto& [name, body] : stages) {
-    SCOPED_TRACE(name);
-    Checked c = RunCheckSpec(
-        Replace(kBase, "  stages:\n", std::string("  stages:\n    ") + name + ": " + body + "\n"));
+// kBase with `stages` lines added after "  stages:".
+std::string WithStages(const std::string& lines) { return Replace(kBase, "  stages:\n", "  stages:\n" + lines); }
+
+// kBase with its train stage replaced by `lines`.
+std::string WithoutTrain(const std::string& lines) {
+  return Replace(kBase,
+                 "    train:\n      mode: pretrain\n      nodes: 2\n      parallelism: {tensor: 2}\n"
+                 "      batch: {micro: 1, global: 32}\n      data: {mock: true}\n",
+                 lines);
+}
+
+TEST(ChecksTestPipeline, TheWholePipelinePasses) {
+  Checked c = RunCheckSpec(WithStages(
+      "    ncclTest: {minBusBandwidthGBps: 50}\n    evaluate: {tasks: [hellaswag]}\n    convert: {}\n"
+      "    tensorrtLLM: {quantization: fp8}\n    serve: {triton: {replicas: 2, maxReplicas: 4}}\n"));
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(Lines{}, c.lines);
+}
+
+TEST(ChecksTestPipeline, ServingWithoutAnEngine) {
+  Checked c = RunCheckSpec(WithStages("    serve: {}\n"));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines{"error spec.missing-source@14:5: spec.stages.serve has no engine to serve: add a "
+                  "tensorrtLLM stage or set spec.stages.serve.engine (an engine directory on the "
+                  "results volume)"},
+            c.lines);
+  c = RunCheckSpec(WithStages("    serve: {engine: engines/llama}\n"));
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(Lines{}, c.lines);
+}
+
+TEST(ChecksTestPipeline, EngineWithoutACheckpoint) {
+  Checked c = RunCheckSpec(WithStages("    tensorrtLLM: {}\n"));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines{"error spec.missing-source@14:5: spec.stages.tensorrtLLM has no HuggingFace "
+                  "checkpoint to build from: add a convert stage or set "
+                  "spec.stages.tensorrtLLM.checkpoint"},
+            c.lines);
+  c = RunCheckSpec(WithStages("    tensorrtLLM: {checkpoint: hf/llama}\n"));
+  EXPECT_TRUE(c.ok);
+}
+
+TEST(ChecksTestPipeline, EvaluationAndConversionWithoutTrainingOrCheckpoint) {
+  for (const char* stage : {"evaluate", "convert"}) {
+    SCOPED_TRACE(stage);
+    Checked c = RunCheckSpec(WithoutTrain(std::string("    ") + stage + ": {}\n"));
     EXPECT_FALSE(c.ok);
-    EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@14:5: stage '") + name +
-                    "' is not supported yet" + kNotYetHint},
+    EXPECT_EQ(Lines{std::string("error spec.missing-source@14:5: spec.stages.") + stage +
+                    " has no checkpoint to read: add a train stage or set spec.stages." + stage +
+                    ".checkpoint (a .nemo on the results volume)"},
               c.lines);
+    c = RunCheckSpec(WithoutTrain(std::string("    ") + stage + ": {checkpoint: ckpt/model.nemo}\n"));
+    EXPECT_TRUE(c.ok);
+    EXPECT_EQ(Lines{}, c.lines);
   }
+}
+
+TEST(ChecksTestPipeline, PreflightNeedsTraining) {
+  Checked c = RunCheckSpec(WithoutTrain("    ncclTest: {}\n"));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines{"error spec.missing-stage@14:5: spec.stages.ncclTest tests the training nodes "
+                  "and fabric: it needs a train stage"},
+            c.lines);
+}
+
+TEST(ChecksTestPipeline, TrainedCheckpointMustBeSaved) {
+  Checked c = RunCheckSpec(Replace(WithStages("    convert: {}\n"), "      data: {mock: true}\n",
+                                   "      data: {mock: true}\n      checkpoint: {enabled: false}\n"));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines{"error spec.missing-source@21:29: spec.stages.convert reads the .nemo training "
+                  "saves at the end, but checkpointing is off | remove checkpoint.enabled: false or "
+                  "set spec.stages.convert.checkpoint"},
+            c.lines);
+}
+
+TEST(ChecksTestPipeline, LoraAdaptersAreNotEvaluatedYet) {
+  Checked c = RunCheckSpec(Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    evaluate: {}\n"));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@15:5: spec.stages.evaluate of a LoRA run "
+                              "(the .nemo holds only the adapter; merging it into the base model) is "
+                              "not supported yet") + kNotYetHint},
+            c.lines);
+}
+
+TEST(ChecksTestPipeline, EvaluationFitsOneNode) {
+  Checked c = RunCheckSpec(WithStages("    evaluate: {tensorParallel: 4, pipelineParallel: 4}\n"));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines{"error spec.evaluate-gpus@14:53: evaluation runs on one node: tensor × pipeline "
+                  "parallelism = 16 GPUs exceeds 8 GPUs per node | set "
+                  "spec.stages.evaluate.tensorParallel and pipelineParallel so that their product "
+                  "fits one node (NeMo reshards the checkpoint when loading)"},
+            c.lines);
+}
+
+TEST(ChecksTestPipeline, TritonMustMatchTheEngine) {
+  Checked c = RunCheckSpec(WithStages(
+      "    convert: {}\n    tensorrtLLM: {maxBatchSize: 32, pagedKvCache: false}\n"
+      "    serve: {triton: {maxBatchSize: 64, tensorParallel: 2}}\n"));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines({"error spec.serve-batch@16:36: spec.stages.serve.triton.maxBatchSize 64 exceeds "
+                   "the engine's maxBatchSize 32",
+                   "error spec.serve-gpus@16:56: spec.stages.serve.triton.tensorParallel 2 differs "
+                   "from the engine's tensorParallel 1 | remove it: Triton runs one rank per engine "
+                   "shard",
+                   "error spec.serve-batching@15:51: in-flight batching needs an engine with a paged "
+                   "KV cache | set pagedKvCache: true or spec.stages.serve.triton.inflightBatching: "
+                   "false"}),
+            c.lines);
+}
+
+TEST(ChecksTestPipeline, UnusedDataPrepIsAWarning) {
+  Checked c = RunCheckSpec(WithStages("    dataPrep: {input: raw/corpus.jsonl}\n"));
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(Lines{"warning spec.unused-stage@14:5: spec.stages.dataPrep writes a dataset that "
+                  "training does not read | set spec.stages.train.data: {fromDataPrep: true}"},
+            c.lines);
+}
+
+TEST(ChecksTestPipeline, ConversionOfFamiliesWithoutAConverter) {
+  Checked c = RunCheckSpec(Replace(WithStages("    convert: {}\n"), "preset: llama2-7b", "preset: nemotron4-15b"));
+  EXPECT_FALSE(c.ok);
+  ASSERT_FALSE(c.lines.empty());
+  EXPECT_EQ(std::string("error spec.not-supported-yet@14:5: converting the nemotron family to "
+                        "HuggingFace is not supported yet") + kNotYetHint,
+            c.lines.back());
 }
 
 TEST(ChecksTestSpec, BuiltinCloudProfilesAreAccepted) {
@@ -556,22 +668,23 @@ TEST(ChecksTestSpec, GitopsIsAcceptedAndClustersMustNameTargets) {
             c.lines);
 }
 
-TEST(ChecksTestSpec, MonitoringObjectsAreNotSupportedYet) {
+TEST(ChecksTestSpec, MonitoringNeedsSomethingToWatch) {
   Checked c = RunCheckSpec(
       Replace(kBase, "  targets:\n", "  monitoring: {serviceMonitor: true}\n  targets:\n"));
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@20:16: spec.monitoring.serviceMonitor "
-                              "is not supported yet") + kNotYetHint},
+  EXPECT_EQ(Lines{"error spec.monitoring@20:32: spec.monitoring.serviceMonitor scrapes Triton, but "
+                  "there is no serve stage (NeMo training has no metrics endpoint) | use "
+                  "spec.monitoring.alerts for training: GPU alerts from the DCGM exporter"},
             c.lines);
   c = RunCheckSpec(Replace(kBase, "  targets:\n", "  monitoring: {alerts: true}\n  targets:\n"));
-  EXPECT_FALSE(c.ok);
-  EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@20:16: spec.monitoring.alerts is "
-                              "not supported yet") + kNotYetHint},
-            c.lines);
-  c = RunCheckSpec(Replace(kBase, "  targets:\n",
-                           "  monitoring: {serviceMonitor: false, alerts: false}\n  targets:\n"));
   EXPECT_TRUE(c.ok);
   EXPECT_EQ(Lines{}, c.lines);
+  c = RunCheckSpec(Replace(WithoutTrain("    tensorrtLLM: {checkpoint: hf/x}\n"), "  targets:\n",
+                           "  monitoring: {alerts: true}\n  targets:\n"));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines{"error spec.monitoring@15:24: spec.monitoring.alerts watches training and "
+                  "serving, and there is neither"},
+            c.lines);
 }
 
 TEST(ChecksTestSpec, DuplicateTargetNameIsLocatedAtTheSecond) {
@@ -643,12 +756,18 @@ TEST(ChecksTestSpec, PretrainWithSource) {
             c.lines);
 }
 
-TEST(ChecksTestSpec, HuggingfaceSourceIsNotSupportedYet) {
+TEST(ChecksTestSpec, HuggingfaceSourceNeedsAConverter) {
+  // llama has an HF -> .nemo converter in libsonnet/models.json: imported before training.
   Checked c = RunCheckSpec(Replace(FineTuning("sft"), "source: {nemo: m/x.nemo}",
                                    "source: {huggingface: meta-llama/Llama-2-7b-hf}"));
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(Lines{}, c.lines);
+  c = RunCheckSpec(Replace(Replace(FineTuning("sft"), "source: {nemo: m/x.nemo}",
+                                   "source: {huggingface: nvidia/nemotron-4-15b-base}"),
+                           "preset: llama2-7b", "preset: nemotron4-15b"));
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@10:14: importing HuggingFace weights "
-                              "(model.source.huggingface) is not supported yet") + kNotYetHint},
+                              "of the nemotron family is not supported yet") + kNotYetHint},
             c.lines);
 }
 
@@ -698,13 +817,11 @@ TEST(ChecksTestSpec, FromDataPrepWithoutDataPrep) {
   EXPECT_EQ(Lines{"error spec.missing-stage@19:14: spec.stages.train.data.fromDataPrep needs a "
                   "dataPrep stage"},
             c.lines);
-  // With the stage, only "not supported yet" for dataPrep remains.
+  // With the stage, the spec is complete.
   c = RunCheckSpec(Replace(Replace(kBase, "data: {mock: true}", "data: {fromDataPrep: true}"),
                            "  stages:\n", "  stages:\n    dataPrep: {input: raw}\n"));
-  EXPECT_FALSE(c.ok);
-  EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@14:5: stage 'dataPrep' is not "
-                              "supported yet") + kNotYetHint},
-            c.lines);
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(Lines{}, c.lines);
 }
 
 TEST(ChecksTestSpec, ArithmeticRunsInsideCheckSpec) {

@@ -215,13 +215,15 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
       ok = false;
       continue;
     }
-    std::string render_err;
     bool rendered = true;
     for (auto& [file, object] : it->second.files) {
-      rendered = RenderEmbeddedDocuments(&object, &render_err) && rendered;
+      std::string err;
+      if (!RenderEmbeddedDocuments(&object, &err)) {
+        diags->Error("library.document", "target " + name + ": " + file + ": " + err);
+        rendered = false;
+      }
     }
     if (!rendered) {
-      diags->Error("library.python", "target " + name + ": " + render_err);
       ok = false;
       continue;
     }

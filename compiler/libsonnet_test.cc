@@ -198,5 +198,44 @@ TEST(LibsonnetTest, APrologueKeepsArgumentsOutOfTheShell) {
   EXPECT_EQ(nlohmann::json({"s.py", "x=1; rm -rf /"}), c["args"]);
 }
 
+TEST(LibsonnetTest, DecimalsAreShort) {
+  EXPECT_EQ(nlohmann::json({"0.9", "80", "0.05", "12.5", "0", "0.000001"}),
+            Eval("local k = import 'k8s.libsonnet'; [k.decimal(x) for x in [0.9, 80, 0.05, 12.5, 0, 0.000001]]"));
+}
+
+TEST(LibsonnetTest, StagesShareOnePathTable) {
+  const std::string ctx =
+      "local p = import 'paths.libsonnet';"
+      "local ctx = {project: 'demo', target: {name: 'east'},"
+      "  storage: {results: {mountPath: '/results'}, data: {mountPath: '/data'}}};";
+  EXPECT_EQ("/data/demo/east/prepared/corpus_text_document",
+            Eval(ctx + "p.preparedDataset(ctx, {jsonKey: 'text'})"));
+  EXPECT_EQ("/results/demo/east/train/checkpoints/megatron_gpt.nemo", Eval(ctx + "p.nemoCheckpoint(ctx, {})"));
+  EXPECT_EQ("/results/ckpt/x.nemo", Eval(ctx + "p.nemoCheckpoint(ctx, {checkpoint: 'ckpt/x.nemo'})"));
+  EXPECT_EQ(Eval(ctx + "p.huggingfaceDir(ctx)"), Eval(ctx + "p.huggingfaceSource(ctx, {})"));
+  EXPECT_EQ(Eval(ctx + "p.engineDir(ctx)"), Eval(ctx + "p.engineSource(ctx, {})"));
+  EXPECT_EQ("/results/engines/e", Eval(ctx + "p.engineSource(ctx, {engine: 'engines/e'})"));
+}
+
+TEST(LibsonnetTest, StageOrderIsTheDirectoryOrder) {
+  const nlohmann::json stages = Eval("(import 'stages/order.libsonnet').stages");
+  ASSERT_EQ(10u, stages.size());
+  std::string previous;
+  for (const auto& s : stages) {
+    const std::string dir = s["dir"].get<std::string>();
+    EXPECT_LT(previous, dir) << "directories must sort in pipeline order";
+    previous = dir;
+  }
+  EXPECT_EQ("30-train", Eval("(import 'stages/order.libsonnet').dir.train"));
+}
+
+TEST(LibsonnetTest, MkdirThenExecKeepsArgumentsOutOfTheShell) {
+  const nlohmann::json c =
+      Eval("(import 'stages/pod.libsonnet').mkdirThenExec(['/a b', '/c'], ['python3', 'x; rm -rf /'])");
+  EXPECT_EQ(nlohmann::json({"bash", "-c", "set -e\nmkdir -p -- \"${@:1:2}\"\nshift 2\nexec \"$@\"", "nemoc"}),
+            c["command"]);
+  EXPECT_EQ(nlohmann::json({"/a b", "/c", "python3", "x; rm -rf /"}), c["args"]);
+}
+
 }  // namespace
 }  // namespace nemoc

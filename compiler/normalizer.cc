@@ -50,7 +50,15 @@ bool ModelCatalog::Load(const std::string& path, ModelCatalog* catalog,
     return false;
   }
   catalog->models_ = std::move(parsed["models"]);
+  if (parsed.contains("converters") && parsed["converters"].is_object()) {
+    catalog->converters_ = std::move(parsed["converters"]);
+  }
   return true;
+}
+
+nlohmann::json ModelCatalog::Converters(const std::string& family) const {
+  auto it = converters_.find(family);
+  return it != converters_.end() && it->is_object() ? *it : nlohmann::json::object();
 }
 
 const nlohmann::json* ModelCatalog::Find(const std::string& preset) const {
@@ -98,6 +106,7 @@ bool Normalize(const Document& doc, const InputSchema& schema,
       train["peft"] = nlohmann::json::object();
     }
   }
+  if (!out["spec"].contains("monitoring")) out["spec"]["monitoring"] = nlohmann::json::object();
   if (!out["spec"].contains("serviceAccount")) {
     out["spec"]["serviceAccount"] = nlohmann::json::object();
   }
@@ -135,6 +144,7 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     } else {
       architecture = (*entry)["architecture"];
       model["family"] = (*entry)["family"];
+      model["converters"] = catalog.Converters((*entry)["family"].get<std::string>());
       model["huggingface"] = (*entry)["huggingface"];
       model["defaultSeqLength"] = (*entry)["seqLength"];
       if (entry->contains("nemo2")) model["nemo2"] = (*entry)["nemo2"];
@@ -174,6 +184,7 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     }
   }
   model["architecture"] = architecture;
+  if (!model.contains("converters")) model["converters"] = nlohmann::json::object();
   if (!model.contains("tokenizer") && !model.contains("preset")) {
     diags->Error("spec.missing-field",
                  "spec.model: a tokenizer is required when no preset is given",
@@ -181,9 +192,32 @@ bool Normalize(const Document& doc, const InputSchema& schema,
                  "e.g. tokenizer: {library: huggingface, type: meta-llama/Llama-3.1-8B}");
   }
 
-  // Stages: images default to spec.image; train gets its derived sizes.
-  for (auto& [name, stage] : spec["stages"].items()) {
-    if (stage.is_object() && !stage.contains("image")) stage["image"] = spec["image"];
+  // Stages: images default to spec.image (Triton's image is a schema
+  // default); train gets its derived sizes.
+  nlohmann::json& stages = spec["stages"];
+  for (auto& [name, stage] : stages.items()) {
+    if (name != "serve" && stage.is_object() && !stage.contains("image")) stage["image"] = spec["image"];
+  }
+  // The preflight tests the NCCL that training uses.
+  if (stages.contains("ncclTest") && stages.contains("train") &&
+      !doc.root["spec"]["stages"]["ncclTest"].contains("image")) {
+    stages["ncclTest"]["image"] = stages["train"]["image"];
+  }
+  // Evaluation loads the checkpoint with the parallelism it was trained with.
+  if (stages.contains("evaluate")) {
+    nlohmann::json& evaluate = stages["evaluate"];
+    const nlohmann::json parallelism = stages.contains("train")
+                                           ? stages["train"].value("parallelism", nlohmann::json::object())
+                                           : nlohmann::json::object();
+    if (!evaluate.contains("tensorParallel")) evaluate["tensorParallel"] = parallelism.value("tensor", 1);
+    if (!evaluate.contains("pipelineParallel")) evaluate["pipelineParallel"] = parallelism.value("pipeline", 1);
+  }
+  // Triton serves the engine the tensorrtLLM stage builds, with its limits.
+  if (stages.contains("serve")) {
+    nlohmann::json& triton = stages["serve"]["triton"];
+    const nlohmann::json engine = stages.value("tensorrtLLM", nlohmann::json::object());
+    if (!triton.contains("maxBatchSize")) triton["maxBatchSize"] = engine.value("maxBatchSize", 64);
+    if (!triton.contains("tensorParallel")) triton["tensorParallel"] = engine.value("tensorParallel", 1);
   }
   if (spec["stages"].contains("train")) {
     nlohmann::json& train = spec["stages"]["train"];
@@ -209,7 +243,6 @@ bool Normalize(const Document& doc, const InputSchema& schema,
         own ? "/spec/targets/" + std::to_string(i) + "/storage" : std::string("/spec/storage"));
     if (!target.contains("nodeSelector")) target["nodeSelector"] = nlohmann::json::object();
   }
-  if (!spec.contains("monitoring")) spec["monitoring"] = nlohmann::json::object();
   *normalized = std::move(out);
   return diags->error_count() == errors_before;
 }

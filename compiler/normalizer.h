@@ -20,9 +20,13 @@ class ModelCatalog {
   static bool Load(const std::string& path, ModelCatalog* catalog, std::string* err);
   const nlohmann::json* Find(const std::string& preset) const;
   std::vector<std::string> Names() const;
+  /// The checkpoint converters of a model family ({toHuggingface,
+  /// fromHuggingface} script paths), or an empty object.
+  nlohmann::json Converters(const std::string& family) const;
 
  private:
   nlohmann::json models_ = nlohmann::json::object();
+  nlohmann::json converters_ = nlohmann::json::object();
 };
 
 /// Sizes derived from the training stage (all integers).

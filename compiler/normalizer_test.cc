@@ -352,7 +352,10 @@ TEST(NormalizerTestTrain, SectionsAndCollectionsAreCreatedWithDefaults) {
   EXPECT_EQ(json::object(), n.out["metadata"]["labels"]);
   EXPECT_EQ(json::object(), n.out["metadata"]["annotations"]);
   EXPECT_EQ(json::array(), n.out["spec"]["imagePullSecrets"]);
-  EXPECT_EQ(json::object(), n.out["spec"]["monitoring"]);
+  EXPECT_EQ((json{{"serviceMonitor", false},
+                  {"alerts", false},
+                  {"thresholds", {{"gpuUtilizationPercent", 80}, {"gpuMemoryPercent", 95}, {"stalledAfter", "15m"}}}}),
+            n.out["spec"]["monitoring"]);
   EXPECT_FALSE(n.out["spec"].contains("gitops"));
   EXPECT_EQ(json::object(), n.out["spec"]["targets"][0]["nodeSelector"]);
 }
@@ -383,10 +386,43 @@ TEST(NormalizerTestTrain, ServiceAccountDefaults) {
   EXPECT_EQ((json{{"name", "trainer"}, {"create", true}}), n.out["spec"]["serviceAccount"]);
 }
 
+TEST(NormalizerTestPipeline, LaterStagesInheritWhatEarlierStagesFix) {
+  Normalized n = NormalizeSpec(Replace(
+      kBase, "  stages:\n",
+      "  stages:\n    ncclTest: {}\n    evaluate: {}\n    tensorrtLLM: {maxBatchSize: 32, tensorParallel: 2}\n"
+      "    serve: {engine: e}\n"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  const json& stages = n.out["spec"]["stages"];
+  // Evaluation loads the checkpoint with the training parallelism.
+  EXPECT_EQ(stages["train"]["parallelism"]["tensor"], stages["evaluate"]["tensorParallel"]);
+  EXPECT_EQ(stages["train"]["parallelism"]["pipeline"], stages["evaluate"]["pipelineParallel"]);
+  EXPECT_EQ(json({"hellaswag"}), stages["evaluate"]["tasks"]);
+  // Triton serves with the engine's batch limit and tensor parallelism.
+  EXPECT_EQ(32, stages["serve"]["triton"]["maxBatchSize"]);
+  EXPECT_EQ(2, stages["serve"]["triton"]["tensorParallel"]);
+  EXPECT_EQ(1, stages["serve"]["triton"]["replicas"]);
+  // Triton and TensorRT-LLM share one image default; the preflight uses training's image.
+  const json triton = {{"repository", "nvcr.io/nvidia/tritonserver"}, {"tag", "24.07-trtllm-python-py3"},
+                       {"pullPolicy", "IfNotPresent"}};
+  EXPECT_EQ(triton, stages["serve"]["triton"]["image"]);
+  EXPECT_EQ(triton, stages["tensorrtLLM"]["image"]);
+  EXPECT_FALSE(stages["serve"].contains("image"));
+  EXPECT_EQ(stages["train"]["image"], stages["ncclTest"]["image"]);
+
+  // Without an engine stage: the documented fallbacks; a user image keeps the pull-policy default.
+  n = NormalizeSpec(Replace(kBase, "  stages:\n",
+                            "  stages:\n    serve: {engine: e, triton: {image: {repository: r.io/triton, tag: t1}}}\n"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ(64, n.out["spec"]["stages"]["serve"]["triton"]["maxBatchSize"]);
+  EXPECT_EQ(1, n.out["spec"]["stages"]["serve"]["triton"]["tensorParallel"]);
+  EXPECT_EQ((json{{"repository", "r.io/triton"}, {"tag", "t1"}, {"pullPolicy", "IfNotPresent"}}),
+            n.out["spec"]["stages"]["serve"]["triton"]["image"]);
+}
+
 TEST(NormalizerTestTrain, StageImagesDefaultToSpecImage) {
   const json spec_image = {{"repository", "nvcr.io/nvidia/nemo"}, {"tag", "24.07"},
                            {"pullPolicy", "IfNotPresent"}};
-  Normalized n = NormalizeSpec(Replace(kBase, "  stages:\n", "  stages:\n    evaluate: {gpus: 4}\n"));
+  Normalized n = NormalizeSpec(Replace(kBase, "  stages:\n", "  stages:\n    evaluate: {batchSize: 4}\n"));
   ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
   EXPECT_EQ(spec_image, n.out["spec"]["image"]);
   EXPECT_EQ(spec_image, n.out["spec"]["stages"]["train"]["image"]);

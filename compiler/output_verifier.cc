@@ -3,6 +3,7 @@
 #include <regex>
 #include <set>
 
+#include "pbtxt_emitter.h"
 #include "python_emitter.h"
 #include "yaml_emitter.h"
 
@@ -111,6 +112,14 @@ bool RenderEmbeddedDocuments(nlohmann::json* value, std::string* err) {
       std::string text, why;
       if (EmitPython((*value)["$nemoc.python"], &text, &why)) {
         *value = text;
+      } else {
+        if (err->empty()) *err = why;
+        ok = false;
+      }
+    } else if (value->size() == 1 && value->contains("$nemoc.pbtxt")) {
+      std::string text, why;
+      if (EmitPbtxt((*value)["$nemoc.pbtxt"], &text, &why)) {
+        *value = std::move(text);
       } else {
         if (err->empty()) *err = why;
         ok = false;

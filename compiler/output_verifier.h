@@ -16,11 +16,12 @@
 namespace nemoc {
 
 /// Replaces every {"$nemoc.yaml": v} with the YAML text of v, every
-/// {"$nemoc.json": v} with compact JSON text and every {"$nemoc.python": m}
-/// with the Python module m describes (python_emitter.h): the libraries
-/// describe documents as data and C++ renders them (never std.manifestYaml).
-/// False, with the first problem in `err`, when a Python description is
-/// malformed (a library bug).
+/// {"$nemoc.json": v} with compact JSON text, every {"$nemoc.python": m}
+/// with the Python module m describes (python_emitter.h) and every
+/// {"$nemoc.pbtxt": message} with protobuf text format (pbtxt_emitter.h):
+/// the libraries describe documents as data and C++ renders them (never
+/// std.manifestYaml). False, with the first problem in `err`, when a
+/// description is malformed (a library bug).
 bool RenderEmbeddedDocuments(nlohmann::json* value, std::string* err);
 
 bool IsDnsLabel(const std::string& s);

@@ -534,6 +534,11 @@ bool InputSchema::Validate(const Document& doc,
 void InputSchema::FillDefaultsAt(nlohmann::json* instance,
                                  const nlohmann::json& raw_schema) const {
   const nlohmann::json& schema = Resolve(raw_schema);
+  // A definition that refines another ({"allOf": [{"$ref": ...}], "default": ...})
+  // gets the defaults of what it refines.
+  if (schema.contains("allOf") && schema["allOf"].is_array()) {
+    for (const auto& part : schema["allOf"]) FillDefaultsAt(instance, part);
+  }
   if (instance->is_object() && schema.contains("properties")) {
     for (const auto& [key, property] : schema["properties"].items()) {
       const nlohmann::json& resolved = Resolve(property);

@@ -127,7 +127,16 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     if (i + 1 < dirs.size()) out += " --> s" + S(static_cast<int64_t>(i + 1));
     out += "\n";
   }
-  out += "```\n\n## Objects\n\n| File | Kind | Name |\n|---|---|---|\n";
+  out += "```\n\n";
+  // What each stage after training does, from the stage builders.
+  if (facts.contains("stages") && facts["stages"].is_object() && !facts["stages"].empty()) {
+    out += "| Stage | What it does |\n|---|---|\n";
+    for (const auto& [dir, text] : facts["stages"].items()) {
+      out += "| `" + dir + "` | " + text.get<std::string>() + " |\n";
+    }
+    out += "\n";
+  }
+  out += "## Objects\n\n| File | Kind | Name |\n|---|---|---|\n";
   for (const auto& [path, object] : files) {
     out += "| `" + path + "` | " + object.value("kind", "") + " | " +
            object["metadata"].value("name", "") + " |\n";

@@ -70,6 +70,19 @@
 
   yamlDocument(value):: { '$nemoc.yaml': value },
   jsonDocument(value):: { '$nemoc.json': value },
+  // Protobuf text format (Triton's config.pbtxt), rendered and escaped by
+  // compiler/pbtxt_emitter.cc; enum values are marked with pbtxtEnum.
+  pbtxtDocument(message):: { '$nemoc.pbtxt': message },
+  pbtxtEnum(name):: { '$enum': name },
+
+  // A non-negative number as short decimal text (at most 6 fractional
+  // digits): std.toString(0.9) is "0.90000000000000002" in libjsonnet 0.18.
+  decimal(x)::
+    local scaled = std.floor(x * 1000000 + 0.5);
+    local whole = std.floor(scaled / 1000000);
+    local fraction = scaled - whole * 1000000;
+    if fraction == 0 then std.toString(whole)
+    else std.toString(whole) + '.' + std.rstripChars(std.substr(std.toString(1000000 + fraction), 1, 6), '0'),
 
   // {NAME: value} -> [{name, value}] sorted by name (deterministic).
   envList(env):: [{ name: k, value: env[k] } for k in std.objectFields(env)],

@@ -6,8 +6,31 @@ local gitops = import 'gitops.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local runtimes = import 'runtimes/runtimes.libsonnet';
 local base = import 'stages/base.libsonnet';
+local convert = import 'stages/convert.libsonnet';
+local dataPrep = import 'stages/data-prep.libsonnet';
+local evaluate = import 'stages/evaluate.libsonnet';
+local importModel = import 'stages/import-model.libsonnet';
+local monitoring = import 'stages/monitoring.libsonnet';
+local ncclTest = import 'stages/nccl-test.libsonnet';
+local order = import 'stages/order.libsonnet';
+local serve = import 'stages/serve.libsonnet';
+local tensorrtLLM = import 'stages/tensorrt-llm.libsonnet';
 local train = import 'stages/train.libsonnet';
 local storage = import 'storage.libsonnet';
+
+// Stage key (stages/order.libsonnet) -> its builder: files(ctx), summary(ctx).
+local builders = {
+  base: base,
+  ncclTest: ncclTest,
+  dataPrep: dataPrep,
+  importModel: importModel,
+  train: train,
+  evaluate: evaluate,
+  convert: convert,
+  tensorrtLLM: tensorrtLLM,
+  serve: serve,
+  monitoring: monitoring,
+};
 
 {
   context(spec, profile, target, index):: {
@@ -31,8 +54,22 @@ local storage = import 'storage.libsonnet';
     },
   },
 
-  stages(ctx):: [base.files(ctx)]
-                + (if std.objectHas(ctx.spec.stages, 'train') then [train.files(ctx)] else []),
+  // The stages this spec asks for, in pipeline order: 00-base always; a
+  // builder with enabled(ctx) decides itself (implied stages), the others
+  // run when spec.stages names them.
+  present(ctx, key)::
+    if key == 'base' then true
+    else if std.objectHasAll(builders[key], 'enabled') then builders[key].enabled(ctx)
+    else std.objectHas(ctx.spec.stages, key),
+
+  stages(ctx):: [builders[s.key].files(ctx) for s in order.stages if $.present(ctx, s.key)],
+
+  // One line per stage for SUMMARY.md (training has its own rows).
+  stageSummaries(ctx):: {
+    [s.dir]: builders[s.key].summary(ctx)
+    for s in order.stages
+    if s.key != 'base' && s.key != 'train' && $.present(ctx, s.key)
+  },
 
   buildTarget(spec, profiles, target, index)::
     local ctx = $.context(spec, profiles[target.profile], target, index);
@@ -48,6 +85,7 @@ local storage = import 'storage.libsonnet';
         profile: target.profile,
         accelerator: ctx.profile.accelerator(ctx),
         storage: storage.describeAll(ctx),
+        stages: $.stageSummaries(ctx),
       } + (if std.objectHas(ctx.spec.stages, 'train') then { train: train.summary(ctx) } else {})
       + (if gitops.enabled(ctx) then { gitops: gitops.summary(ctx, stageFiles) } else {}),
     },

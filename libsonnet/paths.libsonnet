@@ -1,5 +1,6 @@
 // Where every stage reads and writes on shared storage: computed here and
-// nowhere else, so training, evaluation and conversion agree.
+// nowhere else, so data preparation, training, evaluation, conversion, the
+// TensorRT-LLM build and Triton agree on every path.
 {
   // ctx.storage is the target's resolved storage (results and data volumes).
   resultsDir(ctx):: ctx.storage.results.mountPath + '/' + ctx.project + '/' + ctx.target.name,
@@ -9,7 +10,46 @@
   dlloggerDir(ctx):: $.trainDir(ctx) + '/dllogger',
   dataDir(ctx):: ctx.storage.data.mountPath,
   dataFile(ctx, relative):: $.dataDir(ctx) + '/' + relative,
-  // A .nemo checkpoint given relative to the results volume.
+  // A file or directory given in the spec relative to the results volume.
   resultsFile(ctx, relative):: ctx.storage.results.mountPath + '/' + relative,
   configDir:: '/config',
+  // nemoc's own scripts (ConfigMaps) inside stage pods.
+  scriptsDir:: '/nemoc',
+
+  // dataPrep writes Megatron indexed datasets (<prefix>.bin/.idx) here;
+  // preprocess_data_for_megatron.py appends _<jsonKey>_document to the
+  // output prefix it is given.
+  preparedDir(ctx):: $.dataDir(ctx) + '/' + ctx.project + '/' + ctx.target.name + '/prepared',
+  preparedOutputPrefix(ctx):: $.preparedDir(ctx) + '/corpus',
+  preparedDataset(ctx, dataPrep):: $.preparedOutputPrefix(ctx) + '_' + dataPrep.jsonKey + '_document',
+
+  // The .nemo fine-tuning starts from: the spec's model.source.nemo, or
+  // where the import stage writes model.source.huggingface.
+  importDir(ctx):: $.resultsDir(ctx) + '/import',
+  importedNemo(ctx):: $.importDir(ctx) + '/model.nemo',
+  sourceNemo(ctx)::
+    local source = ctx.spec.model.source;
+    if std.objectHas(source, 'nemo') then $.resultsFile(ctx, source.nemo) else $.importedNemo(ctx),
+
+  // exp_manager names the final .nemo after exp_manager.name.
+  checkpointName:: 'megatron_gpt',
+  trainedNemo(ctx):: $.checkpointDir(ctx) + '/' + $.checkpointName + '.nemo',
+  // The .nemo a later stage reads: its own `checkpoint` when the spec gives
+  // one, else what the train stage saves at the end.
+  nemoCheckpoint(ctx, stage)::
+    if std.objectHas(stage, 'checkpoint') then $.resultsFile(ctx, stage.checkpoint) else $.trainedNemo(ctx),
+
+  evaluateDir(ctx):: $.resultsDir(ctx) + '/evaluate',
+  huggingfaceDir(ctx):: $.resultsDir(ctx) + '/huggingface',
+  // HuggingFace checkpoint the TensorRT-LLM build reads.
+  huggingfaceSource(ctx, trtllm)::
+    if std.objectHas(trtllm, 'checkpoint') then $.resultsFile(ctx, trtllm.checkpoint) else $.huggingfaceDir(ctx),
+  trtllmCheckpointDir(ctx):: $.resultsDir(ctx) + '/tensorrt-llm/checkpoint',
+  engineDir(ctx):: $.resultsDir(ctx) + '/tensorrt-llm/engine',
+  // Engine Triton serves.
+  engineSource(ctx, serve)::
+    if std.objectHas(serve, 'engine') then $.resultsFile(ctx, serve.engine) else $.engineDir(ctx),
+  // Triton's model repository inside the serving pod (config.pbtxt from a
+  // ConfigMap; the engine stays on shared storage, named by gpt_model_path).
+  modelRepository:: '/models',
 }

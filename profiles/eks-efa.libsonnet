@@ -35,30 +35,43 @@ local storage = import 'storage.libsonnet';
     local instance = instanceOf(ctx);
     if instance == null then null else instance.gpu,
 
-  placement(ctx, runtime)::
-    local instance = instanceOf(ctx);
-    local train = ctx.spec.stages.train;
+  // Placement of single-node stage pods (data preparation, evaluation,
+  // conversion, engine build, serving): the instance type's GPU nodes and
+  // shared storage, no EFA devices.
+  localPlacement(ctx)::
     local pod = storage.pod(ctx);
     {
       annotations: {},
       workloadLabels: {},
       suspend: false,
-      // Extended resources must be limits; requests = limits.
-      resources: {
-        'vpc.amazonaws.com/efa': instance.efa,
-        'hugepages-2Mi': $.hugepages,
-      } + (if std.objectHas(train.resources, 'memory') then {} else { memory: $.defaultMemory }),
+      resources: {},
       capabilities: [],
       privilegeReason: '',
       privileged: false,
       hostNetwork: false,
-      env: fabrics.efa,
+      env: {},
       nodeSelector: { 'node.kubernetes.io/instance-type': ctx.target.instanceType } + ctx.target.nodeSelector,
       tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
       initContainers: [],
       volumes: pod.volumes,
       mounts: pod.mounts,
       prologue: null,
+      fabric: 'none (single node)',
+    },
+
+  // Placement of multi-node workloads (training, NCCL preflight): the local
+  // placement plus every EFA device of the instance.
+  placement(ctx, runtime)::
+    local instance = instanceOf(ctx);
+    $.localPlacement(ctx) + {
+      // Extended resources must be limits; requests = limits. A stage's own
+      // memory request is merged over this default.
+      resources: {
+        'vpc.amazonaws.com/efa': instance.efa,
+        'hugepages-2Mi': $.hugepages,
+        memory: $.defaultMemory,
+      },
+      env: fabrics.efa,
       fabric: 'EFA: ' + instance.efa + ' × vpc.amazonaws.com/efa per ' + ctx.target.instanceType
               + ', hugepages-2Mi ' + $.hugepages + ', libfabric provider efa',
     },

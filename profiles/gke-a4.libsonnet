@@ -12,6 +12,10 @@ local storage = import 'storage.libsonnet';
   gpuResource: 'nvidia.com/gpu',
   storageBackends: ['gcs', 'pvc', 'nfs'],
   gpusPerNode: 8,
+  // vCPUs and memory of one a4-highgpu-8g node: the Kueue quota for stage
+  // pods that request cpu or memory (data preparation, conversion...).
+  nodeCpu: 224,
+  nodeMemoryGi: 3968,
   gkeAccelerator: 'nvidia-b200',
 
   gib: {
@@ -41,43 +45,65 @@ local storage = import 'storage.libsonnet';
 
   accelerator(ctx):: 'b200-180gb',
 
-  placement(ctx, runtime)::
-    local target = ctx.target;
-    local hostNetwork = hostNetworkOf(target);
-    local kueue = kueueOf(target);
+  // Placement of single-node stage pods (data preparation, evaluation,
+  // conversion, engine build, serving): A4 nodes, shared storage and the
+  // Kueue queue (Jobs only; Deployments ignore workloadLabels and suspend),
+  // no gIB fabric.
+  localPlacement(ctx)::
+    local kueue = kueueOf(ctx.target);
     local pod = storage.pod(ctx);
     {
-      annotations:
-        (if kueue != null && std.objectHas(kueue, 'topology') then {
-           [if kueue.required then 'kueue.x-k8s.io/podset-required-topology'
-            else 'kueue.x-k8s.io/podset-preferred-topology']: $.topologyLevels[kueue.topology],
-         } else {})
-        + (if hostNetwork then {} else {
-             'networking.gke.io/default-interface': 'eth0',
-             'networking.gke.io/interfaces': k8s.jsonDocument($.interfaces),
-           })
-        + (if pod.usesGcsFuse then {
-             'gke-gcsfuse/volumes': 'true',
-             // "0": no limit on the FUSE sidecar; training I/O must not be throttled.
-             'gke-gcsfuse/cpu-limit': '0',
-             'gke-gcsfuse/memory-limit': '0',
-             'gke-gcsfuse/ephemeral-storage-limit': '0',
-           } else {}),
+      annotations: if pod.usesGcsFuse then {
+        'gke-gcsfuse/volumes': 'true',
+        // "0": no limit on the FUSE sidecar; training I/O must not be throttled.
+        'gke-gcsfuse/cpu-limit': '0',
+        'gke-gcsfuse/memory-limit': '0',
+        'gke-gcsfuse/ephemeral-storage-limit': '0',
+      } else {},
       workloadLabels: if kueue != null then { 'kueue.x-k8s.io/queue-name': kueue.queue } else {},
       // Kueue admits the workload by flipping suspend to false.
       suspend: kueue != null,
       resources: {},
       capabilities: [],
+      privilegeReason: '',
+      privileged: false,
+      hostNetwork: false,
+      env: {},
+      nodeSelector: { 'cloud.google.com/gke-accelerator': $.gkeAccelerator } + ctx.target.nodeSelector,
+      tolerations: [
+        { key: 'nvidia.com/gpu', operator: 'Exists' },
+        { key: 'cloud.google.com/impending-node-termination', operator: 'Exists' },
+      ],
+      initContainers: [],
+      volumes: pod.volumes,
+      mounts: pod.mounts,
+      prologue: null,
+      fabric: 'none (single node)' + (if kueue != null then '; Kueue queue ' + kueue.queue else ''),
+    },
+
+  // Placement of multi-node workloads (training, NCCL preflight): the local
+  // placement plus gIB, topology-aware admission and host networking.
+  placement(ctx, runtime)::
+    local target = ctx.target;
+    local hostNetwork = hostNetworkOf(target);
+    local kueue = kueueOf(target);
+    local single = $.localPlacement(ctx);
+    single {
+      annotations:
+        (if kueue != null && std.objectHas(kueue, 'topology') then {
+           [if kueue.required then 'kueue.x-k8s.io/podset-required-topology'
+           else 'kueue.x-k8s.io/podset-preferred-topology']: $.topologyLevels[kueue.topology],
+         } else {})
+        + (if hostNetwork then {} else {
+             'networking.gke.io/default-interface': 'eth0',
+             'networking.gke.io/interfaces': k8s.jsonDocument($.interfaces),
+           })
+        + single.annotations,
       // hostNetwork with the RDMA NICs needs a privileged container (recipe default).
       privilegeReason: 'gIB drives the 8 RoCE NICs of the host directly; the A4 recipe runs hostNetwork pods privileged',
       privileged: hostNetwork,
       hostNetwork: hostNetwork,
       env: fabrics.gib,
-      nodeSelector: { 'cloud.google.com/gke-accelerator': $.gkeAccelerator } + target.nodeSelector,
-      tolerations: [
-        { key: 'nvidia.com/gpu', operator: 'Exists' },
-        { key: 'cloud.google.com/impending-node-termination', operator: 'Exists' },
-      ],
       initContainers: [{
         name: 'nccl-plugin-installer',
         image: $.gib.image,
@@ -91,8 +117,8 @@ local storage = import 'storage.libsonnet';
         ])],
         volumeMounts: [{ name: 'gib', mountPath: '/target' + $.gib.dir }],
       }],
-      volumes: [{ name: 'gib', emptyDir: {} }] + pod.volumes,
-      mounts: [{ name: 'gib', mountPath: $.gib.dir }] + pod.mounts,
+      volumes: [{ name: 'gib', emptyDir: {} }] + single.volumes,
+      mounts: [{ name: 'gib', mountPath: $.gib.dir }] + single.mounts,
       // gIB's NCCL settings come as a shell script inside the plugin image.
       prologue: std.join('\n', [
         'set -e',
@@ -114,7 +140,10 @@ local storage = import 'storage.libsonnet';
   // The cluster side of Kueue (Cluster Toolkit's kueue-configuration), on request.
   clusterObjects(ctx)::
     local kueue = kueueOf(ctx.target);
-    local train = ctx.spec.stages.train;
+    local stages = ctx.spec.stages;
+    // Quota for the largest GPU workload: training (or its NCCL preflight) or one stage pod.
+    local nodes = if std.objectHas(stages, 'train') then stages.train.nodes else 1;
+    local gpus = if std.objectHas(stages, 'train') then nodes * stages.train.gpusPerNode else $.gpusPerNode;
     if kueue == null || !kueue.clusterObjects then [] else [
       {
         apiVersion: 'kueue.x-k8s.io/v1beta2',
@@ -139,8 +168,13 @@ local storage = import 'storage.libsonnet';
         spec: {
           namespaceSelector: {},
           resourceGroups: [{
-            coveredResources: ['nvidia.com/gpu'],
-            flavors: [{ name: 'a4', resources: [{ name: 'nvidia.com/gpu', nominalQuota: train.nodes * train.gpusPerNode }] }],
+            // Kueue admits only workloads whose every requested resource is covered.
+            coveredResources: ['cpu', 'memory', 'nvidia.com/gpu'],
+            flavors: [{ name: 'a4', resources: [
+              { name: 'cpu', nominalQuota: nodes * $.nodeCpu },
+              { name: 'memory', nominalQuota: std.toString(nodes * $.nodeMemoryGi) + 'Gi' },
+              { name: 'nvidia.com/gpu', nominalQuota: gpus },
+            ] }],
           }],
         },
       },

@@ -20,26 +20,21 @@ local storage = import 'storage.libsonnet';
   // versions in libsonnet/platform.libsonnet).
   platform(ctx):: ['gpu-operator'] + (if rdmaOf(ctx.target) != null then ['network-operator'] else []),
 
-  placement(ctx, runtime)::
-    local rdma = rdmaOf(ctx.target);
-    local fabric = if rdma == null then 'tcp' else 'infiniband';
-    local networks = if rdma != null && std.objectHas(rdma, 'networks') then rdma.networks else [];
+  // Placement of single-node stage pods (data preparation, evaluation,
+  // conversion, engine build, serving): GPU nodes and shared storage, no
+  // inter-node fabric.
+  localPlacement(ctx)::
     local pod = storage.pod(ctx);
     {
-      annotations: if std.length(networks) > 0
-      then { 'k8s.v1.cni.cncf.io/networks': std.join(',', networks) }
-      else {},
+      annotations: {},
       workloadLabels: {},
       suspend: false,
-      resources: if rdma == null then {} else { [rdma.resourceName]: rdma.count },
-      // Registering RDMA memory pins pages: IPC_LOCK is the one capability needed.
-      capabilities: if rdma == null then [] else ['IPC_LOCK'],
-      privilegeReason: 'registering RDMA memory pins pages (IPC_LOCK)',
+      resources: {},
+      capabilities: [],
+      privilegeReason: '',
       privileged: false,
       hostNetwork: false,
-      env: fabrics[fabric] + (
-        if rdma != null && std.objectHas(rdma, 'hcas') then { NCCL_IB_HCA: rdma.hcas } else {}
-      ),
+      env: {},
       nodeSelector: ctx.target.nodeSelector,
       // GPU Operator clusters commonly taint GPU nodes; tolerating it is harmless elsewhere.
       tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
@@ -47,6 +42,26 @@ local storage = import 'storage.libsonnet';
       volumes: pod.volumes,
       mounts: pod.mounts,
       prologue: null,
+      fabric: 'none (single node)',
+    },
+
+  // Placement of multi-node workloads (training, NCCL preflight): the local
+  // placement plus the RDMA fabric.
+  placement(ctx, runtime)::
+    local rdma = rdmaOf(ctx.target);
+    local fabric = if rdma == null then 'tcp' else 'infiniband';
+    local networks = if rdma != null && std.objectHas(rdma, 'networks') then rdma.networks else [];
+    $.localPlacement(ctx) + {
+      annotations: if std.length(networks) > 0
+      then { 'k8s.v1.cni.cncf.io/networks': std.join(',', networks) }
+      else {},
+      resources: if rdma == null then {} else { [rdma.resourceName]: rdma.count },
+      // Registering RDMA memory pins pages: IPC_LOCK is the one capability needed.
+      capabilities: if rdma == null then [] else ['IPC_LOCK'],
+      privilegeReason: 'registering RDMA memory pins pages (IPC_LOCK)',
+      env: fabrics[fabric] + (
+        if rdma != null && std.objectHas(rdma, 'hcas') then { NCCL_IB_HCA: rdma.hcas } else {}
+      ),
       fabric: if rdma == null then 'TCP sockets on the pod network (no RDMA devices requested)'
       else 'InfiniBand/RoCE: ' + rdma.count + ' × ' + rdma.resourceName
            + (if std.length(networks) > 0 then ' on Multus networks ' + std.join(', ', networks) else '')

@@ -103,6 +103,28 @@ class NegativeTest : public ::testing::Test {
   std::string before_;
 };
 
+TEST_F(NegativeTest, PipelineStagesWithoutTheirInputs) {
+  // Serving without an engine (no tensorrtLLM stage, no serve.engine).
+  std::string spec = Replace(kBaseSpec, "  stages:\n", "  stages:\n    serve: {triton: {replicas: 2}}\n");
+  Expect({"serve-without-engine", spec,
+          At(spec, "serve:") + "spec.stages.serve has no engine to serve: add a tensorrtLLM stage or "
+                               "set spec.stages.serve.engine",
+          {}});
+  // Evaluation without training and without a checkpoint path; every problem in one run.
+  spec = Replace(kBaseSpec,
+                 "    train:\n      mode: pretrain\n      nodes: 2\n      gpusPerNode: 8\n"
+                 "      parallelism:\n        tensor: 2\n        pipeline: 2\n"
+                 "        sequenceParallel: true\n      batch: {micro: 1, global: 32}\n"
+                 "      data: {mock: true}\n",
+                 "    evaluate: {tasks: [hellaswag]}\n    convert: {}\n");
+  Expect({"evaluate-without-checkpoint", spec,
+          At(spec, "evaluate:") + "spec.stages.evaluate has no checkpoint to read: add a train stage "
+                                  "or set spec.stages.evaluate.checkpoint",
+          {}});
+  Expect({"convert-without-checkpoint", spec,
+          At(spec, "convert:") + "spec.stages.convert has no checkpoint to read", {}});
+}
+
 TEST_F(NegativeTest, MalformedYaml) {
   std::string spec = Replace(kBaseSpec, "batch: {micro: 1, global: 32}", "batch: {micro: 1, global: 32");
   // yaml-cpp reports the unclosed flow mapping where it notices it.
@@ -203,8 +225,11 @@ TEST_F(NegativeTest, LatestTagRefused) {
 }
 
 TEST_F(NegativeTest, UnimplementedStageIsRejectedNotIgnored) {
-  std::string spec = Replace(kBaseSpec, "  targets:", "    evaluate: {tasks: [hellaswag]}\n  targets:");
-  Expect({"stage", spec, At(spec, "evaluate") + "stage 'evaluate' is not supported yet", {}});
+  std::string spec = Replace(Replace(kBaseSpec, "  targets:", "    convert: {}\n  targets:"),
+                             "preset: llama2-7b", "preset: nemotron4-15b");
+  Expect({"stage", spec,
+          At(spec, "convert") + "converting the nemotron family to HuggingFace is not supported yet",
+          {}});
 }
 
 TEST_F(NegativeTest, UnknownEfaInstanceType) {

@@ -43,7 +43,7 @@ local paths = import 'paths.libsonnet';
     local checkpoint = train.checkpoint,
     explicit_log_dir: paths.trainDir(ctx),
     exp_dir: null,
-    name: 'megatron_gpt',
+    name: paths.checkpointName,
     create_wandb_logger: false,
     create_tensorboard_logger: true,
     create_dllogger_logger: true,
@@ -58,7 +58,10 @@ local paths = import 'paths.libsonnet';
       save_last: checkpoint.saveLast,
       every_n_train_steps: checkpoint.every,
       always_save_nemo: false,
-      save_nemo_on_train_end: train.mode != 'pretrain',
+      // Evaluation and conversion read the final .nemo (paths.trainedNemo).
+      save_nemo_on_train_end: train.mode != 'pretrain'
+                              || std.objectHas(ctx.spec.stages, 'evaluate')
+                              || std.objectHas(ctx.spec.stages, 'convert'),
       filename: 'megatron_gpt--{step}-{consumed_samples}',
       model_parallel_size: train.parallelism.tensor * train.parallelism.pipeline,
     },
@@ -180,6 +183,8 @@ local paths = import 'paths.libsonnet';
   dataPrefix(ctx, data)::
     if std.objectHas(data, 'prefixes')
     then std.flattenArrays([[p.weight, paths.dataFile(ctx, p.path)] for p in data.prefixes])
+    else if std.objectHas(data, 'fromDataPrep')
+    then [1.0, paths.preparedDataset(ctx, ctx.spec.stages.dataPrep)]
     else [],
 
   pretrainData(ctx, train):: {
@@ -264,7 +269,7 @@ local paths = import 'paths.libsonnet';
       + { optim: $.optim(train) }
       + (
         if finetune then {
-          restore_from_path: paths.resultsFile(ctx, model.source.nemo),
+          restore_from_path: paths.sourceNemo(ctx),
           data: $.finetuneData(ctx, train),
           peft: $.peft(train),
         } else $.architecture(model, train) + {

@@ -2,6 +2,7 @@
 // under a headless Service of the same name; static torchrun rendezvous on
 // index 0. No restarts: one lost rank breaks the NCCL groups, and the next
 // run resumes from the newest checkpoint.
+local job = import 'job.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local launch = import 'runtimes/launch.libsonnet';
 
@@ -16,30 +17,25 @@ local launch = import 'runtimes/launch.libsonnet';
 
   objects(ctx, w):: [
     launch.headlessService(k8s, ctx, w.name, w.component, { 'batch.kubernetes.io/job-name': w.name }),
-    {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: k8s.metadata(ctx, w.name, w.component) + { labels+: w.workloadLabels },
-      spec: {
-        parallelism: w.nodes,
-        completions: w.nodes,
-        completionMode: 'Indexed',
-        backoffLimit: 0,
-        template: {
-          metadata: w.pod.metadata,
-          spec: w.pod.spec {
-            subdomain: w.name,
-            restartPolicy: 'Never',
-            containers: [w.container + launch.container(
-              launch.staticArgs(w, $.masterAddress(ctx, w), $.port), w.program, w.prologue
-            ) + {
-              name: $.containerName,
-              env+: [launch.completionIndexEnv],
-              ports: [{ name: 'rendezvous', containerPort: $.port, protocol: 'TCP' }],
-            }],
-          },
+    job.job(ctx, w.name, w.component, {
+      parallelism: w.nodes,
+      completions: w.nodes,
+      completionMode: 'Indexed',
+      backoffLimit: 0,
+      template: {
+        metadata: w.pod.metadata,
+        spec: w.pod.spec {
+          subdomain: w.name,
+          restartPolicy: 'Never',
+          containers: [w.container + launch.container(
+            launch.staticArgs(w, $.masterAddress(ctx, w), $.port), w.program, w.prologue
+          ) + {
+            name: $.containerName,
+            env+: [launch.completionIndexEnv],
+            ports: [{ name: 'rendezvous', containerPort: $.port, protocol: 'TCP' }],
+          }],
         },
-      } + (if w.suspend then { suspend: true } else {}),
-    },
+      },
+    }, w.workloadLabels, w.suspend),
   ],
 }

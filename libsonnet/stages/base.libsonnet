@@ -1,9 +1,10 @@
 // 00-base: what every stage of a target relies on.
 local k8s = import 'k8s.libsonnet';
+local order = import 'stages/order.libsonnet';
 local storage = import 'storage.libsonnet';
 
 {
-  dir: '00-base',
+  dir: order.dir.base,
 
   files(ctx)::
     k8s.file(self.dir, k8s.namespace(ctx))
@@ -13,5 +14,6 @@ local storage = import 'storage.libsonnet';
       else {}
     )
     + std.foldl(function(acc, o) acc + k8s.file(self.dir, o),
-                storage.objects(ctx) + ctx.profile.clusterObjects(ctx), {}),
+                storage.objects(ctx) + ctx.profile.clusterObjects(ctx),
+                {}),
 }

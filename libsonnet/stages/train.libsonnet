@@ -6,21 +6,22 @@ local k8s = import 'k8s.libsonnet';
 local hydra = import 'nemo/hydra.libsonnet';
 local nemo2 = import 'nemo/nemo2.libsonnet';
 local paths = import 'paths.libsonnet';
+local order = import 'stages/order.libsonnet';
 
 {
-  dir: '30-train',
+  dir: order.dir.train,
   component: 'train',
 
   configMapName(ctx):: k8s.boundedName(ctx.project + '-train-config', 63),
   // Controllers derive pod hostnames and Services from the workload name
   // ("-worker-12", "-node-0-127"): 46 characters leave room for them. The
   // name carries a content hash of what the workload runs (k8s.contentName):
-  // the workload contract without its name, the runtime and the Hydra
-  // config the pods read from their ConfigMap.
+  // the workload contract without its name, the runtime and the config the
+  // pods read from their ConfigMap (Hydra config.yaml or NeMo 2 recipe.py).
   jobName(ctx):: k8s.contentName(ctx.project + '-train', 46, {
     runtime: ctx.runtime,
     workload: $.workloadContent(ctx),
-    config: hydra.config(ctx),
+    config: $.configData(ctx),
   }),
 
   // Environment the NeMo process needs whatever the cloud.
@@ -139,7 +140,7 @@ local paths = import 'paths.libsonnet';
 
   files(ctx)::
     local config = k8s.configMap(ctx, $.configMapName(ctx), $.configData(ctx), $.component);
-    k8s.file('00-base', config)
+    k8s.file(order.dir.base, config)
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, $.workload(ctx)), {}),
 
   summary(ctx)::

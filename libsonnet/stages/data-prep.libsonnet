@@ -1,0 +1,49 @@
+// 20-data-prep: JSONL on the data volume -> Megatron indexed datasets
+// (.bin/.idx) with NeMo's preprocess_data_for_megatron.py, as the NeMo
+// launcher's data preparation does. The output prefix comes from
+// paths.libsonnet, where training reads it (data: {fromDataPrep: true}).
+local k8s = import 'k8s.libsonnet';
+local paths = import 'paths.libsonnet';
+local order = import 'stages/order.libsonnet';
+local pod = import 'stages/pod.libsonnet';
+
+{
+  dir: order.dir.dataPrep,
+  component: 'data-prep',
+  script: '/opt/NeMo/scripts/nlp_language_modeling/preprocess_data_for_megatron.py',
+
+  jobName(ctx):: k8s.boundedName(ctx.project + '-data-prep', 63),
+
+  tokenizerArgs(tokenizer)::
+    ['--tokenizer-library=' + tokenizer.library]
+    + (if std.objectHas(tokenizer, 'type') then ['--tokenizer-type=' + tokenizer.type] else [])
+    + (if std.objectHas(tokenizer, 'model') then ['--tokenizer-model=' + tokenizer.model] else []),
+
+  args(ctx)::
+    local prep = ctx.spec.stages.dataPrep;
+    [
+      'python3',
+      $.script,
+      '--input=' + paths.dataFile(ctx, prep.input),
+      '--json-keys=' + prep.jsonKey,
+      '--dataset-impl=mmap',
+      '--output-prefix=' + paths.preparedOutputPrefix(ctx),
+      '--workers=' + prep.workers,
+      '--append-eod',
+    ] + $.tokenizerArgs(ctx.spec.model.tokenizer),
+
+  files(ctx)::
+    local prep = ctx.spec.stages.dataPrep;
+    local placement = ctx.profile.localPlacement(ctx);
+    local run = pod.mkdirThenExec([paths.preparedDir(ctx)], $.args(ctx));
+    local container = pod.container(ctx,
+                                    'data-prep',
+                                    prep.image,
+                                    placement,
+                                    resources=prep.resources,
+                                    envRefs=pod.hfTokenEnv(ctx)) + run;
+    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container)),
+
+  summary(ctx):: 'JSONL ' + paths.dataFile(ctx, ctx.spec.stages.dataPrep.input)
+                 + ' -> Megatron indexed dataset ' + paths.preparedDataset(ctx, ctx.spec.stages.dataPrep),
+}

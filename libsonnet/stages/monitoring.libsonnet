@@ -1,0 +1,110 @@
+// 80-monitoring: Prometheus Operator objects (monitoring.coreos.com/v1).
+// Triton exposes Prometheus metrics itself (port "metrics"): a ServiceMonitor
+// scrapes it. NeMo 1 training has no metrics endpoint; its pods are watched
+// through the GPU Operator's DCGM exporter, whose series carry the namespace
+// and pod of each GPU, in PrometheusRule alerts with the seeds' thresholds
+// (GPU utilisation > 80 %, GPU memory < 95 %, throughput that stalls).
+local k8s = import 'k8s.libsonnet';
+local order = import 'stages/order.libsonnet';
+local serve = import 'stages/serve.libsonnet';
+local train = import 'stages/train.libsonnet';
+
+{
+  dir: order.dir.monitoring,
+  component: 'monitoring',
+
+  name(ctx):: k8s.boundedName(ctx.project + '-' + ctx.target.name, 63),
+
+  serviceMonitor(ctx):: {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'ServiceMonitor',
+    metadata: k8s.metadata(ctx, serve.name(ctx), $.component),
+    spec: {
+      selector: { matchLabels: serve.selector(ctx) },
+      namespaceSelector: { matchNames: [ctx.namespace] },
+      endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s' }],
+    },
+  },
+
+  // DCGM series of the training pods (all ranks share the workload's name prefix).
+  local trainingPods(ctx) = 'namespace="' + ctx.namespace + '",pod=~"' + train.jobName(ctx) + '-.*"',
+
+  trainingRules(ctx, t):: [
+    {
+      alert: 'NemoTrainingGpuUtilizationLow',
+      expr: 'avg by (pod) (DCGM_FI_DEV_GPU_UTIL{' + trainingPods(ctx) + '}) < ' + k8s.decimal(t.gpuUtilizationPercent),
+      'for': '15m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'NeMo training pod {{ $labels.pod }} keeps its GPUs below ' + k8s.decimal(t.gpuUtilizationPercent) + ' % busy',
+        description: 'Input pipeline, communication or a straggler rank is starving the GPUs.',
+      },
+    },
+    {
+      alert: 'NemoTrainingGpuMemoryHigh',
+      expr: 'max by (pod) (DCGM_FI_DEV_FB_USED{' + trainingPods(ctx) + '} / (DCGM_FI_DEV_FB_USED{'
+            + trainingPods(ctx) + '} + DCGM_FI_DEV_FB_FREE{' + trainingPods(ctx) + '})) * 100 > ' + k8s.decimal(t.gpuMemoryPercent),
+      'for': '10m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: 'NeMo training pod {{ $labels.pod }} uses more than ' + k8s.decimal(t.gpuMemoryPercent) + ' % of GPU memory',
+        description: 'Close to out-of-memory: lower the micro batch or raise parallelism.',
+      },
+    },
+    {
+      // Throughput that stalls shows as GPUs that stop working while the pods still run.
+      alert: 'NemoTrainingStalled',
+      expr: 'max by (pod) (DCGM_FI_DEV_GPU_UTIL{' + trainingPods(ctx) + '}) == 0',
+      'for': t.stalledAfter,
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: 'NeMo training pod {{ $labels.pod }} has done no GPU work for ' + t.stalledAfter,
+        description: 'A hung collective (NCCL), a dead rank or a stuck data loader; check the pod logs.',
+      },
+    },
+  ],
+
+  servingRules(ctx, t):: [
+    {
+      alert: 'TritonInferenceFailures',
+      expr: 'sum(rate(nv_inference_request_failure{namespace="' + ctx.namespace + '",model="' + serve.modelName(ctx) + '"}[5m])) > 0',
+      'for': '5m',
+      labels: { severity: 'warning' },
+      annotations: { summary: 'Triton model ' + serve.modelName(ctx) + ' is failing requests' },
+    },
+    {
+      alert: 'TritonGpuUtilizationSaturated',
+      expr: 'avg(nv_gpu_utilization{namespace="' + ctx.namespace + '",service="' + serve.name(ctx) + '"}) * 100 > 95',
+      'for': '15m',
+      labels: { severity: 'info' },
+      annotations: { summary: 'Triton GPUs are saturated: add replicas or raise maxReplicas' },
+    },
+  ],
+
+  prometheusRule(ctx)::
+    local t = ctx.spec.monitoring.thresholds;
+    local stages = ctx.spec.stages;
+    {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: k8s.metadata(ctx, $.name(ctx), $.component),
+      spec: {
+        groups: (if std.objectHas(stages, 'train') then [{ name: 'nemo-training', rules: $.trainingRules(ctx, t) }] else [])
+                + (if std.objectHas(stages, 'serve') then [{ name: 'triton-serving', rules: $.servingRules(ctx, t) }] else []),
+      },
+    },
+
+  files(ctx)::
+    local monitoring = ctx.spec.monitoring;
+    std.foldl(function(acc, o) acc + k8s.file($.dir, o),
+              (if monitoring.serviceMonitor then [$.serviceMonitor(ctx)] else [])
+              + (if monitoring.alerts then [$.prometheusRule(ctx)] else []),
+              {}),
+
+  summary(ctx)::
+    local monitoring = ctx.spec.monitoring;
+    std.join('; ', (if monitoring.serviceMonitor then ["ServiceMonitor on Triton's metrics port"] else [])
+                   + (if monitoring.alerts then ['PrometheusRule: training GPU utilisation, memory and stalls (DCGM), Triton failures'] else [])),
+
+  enabled(ctx):: ctx.spec.monitoring.serviceMonitor || ctx.spec.monitoring.alerts,
+}

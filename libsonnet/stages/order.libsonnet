@@ -1,0 +1,22 @@
+// The pipeline's stages in order: the one table of stage keys (spec.stages.<key>;
+// importModel and monitoring are implied by spec.model.source.huggingface and
+// spec.monitoring) and their output directories. The numeric prefix of a
+// directory IS the stage's position: kustomize, SUMMARY.md and the GitOps
+// objects (sync waves, Flux dependsOn) all derive the order from it.
+{
+  stages: [
+    { key: 'base', dir: '00-base' },
+    { key: 'ncclTest', dir: '10-nccl-test' },
+    { key: 'dataPrep', dir: '20-data-prep' },
+    // Implied by spec.model.source.huggingface: the .nemo that training fine-tunes.
+    { key: 'importModel', dir: '25-import-model' },
+    { key: 'train', dir: '30-train' },
+    { key: 'evaluate', dir: '40-evaluate' },
+    { key: 'convert', dir: '50-convert' },
+    { key: 'tensorrtLLM', dir: '60-tensorrt-llm' },
+    { key: 'serve', dir: '70-serve' },
+    { key: 'monitoring', dir: '80-monitoring' },
+  ],
+
+  dir: { [s.key]: s.dir for s in $.stages },
+}

@@ -1,0 +1,85 @@
+// Pods of the single-node stages (data preparation, evaluation, conversion,
+// the TensorRT-LLM build and Triton): the profile's localPlacement gives
+// node selection, tolerations, storage and the Kueue queue; this file adds
+// the hardening every stage pod gets. Training and the NCCL preflight build
+// their pods in stages/train.libsonnet instead (multi-node fabric).
+local job = import 'job.libsonnet';
+local k8s = import 'k8s.libsonnet';
+
+{
+  // NCCL inside one node and PyTorch data loaders need more than the 64Mi default.
+  shmSize:: '64Gi',
+  // Stage Jobs retry twice: each one redoes its whole work from shared storage.
+  backoffLimit:: 2,
+
+  // gpus: GPUs of the container (0: none); resources: the stage's cpu/memory.
+  // nonRoot: the image has a fixed non-root user (uid), so the pod runs as it.
+  container(ctx, name, image, placement, gpus=0, resources={}, env={}, envRefs=[], mounts=[], nonRoot=null)::
+    local all = (if gpus > 0 then { [ctx.profile.gpuResource]: gpus } else {}) + placement.resources + resources;
+    local envList = k8s.envList(placement.env + env) + envRefs;
+    {
+      name: name,
+      image: k8s.imageRef(image),
+      imagePullPolicy: image.pullPolicy,
+      // Extended resources must be limits; requests = limits everywhere.
+      [if std.length(all) > 0 then 'resources']: { requests: all, limits: all },
+      [if std.length(envList) > 0 then 'env']: envList,
+      securityContext: { allowPrivilegeEscalation: false }
+                       + (if nonRoot != null then { capabilities: { drop: ['ALL'] } } else {}),
+      volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }] + placement.mounts + mounts,
+    },
+
+  // A pod template for one stage.
+  template(ctx, component, placement, containers, volumes=[], nonRoot=null, restartPolicy=null, annotations={})::
+    local allAnnotations = placement.annotations + annotations;
+    {
+      metadata: {
+        labels: ctx.labels { 'app.kubernetes.io/component': component },
+      } + (if std.length(allAnnotations) > 0 then { annotations: allAnnotations } else {}),
+      spec: {
+        serviceAccountName: ctx.serviceAccountName,
+        enableServiceLinks: false,
+        securityContext: { seccompProfile: { type: 'RuntimeDefault' } } + (
+          if nonRoot != null then { runAsNonRoot: true, runAsUser: nonRoot, runAsGroup: nonRoot } else {}
+        ),
+        volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: $.shmSize } }] + placement.volumes + volumes,
+        containers: containers,
+      } + (
+        if restartPolicy != null then { restartPolicy: restartPolicy } else {}
+      ) + (
+        if std.length(ctx.spec.imagePullSecrets) > 0
+        then { imagePullSecrets: [{ name: s } for s in ctx.spec.imagePullSecrets] }
+        else {}
+      ) + (
+        if std.length(placement.nodeSelector) > 0 then { nodeSelector: placement.nodeSelector } else {}
+      ) + (
+        if std.length(placement.tolerations) > 0 then { tolerations: placement.tolerations } else {}
+      ),
+    },
+
+  // A Job of one pod running `container` to completion. Jobs are immutable:
+  // the name is `base` plus a content hash of the Job spec (k8s.contentName),
+  // so a changed stage gives a new Job under GitOps and an unchanged one keeps
+  // its name (and is never re-run).
+  job(ctx, base, component, placement, container, volumes=[])::
+    local spec = {
+      backoffLimit: $.backoffLimit,
+      template: $.template(ctx, component, placement, [container], volumes, restartPolicy='Never'),
+    };
+    local name = k8s.contentName(base, 63, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend });
+    job.job(ctx, name, component, spec, placement.workloadLabels, placement.suspend),
+
+  // argv that creates `dirs` first, then execs `argv`: arguments stay argv
+  // entries and never pass through the shell as text.
+  mkdirThenExec(dirs, argv):: {
+    command: ['bash', '-c', 'set -e\nmkdir -p -- "${@:1:' + std.length(dirs) + '}"\nshift ' + std.length(dirs) + '\nexec "$@"', 'nemoc'],
+    args: dirs + argv,
+  },
+
+  // A Secret reference for the HuggingFace token, when the spec names one.
+  hfTokenEnv(ctx)::
+    local source = if std.objectHas(ctx.spec.model, 'source') then ctx.spec.model.source else {};
+    if std.objectHas(source, 'hfTokenSecret')
+    then [{ name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: source.hfTokenSecret, key: 'HF_TOKEN' } } }]
+    else [],
+}
