@@ -244,6 +244,17 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
                       "spec.stages." + readers[0] + " of a LoRA run (the .nemo holds only the "
                       "adapter; merging it into the base model)");
     }
+    if (t.value("framework", "nemo1") == "nemo2") {
+      // NeMo 2 saves distributed checkpoint directories, not the .nemo the
+      // evaluation and conversion Jobs read: refuse rather than generate Jobs
+      // that would look for a file training never writes.
+      for (const auto& reader : readers) {
+        NotSupportedYet(diags, doc, "/spec/stages/" + reader,
+                        "spec.stages." + reader + " reading a NeMo 2 training run's checkpoint "
+                        "(NeMo 2 saves a checkpoint directory, not a .nemo; name a .nemo in "
+                        "spec.stages." + reader + ".checkpoint instead)");
+      }
+    }
     if (!t["checkpoint"].value("enabled", true)) {
       diags->Error("spec.missing-source",
                    "spec.stages." + readers[0] + " reads the .nemo training saves at the end, but "

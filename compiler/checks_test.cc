@@ -543,6 +543,31 @@ TEST(ChecksTestPipeline, LoraAdaptersAreNotEvaluatedYet) {
             c.lines);
 }
 
+TEST(ChecksTestPipeline, NemoTwoCheckpointsAreNotEvaluatedOrConvertedYet) {
+  // NeMo 2 writes checkpoint directories, not the .nemo evaluate/convert read.
+  std::string text = Replace(WithStages("    evaluate: {}\n    convert: {}\n"), "tag: \"24.07\"",
+                             "tag: \"25.07\"");
+  text = Replace(text, "mode: pretrain", "mode: pretrain\n      framework: nemo2");
+  Checked c = RunCheckSpec(text);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ((Lines{std::string("error spec.not-supported-yet@14:5: spec.stages.evaluate reading a "
+                               "NeMo 2 training run's checkpoint (NeMo 2 saves a checkpoint "
+                               "directory, not a .nemo; name a .nemo in "
+                               "spec.stages.evaluate.checkpoint instead) is not supported yet") +
+                       kNotYetHint,
+                   std::string("error spec.not-supported-yet@15:5: spec.stages.convert reading a "
+                               "NeMo 2 training run's checkpoint (NeMo 2 saves a checkpoint "
+                               "directory, not a .nemo; name a .nemo in "
+                               "spec.stages.convert.checkpoint instead) is not supported yet") +
+                       kNotYetHint}),
+            c.lines);
+  // With an explicit .nemo to read, the same pipeline is accepted.
+  Checked explicit_checkpoint = RunCheckSpec(Replace(
+      Replace(text, "    evaluate: {}\n", "    evaluate: {checkpoint: models/base.nemo}\n"),
+      "    convert: {}\n", "    convert: {checkpoint: models/base.nemo}\n"));
+  EXPECT_TRUE(explicit_checkpoint.ok) << ::testing::PrintToString(explicit_checkpoint.lines);
+}
+
 TEST(ChecksTestPipeline, EvaluationFitsOneNode) {
   Checked c = RunCheckSpec(WithStages("    evaluate: {tensorParallel: 4, pipelineParallel: 4}\n"));
   EXPECT_FALSE(c.ok);
