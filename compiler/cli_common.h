@@ -24,6 +24,8 @@ struct CompileFlags {
   std::string out_dir = "out";
   std::string kube_schemas;
   bool quiet = false;
+  std::string dump_entry_dir;  // hidden, for bench/
+  int jobs = 0;  // -j: specs compiled at once; 0 = one per core
 
   void Register(CLI::App* command, bool with_out_dir);
   CompileOptions ToOptions() const;
@@ -42,9 +44,12 @@ int ExitCodeFor(const Diagnostics& diags);
 bool MakeCompiler(const CompileFlags& flags, std::unique_ptr<Compiler>* compiler,
                   Diagnostics* diags);
 
-/// Compiles every spec; all errors of all specs are reported.
+/// Compiles every spec (on `jobs` threads, build_driver.h); all errors of
+/// all specs are reported, in the order the specs were given. With
+/// `skip_up_to_date`, targets whose stamp matches come back up_to_date.
 bool CompileAll(Compiler* compiler, const std::vector<std::string>& specs,
-                std::vector<CompiledSpec>* compiled, Diagnostics* diags);
+                std::vector<CompiledSpec>* compiled, Diagnostics* diags, int jobs = 1,
+                bool skip_up_to_date = false);
 
 }  // namespace nemoc
 

@@ -51,7 +51,8 @@ int RunBuild(const CompileFlags& flags) {
     return ExitCodeFor(diags);
   }
   std::vector<CompiledSpec> compiled;
-  if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags)) {
+  if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs,
+                  /*skip_up_to_date=*/true)) {
     PrintDiagnostics(diags, compiler->sources());
     return ExitCodeFor(diags);
   }
@@ -61,6 +62,7 @@ int RunBuild(const CompileFlags& flags) {
   RealDisk disk;
   for (const auto& spec : compiled) {
     for (const auto& target : spec.targets) {
+      if (target.up_to_date) continue;  // already checked against its stamp
       FileTree existing;
       ReadTree(disk, target.dir, &existing, &diags);
     }
@@ -72,8 +74,12 @@ int RunBuild(const CompileFlags& flags) {
 
   for (const auto& spec : compiled) {
     for (const auto& target : spec.targets) {
+      if (target.up_to_date) {
+        if (!flags.quiet) std::printf("%s: up to date\n", target.dir.c_str());
+        continue;
+      }
       WriteResult result;
-      if (!WriteTree(disk, target.dir, target.tree, &result, &diags)) {
+      if (!WriteTree(disk, target.dir, target.tree, &result, &diags, target.stamp)) {
         PrintDiagnostics(diags, compiler->sources());
         return kExitInternal;
       }

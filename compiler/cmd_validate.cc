@@ -17,7 +17,7 @@ int RunValidate(const CompileFlags& flags) {
     return ExitCodeFor(diags);
   }
   std::vector<CompiledSpec> compiled;
-  const bool ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags);
+  const bool ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs);
   if (!diags.empty()) PrintDiagnostics(diags, compiler->sources());
   if (ok && !flags.quiet) {
     for (const auto& spec : compiled) {

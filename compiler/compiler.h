@@ -23,12 +23,15 @@ struct CompileOptions {
   std::vector<std::string> only_targets;  // --target; empty = all
   std::string kube_schemas_dir;           // "" = no output schema validation
   std::string out_dir = "out";
+  std::string dump_entry_dir;  // bench/: write each Jsonnet entry + spec TLA here
 };
 
 struct CompiledTarget {
   std::string name;
   std::string dir;  // <out>/<project>/<target>
   FileTree tree;    // relative path -> bytes
+  std::string stamp;        // marker stamp lines ("" = always rebuild)
+  bool up_to_date = false;  // skipped: its tree is current (tree left empty)
 };
 
 struct CompiledSpec {
@@ -38,6 +41,9 @@ struct CompiledSpec {
   bool all_targets = true;  // false when --target filtered some out
   std::vector<CompiledTarget> targets;
 };
+
+class JsonnetExpander;
+class StampCalculator;
 
 class Compiler {
  public:
@@ -51,8 +57,23 @@ class Compiler {
   /// Compiles one spec file. On failure `out` is incomplete and must not be written.
   bool CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags);
 
+  /// The same, safe to call from several threads at once: each thread brings
+  /// its own Jsonnet VM (MakeExpander) and collects quoted sources in `sources`.
+  bool CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags,
+                   SourceTexts* sources, JsonnetExpander* expander) const;
+
+  /// A Jsonnet expander over this compiler's library roots (one per thread).
+  std::unique_ptr<JsonnetExpander> MakeExpander() const;
+
+  /// Incremental builds: true when every selected target of the spec at
+  /// `path` already holds exactly what a build would write (see
+  /// build_stamp.h); then `out` lists them with up_to_date set. Thread-safe
+  /// like CompileFile. False means "compile it" (nothing is reported).
+  bool UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpander* expander) const;
+
   /// Source texts seen so far (specs and libraries), for quoting in messages.
   const SourceTexts& sources() const { return sources_; }
+  SourceTexts* mutable_sources() { return &sources_; }
   bool kube_schemas_loaded() const { return kube_schemas_ != nullptr; }
 
  private:
@@ -62,6 +83,7 @@ class Compiler {
   ModelCatalog catalog_;
   AcceleratorTable accelerators_;
   std::unique_ptr<KubeSchemas> kube_schemas_;
+  std::unique_ptr<StampCalculator> stamps_;
   SourceTexts sources_;
 };
 

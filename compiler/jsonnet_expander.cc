@@ -141,6 +141,7 @@ bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& 
     bool seen = false;
     for (const auto& f : imported_) seen = seen || f.path == *found;
     if (!seen) imported_.push_back({*found, *content});
+    import_calls_.push_back({base, rel, *found});
     return true;
   }
   std::string searched;
@@ -186,6 +187,11 @@ bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string
   }
   snippet += "};\nfunction(spec, only_target='') nemoc.build(spec, profiles, only_target)\n";
 
+  if (!dump_dir_.empty() && only_target.empty()) {
+    const std::string base = dump_dir_ + "/" + params["metadata"].value("name", "spec");
+    std::ofstream(base + ".entry.jsonnet", std::ios::binary) << snippet;
+    std::ofstream(base + ".spec.json", std::ios::binary) << params_json;
+  }
   CallbackContext context{this, vm_};
   jsonnet_import_callback(vm_, &ImportCallback, &context);
   jsonnet_tla_code(vm_, "spec", params_json.c_str());
@@ -244,6 +250,7 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
                              std::map<std::string, TargetExpansion>* out,
                              Diagnostics* diags) {
   imported_.clear();
+  import_calls_.clear();
   // Profile names are spliced into the entry snippet: refuse unsafe ones per
   // target, before anything is evaluated.
   bool names_ok = true;
@@ -330,6 +337,47 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
     for (const auto& [path, object] : files.items()) target.files[path] = object;
   }
   return ok;
+}
+
+bool JsonnetExpander::RootKey(const std::string& path, std::string* key) const {
+  if (path.empty()) {
+    *key = "-";
+    return true;
+  }
+  for (size_t i = 0; i < roots_.size(); ++i) {
+    const std::string& root = roots_[i];
+    // A root directory itself may come without its trailing '/'.
+    if (path + "/" == root) {
+      *key = std::to_string(i) + ":";
+      return true;
+    }
+    if (StartsWith(path, root)) {
+      *key = std::to_string(i) + ":" + path.substr(root.size());
+      return true;
+    }
+  }
+  return false;
+}
+
+bool JsonnetExpander::RootPath(const std::string& key, std::string* path) const {
+  if (key == "-") {
+    path->clear();
+    return true;
+  }
+  const size_t colon = key.find(':');
+  if (colon == std::string::npos || colon == 0 || colon > 3) return false;
+  size_t index = 0;
+  for (size_t i = 0; i < colon; ++i) {
+    if (key[i] < '0' || key[i] > '9') return false;
+    index = index * 10 + static_cast<size_t>(key[i] - '0');
+  }
+  if (index >= roots_.size()) return false;
+  const std::string rest = key.substr(colon + 1);
+  for (const auto& segment : fs::path(rest)) {
+    if (segment == "..") return false;
+  }
+  *path = roots_[index] + rest;
+  return true;
 }
 
 SourceTexts JsonnetExpander::LibrarySources() const {

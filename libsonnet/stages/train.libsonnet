@@ -67,7 +67,7 @@ local paths = import 'paths.libsonnet';
     local train = ctx.spec.stages.train;
     {
       metadata: {
-        labels: ctx.labels + { 'app.kubernetes.io/component': $.component },
+        labels: ctx.labels { 'app.kubernetes.io/component': $.component },
       } + (if std.length(placement.annotations) > 0 then { annotations: placement.annotations } else {}),
       spec: {
         serviceAccountName: ctx.serviceAccountName,
@@ -98,25 +98,35 @@ local paths = import 'paths.libsonnet';
     },
 
   // The contract every runtime implements objects(ctx, w) for.
+  // Runtimes read w.pod, w.container... several times each: every field is a
+  // local, evaluated once (libjsonnet re-evaluates field expressions).
   workload(ctx)::
     local train = ctx.spec.stages.train;
     local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
+    local name = $.jobName(ctx);
+    local pod = $.pod(ctx, placement);
+    local container = $.container(ctx, placement);
+    local program = $.program(ctx);
+    local prologue = placement.prologue;
+    local workloadLabels = placement.workloadLabels;
+    local suspend = placement.suspend;
     {
-      name: $.jobName(ctx),
+      name: name,
       component: $.component,
       nodes: train.nodes,
       gpusPerNode: train.gpusPerNode,
       restarts: train.restarts,
-      pod: $.pod(ctx, placement),
-      container: $.container(ctx, placement),
-      program: $.program(ctx),
-      prologue: placement.prologue,
-      workloadLabels: placement.workloadLabels,
-      suspend: placement.suspend,
+      pod: pod,
+      container: container,
+      program: program,
+      prologue: prologue,
+      workloadLabels: workloadLabels,
+      suspend: suspend,
     },
 
   files(ctx)::
-    local config = k8s.configMap(ctx, $.configMapName(ctx),
+    local config = k8s.configMap(ctx,
+                                 $.configMapName(ctx),
                                  { 'config.yaml': k8s.yamlDocument(hydra.config(ctx)) },
                                  $.component);
     k8s.file('00-base', config)
@@ -129,14 +139,14 @@ local paths = import 'paths.libsonnet';
       fabric: placement.fabric,
       // Every privilege the pods get, with the reason; reviewers see it in SUMMARY.md.
       privileges: (
-        if placement.privileged then [
-          (if placement.hostNetwork then 'privileged container on the host network: ' else 'privileged container: ')
-          + placement.privilegeReason,
-        ] else [
-          'no privilege escalation, RuntimeDefault seccomp',
-        ] + [c + ' capability: ' + placement.privilegeReason for c in placement.capabilities]
-        + (if placement.hostNetwork then ['hostNetwork: ' + placement.privilegeReason] else [])
-      )
-      + ['runs as the image user (root in NGC NeMo images, which define no other user)'],
+                    if placement.privileged then [
+                      (if placement.hostNetwork then 'privileged container on the host network: ' else 'privileged container: ')
+                      + placement.privilegeReason,
+                    ] else [
+                             'no privilege escalation, RuntimeDefault seccomp',
+                           ] + [c + ' capability: ' + placement.privilegeReason for c in placement.capabilities]
+                           + (if placement.hostNetwork then ['hostNetwork: ' + placement.privilegeReason] else [])
+                  )
+                  + ['runs as the image user (root in NGC NeMo images, which define no other user)'],
     },
 }
