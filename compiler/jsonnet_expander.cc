@@ -169,8 +169,182 @@ char* ImportCallback(void* ctx, const char* base, const char* rel, char** found_
 
 }  // namespace
 
+namespace {
+
+// An `import '<path>'` expression in a library file: its byte range and path.
+struct ImportSite {
+  size_t begin = 0, end = 0;
+  std::string path;
+};
+
+bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
+
+// Skips whitespace and comments from `i`; returns the next position.
+size_t SkipSpace(const std::string& s, size_t i) {
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (c == '#' || (c == '/' && i + 1 < s.size() && s[i + 1] == '/')) {
+      i = s.find('\n', i);
+      if (i == std::string::npos) return s.size();
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      i = s.find("*/", i + 2);
+      if (i == std::string::npos) return s.size();
+      i += 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Finds every `import "..."` / `import '...'` in Jsonnet source, skipping
+// comments and string literals. False when the source uses something this
+// small scanner does not handle (importstr/importbin, a path with an escape
+// or in a verbatim/text-block string, an unterminated literal): the caller
+// then lets libjsonnet import files itself.
+bool FindImports(const std::string& s, std::vector<ImportSite>* sites) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t next = SkipSpace(s, i);
+    if (next != i) {
+      i = next;
+      continue;
+    }
+    const char c = s[i];
+    if (c == '\'' || c == '"') {
+      size_t j = i + 1;
+      while (j < s.size() && s[j] != c) j += (s[j] == '\\') ? 2 : 1;
+      if (j >= s.size()) return false;
+      i = j + 1;
+    } else if (c == '@' && i + 1 < s.size() && (s[i + 1] == '\'' || s[i + 1] == '"')) {
+      const char q = s[i + 1];
+      size_t j = i + 2;
+      for (;;) {
+        j = s.find(q, j);
+        if (j == std::string::npos) return false;
+        if (j + 1 < s.size() && s[j + 1] == q) {
+          j += 2;  // a doubled quote is a literal quote
+          continue;
+        }
+        break;
+      }
+      i = j + 1;
+    } else if (s.compare(i, 3, "|||") == 0) {
+      // A text block ends at a line whose first non-blank characters are |||.
+      size_t j = i + 3;
+      for (;;) {
+        j = s.find('\n', j);
+        if (j == std::string::npos) return false;
+        size_t k = j + 1;
+        while (k < s.size() && (s[k] == ' ' || s[k] == '\t')) ++k;
+        if (s.compare(k, 3, "|||") == 0) {
+          i = k + 3;
+          break;
+        }
+        j = k;
+      }
+    } else if (IsIdentStart(c)) {
+      size_t j = i;
+      while (j < s.size() && IsIdentChar(s[j])) ++j;
+      const std::string word = s.substr(i, j - i);
+      if (word == "importstr" || word == "importbin") return false;
+      if (word == "import") {
+        const size_t k = SkipSpace(s, j);
+        if (k >= s.size() || (s[k] != '\'' && s[k] != '"')) return false;
+        const size_t close = s.find(s[k], k + 1);
+        if (close == std::string::npos) return false;
+        std::string path = s.substr(k + 1, close - k - 1);
+        if (path.find_first_of("\\\n") != std::string::npos) return false;
+        sites->push_back({i, close + 1, std::move(path)});
+        j = close + 1;
+      }
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return true;
+}
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+}  // namespace
+
+// libjsonnet 0.18 lexes, parses, desugars and analyses its whole standard
+// library again for every file an evaluation imports (~20 ms each: nine
+// tenths of expanding a spec). So the expander first tries ONE program: every
+// library file the entry reaches is bound to a local of a generated program,
+// each `import '<path>'` replaced by the name of that local (padded to the
+// same length, so lines and columns inside each file stay as written). Files
+// are resolved by the same ResolveImport, so imports are still confined to the
+// roots and recorded for build stamps. Locals are lazy like imports; an import
+// that does not resolve becomes an error raised only if it is used.
+bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
+  struct File {
+    std::string path;     // canonical
+    std::string content;  // imports rewritten
+  };
+  std::vector<File> files;
+  std::map<std::string, size_t> index_of;               // canonical path -> local
+  std::map<std::pair<std::string, std::string>, std::string> resolved;  // (dir, rel) -> local name
+  std::vector<std::string> failures;                    // error locals, in order
+  // Rewrites `text` (found in directory `dir`); queues newly reached files.
+  std::vector<size_t> pending;
+  auto rewrite = [&](const std::string& dir, std::string* text) {
+    std::vector<ImportSite> sites;
+    if (!FindImports(*text, &sites)) return false;
+    for (auto it = sites.rbegin(); it != sites.rend(); ++it) {
+      std::string& name = resolved[{dir, it->path}];
+      if (name.empty()) {
+        std::string found, content, err;
+        if (ResolveImport(dir, it->path, &found, &content, &err)) {
+          auto [pos, added] = index_of.emplace(found, files.size());
+          if (added) {
+            files.push_back({found, std::move(content)});
+            pending.push_back(pos->second);
+          }
+          name = "__nemoc" + std::to_string(pos->second);
+        } else {
+          name = "__nemocE" + std::to_string(failures.size());
+          failures.push_back("import '" + it->path + "': " + err);
+        }
+      }
+      const size_t length = it->end - it->begin;
+      if (name.size() > length) return false;
+      text->replace(it->begin, length, name + std::string(length - name.size(), ' '));
+    }
+    return true;
+  };
+  std::string body = entry;
+  if (!rewrite("", &body)) return false;
+  while (!pending.empty()) {
+    const size_t i = pending.back();
+    pending.pop_back();
+    std::string content = files[i].content;
+    if (!rewrite(DirOf(files[i].path), &content)) return false;
+    files[i].content = std::move(content);
+  }
+  if (files.empty()) return false;
+  std::string out = "local\n";
+  for (size_t i = 0; i < files.size(); ++i) {
+    out += "  __nemoc" + std::to_string(i) + " = (\n" + files[i].content + "\n),\n";
+  }
+  for (size_t i = 0; i < failures.size(); ++i) {
+    out += "  __nemocE" + std::to_string(i) + " = error " + nlohmann::json(failures[i]).dump() + ",\n";
+  }
+  out.resize(out.size() - 2);  // the last ",\n"
+  *program = out + ";\n" + body;
+  return true;
+}
+
 bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string& only_target,
-                               nlohmann::json* result, std::string* error) {
+                               bool bundled, nlohmann::json* result, std::string* error) {
   // The entry point imports exactly the profiles the spec names, by name.
   nlohmann::json params = nlohmann::json::parse(params_json);
   std::set<std::string> profiles;
@@ -187,11 +361,18 @@ bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string
   }
   snippet += "};\nfunction(spec, only_target='') nemoc.build(spec, profiles, only_target)\n";
 
+  std::string program;
+  if (bundled && !Bundle(snippet, &program)) {
+    *error = "cannot bundle the libraries";
+    return false;
+  }
   if (!dump_dir_.empty() && only_target.empty()) {
     const std::string base = dump_dir_ + "/" + params["metadata"].value("name", "spec");
     std::ofstream(base + ".entry.jsonnet", std::ios::binary) << snippet;
+    if (bundled) std::ofstream(base + ".bundle.jsonnet", std::ios::binary) << program;
     std::ofstream(base + ".spec.json", std::ios::binary) << params_json;
   }
+  if (bundled) snippet = std::move(program);
   CallbackContext context{this, vm_};
   jsonnet_import_callback(vm_, &ImportCallback, &context);
   jsonnet_tla_code(vm_, "spec", params_json.c_str());
@@ -268,7 +449,17 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
   std::string error;
   std::vector<std::string> target_names;
   for (const auto& t : normalized["spec"]["targets"]) target_names.push_back(t["name"]);
-  if (!Evaluate(params, "", &result, &error)) {
+  // The bundled program is the fast path. Anything it cannot do, and every
+  // failure, goes through libjsonnet's own imports, whose errors name the
+  // library file and line, and blame only the targets that fail.
+  if (Evaluate(params, "", /*bundled=*/true, &result, &error)) {
+    bundled_ = true;
+  } else {
+    bundled_ = false;
+    imported_.clear();
+    import_calls_.clear();
+  }
+  if (!bundled_ && !Evaluate(params, "", /*bundled=*/false, &result, &error)) {
     // The single evaluation failed: find which targets fail by evaluating
     // them one by one (the error path only; success costs one evaluation).
     bool attributed = false;
@@ -276,7 +467,7 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
       for (const auto& name : target_names) {
         nlohmann::json ignored;
         std::string target_error;
-        if (!Evaluate(params, name, &ignored, &target_error)) {
+        if (!Evaluate(params, name, /*bundled=*/false, &ignored, &target_error)) {
           ReportJsonnetError(target_error, name, diags);
           attributed = true;
         }

@@ -61,6 +61,9 @@ class JsonnetExpander {
   /// Every import Jsonnet resolved during the last Expand, in call order
   /// (incremental builds replay them to see whether anything changed).
   const std::vector<ImportCall>& import_calls() const { return import_calls_; }
+  /// Whether the last Expand evaluated the libraries as one program (the
+  /// fast path; see Bundle in jsonnet_expander.cc).
+  bool bundled() const { return bundled_; }
   /// Forgets what was imported (before replaying a stamp's imports).
   void ClearImports() {
     imported_.clear();
@@ -82,8 +85,9 @@ class JsonnetExpander {
                      std::string* found, std::string* content, std::string* err);
 
  private:
-  bool Evaluate(const std::string& params_json, const std::string& only_target,
+  bool Evaluate(const std::string& params_json, const std::string& only_target, bool bundled,
                 nlohmann::json* result, std::string* error);
+  bool Bundle(const std::string& entry, std::string* program);
   void ReportJsonnetError(const std::string& error, const std::string& target,
                           Diagnostics* diags) const;
 
@@ -92,6 +96,7 @@ class JsonnetExpander {
   std::vector<ImportCall> import_calls_;
   ::JsonnetVm* vm_ = nullptr;
   std::string dump_dir_;
+  bool bundled_ = false;
 };
 
 /// Display form of a library path (relative to the working directory when
