@@ -25,13 +25,14 @@ struct SpecResult {
 
 void CompileOne(const Compiler& compiler, const std::string& path, const DriverOptions& options,
                 JsonnetExpander* expander, SpecResult* result) {
-  if (options.skip_up_to_date && compiler.UpToDate(path, &result->spec, expander)) {
+  LoadedSpec loaded;
+  if (options.skip_up_to_date && compiler.UpToDate(path, &result->spec, expander, &loaded)) {
     result->ok = true;
     return;
   }
   result->spec = CompiledSpec{};
   result->ok = compiler.CompileFile(path, &result->spec, &result->diags, &result->sources,
-                                    expander);
+                                    expander, &loaded);
   // Sources are only needed to quote diagnostics; a clean spec's library
   // texts would otherwise be held for every spec until the end.
   if (result->diags.empty()) result->sources.clear();

@@ -23,11 +23,8 @@ Compiler::~Compiler() = default;
 
 bool Compiler::Init(Diagnostics* diags) {
   std::string err;
-  input_schema_ = InputSchema::Load(data_.schema(), &err);
-  if (!input_schema_) {
-    diags->Error("internal.schema", err);
-    return false;
-  }
+  // The input schema is compiled on first use (InputSchemaFor): a build whose
+  // targets are all up to date never needs it.
   if (!ModelCatalog::Load(data_.models(), &catalog_, &err)) {
     diags->Error("internal.catalog", err);
     return false;
@@ -54,6 +51,14 @@ bool Compiler::Init(Diagnostics* diags) {
   return true;
 }
 
+const InputSchema* Compiler::InputSchemaFor(Diagnostics* diags) const {
+  std::call_once(input_schema_once_, [this] {
+    input_schema_ = InputSchema::Load(data_.schema(), &input_schema_error_);
+  });
+  if (input_schema_ == nullptr) diags->Error("internal.schema", input_schema_error_);
+  return input_schema_.get();
+}
+
 std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   std::vector<std::string> roots = options_.jpaths;
   roots.push_back(data_.libsonnet());
@@ -63,17 +68,23 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   return expander;
 }
 
-bool Compiler::UpToDate(const std::string& path, CompiledSpec* out,
-                        JsonnetExpander* expander) const {
+bool Compiler::UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpander* expander,
+                        LoadedSpec* loaded) const {
   if (stamps_ == nullptr) return false;
   // Just enough of the pipeline to name the targets: load and --set. A spec
   // that fails here is compiled, which reports why.
+  loaded->attempted = true;
+  loaded->ok = LoadSpecFile(path, &loaded->doc, &loaded->diags, {}, &loaded->yaml11_bools);
+  if (!loaded->ok) return false;
   Diagnostics ignored;
-  Document doc;
-  if (!LoadSpecFile(path, &doc, &ignored)) return false;
-  for (const auto& assignment : options_.sets) {
-    if (!ApplySetOverride(assignment, &doc, &ignored)) return false;
+  Document with_sets;
+  if (!options_.sets.empty()) {
+    with_sets = loaded->doc;  // CompileFile applies --set itself, after its checks
+    for (const auto& assignment : options_.sets) {
+      if (!ApplySetOverride(assignment, &with_sets, &ignored)) return false;
+    }
   }
+  const Document& doc = options_.sets.empty() ? loaded->doc : with_sets;
   const nlohmann::json& root = doc.root;
   if (!root.is_object()) return false;
   auto metadata = root.find("metadata");
@@ -156,12 +167,21 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
 }
 
 bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags,
-                           SourceTexts* sources, JsonnetExpander* expander) const {
+                           SourceTexts* sources, JsonnetExpander* expander,
+                           LoadedSpec* preloaded) const {
   const size_t diagnostics_before = diags->items().size();
   out->path = path;
   Document doc;
   std::set<std::string> yaml11_bools;
-  const bool loaded = LoadSpecFile(path, &doc, diags, {}, &yaml11_bools);
+  bool loaded;
+  if (preloaded != nullptr && preloaded->attempted) {
+    doc = std::move(preloaded->doc);
+    yaml11_bools = std::move(preloaded->yaml11_bools);
+    diags->Append(preloaded->diags);
+    loaded = preloaded->ok;
+  } else {
+    loaded = LoadSpecFile(path, &doc, diags, {}, &yaml11_bools);
+  }
   (*sources)[doc.file] = doc.text;
   if (!loaded) return false;
 
@@ -188,10 +208,12 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
     sets_ok = ApplySetOverride(assignment, &doc, diags) && sets_ok;
   }
   if (!sets_ok) return false;
-  if (!input_schema_->Validate(doc, yaml11_bools, diags)) return false;
+  const InputSchema* input_schema = InputSchemaFor(diags);
+  if (input_schema == nullptr) return false;
+  if (!input_schema->Validate(doc, yaml11_bools, diags)) return false;
 
   nlohmann::json normalized;
-  const bool normalized_ok = Normalize(doc, *input_schema_, catalog_, &normalized, diags);
+  const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
   // Semantic checks run even when normalization reported something, so one
   // run shows every problem; they only need the validated shape.
   const bool checks_ok = CheckSpec(doc, normalized, diags);

@@ -4,6 +4,8 @@
 #define NEMOC_COMPILER_H_
 
 #include <memory>
+#include <set>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,16 @@ struct CompiledSpec {
 class JsonnetExpander;
 class StampCalculator;
 
+/// A spec file as UpToDate loaded it, handed to CompileFile so a spec that
+/// must be compiled is not parsed twice.
+struct LoadedSpec {
+  bool attempted = false;
+  bool ok = false;
+  Document doc;
+  Diagnostics diags;
+  std::set<std::string> yaml11_bools;
+};
+
 class Compiler {
  public:
   Compiler(DataDir data, CompileOptions options);
@@ -60,7 +72,8 @@ class Compiler {
   /// The same, safe to call from several threads at once: each thread brings
   /// its own Jsonnet VM (MakeExpander) and collects quoted sources in `sources`.
   bool CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags,
-                   SourceTexts* sources, JsonnetExpander* expander) const;
+                   SourceTexts* sources, JsonnetExpander* expander,
+                   LoadedSpec* preloaded = nullptr) const;
 
   /// A Jsonnet expander over this compiler's library roots (one per thread).
   std::unique_ptr<JsonnetExpander> MakeExpander() const;
@@ -69,7 +82,9 @@ class Compiler {
   /// `path` already holds exactly what a build would write (see
   /// build_stamp.h); then `out` lists them with up_to_date set. Thread-safe
   /// like CompileFile. False means "compile it" (nothing is reported).
-  bool UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpander* expander) const;
+  /// `loaded` keeps the parsed spec for CompileFile.
+  bool UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpander* expander,
+                LoadedSpec* loaded) const;
 
   /// Source texts seen so far (specs and libraries), for quoting in messages.
   const SourceTexts& sources() const { return sources_; }
@@ -79,7 +94,11 @@ class Compiler {
  private:
   DataDir data_;
   CompileOptions options_;
-  std::unique_ptr<InputSchema> input_schema_;
+  const InputSchema* InputSchemaFor(Diagnostics* diags) const;  // loads once, thread-safe
+
+  mutable std::once_flag input_schema_once_;
+  mutable std::unique_ptr<InputSchema> input_schema_;
+  mutable std::string input_schema_error_;
   ModelCatalog catalog_;
   AcceleratorTable accelerators_;
   std::unique_ptr<KubeSchemas> kube_schemas_;

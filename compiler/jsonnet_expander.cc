@@ -1,6 +1,7 @@
 #include "jsonnet_expander.h"
 
 #include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -294,42 +295,45 @@ bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
   std::map<std::string, size_t> index_of;               // canonical path -> local
   std::map<std::pair<std::string, std::string>, std::string> resolved;  // (dir, rel) -> local name
   std::vector<std::string> failures;                    // error locals, in order
-  // Rewrites `text` (found in directory `dir`); queues newly reached files.
-  std::vector<size_t> pending;
-  auto rewrite = [&](const std::string& dir, std::string* text) {
-    std::vector<ImportSite> sites;
-    if (!FindImports(*text, &sites)) return false;
-    for (auto it = sites.rbegin(); it != sites.rend(); ++it) {
-      std::string& name = resolved[{dir, it->path}];
-      if (name.empty()) {
-        std::string found, content, err;
-        if (ResolveImport(dir, it->path, &found, &content, &err)) {
-          auto [pos, added] = index_of.emplace(found, files.size());
-          if (added) {
-            files.push_back({found, std::move(content)});
-            pending.push_back(pos->second);
+  // Rewrites `text` (found in directory `dir`), visiting newly reached files
+  // depth first in source order, the order libjsonnet would first import
+  // them in if it forced every import.
+  std::function<bool(const std::string&, std::string*)> rewrite =
+      [&](const std::string& dir, std::string* text) {
+        std::vector<ImportSite> sites;
+        if (!FindImports(*text, &sites)) return false;
+        std::vector<std::string> names;
+        for (const ImportSite& site : sites) {
+          std::string& name = resolved[{dir, site.path}];
+          if (name.empty()) {
+            std::string found, content, err;
+            if (!ResolveImport(dir, site.path, &found, &content, &err)) {
+              name = "__nemocE" + std::to_string(failures.size());
+              failures.push_back("import '" + site.path + "': " + err);
+            } else if (auto known = index_of.find(found); known != index_of.end()) {
+              name = "__nemoc" + std::to_string(known->second);
+            } else {
+              const size_t index = files.size();
+              index_of.emplace(found, index);
+              name = "__nemoc" + std::to_string(index);
+              files.push_back({found, std::move(content)});
+              std::string body = files[index].content;
+              if (!rewrite(DirOf(found), &body)) return false;
+              files[index].content = std::move(body);
+            }
           }
-          name = "__nemoc" + std::to_string(pos->second);
-        } else {
-          name = "__nemocE" + std::to_string(failures.size());
-          failures.push_back("import '" + it->path + "': " + err);
+          names.push_back(name);
         }
-      }
-      const size_t length = it->end - it->begin;
-      if (name.size() > length) return false;
-      text->replace(it->begin, length, name + std::string(length - name.size(), ' '));
-    }
-    return true;
-  };
+        // Back to front, so the offsets of earlier sites stay valid.
+        for (size_t i = sites.size(); i-- > 0;) {
+          const size_t length = sites[i].end - sites[i].begin;
+          if (names[i].size() > length) return false;
+          text->replace(sites[i].begin, length, names[i] + std::string(length - names[i].size(), ' '));
+        }
+        return true;
+      };
   std::string body = entry;
   if (!rewrite("", &body)) return false;
-  while (!pending.empty()) {
-    const size_t i = pending.back();
-    pending.pop_back();
-    std::string content = files[i].content;
-    if (!rewrite(DirOf(files[i].path), &content)) return false;
-    files[i].content = std::move(content);
-  }
   if (files.empty()) return false;
   std::string out = "local\n";
   for (size_t i = 0; i < files.size(); ++i) {
@@ -489,7 +493,9 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
     return it != d.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
   };
   bool ok = true;
-  for (const auto& [name, expansion] : result["targets"].items()) {
+  // Objects are moved out of the evaluation's result, never copied: they are
+  // most of the memory a build holds.
+  for (auto& [name, expansion] : result["targets"].items()) {
     const std::string prefix = "target " + name + ": ";
     if (!expansion.is_object()) {
       diags->Error("library.output", prefix + "the libraries returned a " +
@@ -517,15 +523,19 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
       }
     }
     TargetExpansion& target = (*out)[name];
-    const nlohmann::json summary = expansion.value("summary", nlohmann::json::object());
-    target.summary = summary.is_object() ? summary : nlohmann::json::object();
-    const nlohmann::json files = expansion.value("files", nlohmann::json::object());
-    if (!files.is_object()) {
+    auto summary = expansion.find("summary");
+    target.summary = summary != expansion.end() && summary->is_object() ? std::move(*summary)
+                                                                         : nlohmann::json::object();
+    auto files = expansion.find("files");
+    if (files == expansion.end()) continue;
+    if (!files->is_object()) {
       diags->Error("library.output", prefix + "files must be an object of path -> object");
       ok = false;
       continue;
     }
-    for (const auto& [path, object] : files.items()) target.files[path] = object;
+    for (auto file = files->begin(); file != files->end(); ++file) {
+      target.files.emplace(file.key(), std::move(file.value()));
+    }
   }
   return ok;
 }

@@ -24,6 +24,7 @@ struct DataCopy {
   std::string out = scratch.path() + "/out";
 
   DataCopy() {
+    fs::create_directories(root);
     for (const char* dir : {"schemas", "libsonnet", "profiles"}) {
       fs::copy(SourceDir() + "/" + dir, root + "/" + dir, fs::copy_options::recursive);
     }
