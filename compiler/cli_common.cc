@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "build_driver.h"
 #include "kube_schemas.h"
 
 #ifndef NEMOC_DEFAULT_KUBE_SCHEMAS
@@ -33,6 +34,14 @@ void CompileFlags::Register(CLI::App* command, bool with_out_dir) {
                       "(default: $NEMOC_KUBE_SCHEMAS, else ../shared/kube-schemas of the source tree)")
       ->type_name("DIR");
   command->add_flag("-q,--quiet", quiet, "Print errors only");
+  command->add_option("-j,--jobs", jobs, "Specs compiled at once (default: one per core)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  // bench/ runs the jsonnet CLI on exactly what nemoc evaluates (the floor).
+  command->add_option("--dump-jsonnet-entry", dump_entry_dir,
+                      "Write <project>.entry.jsonnet and <project>.spec.json (the top-level "
+                      "argument) into DIR")
+      ->group("");
 }
 
 CompileOptions CompileFlags::ToOptions() const {
@@ -42,6 +51,7 @@ CompileOptions CompileFlags::ToOptions() const {
   options.only_targets = targets;
   options.out_dir = out_dir;
   options.kube_schemas_dir = kube_schemas;
+  options.dump_entry_dir = dump_entry_dir;
   if (options.kube_schemas_dir.empty()) options.kube_schemas_dir = DefaultKubeSchemasDir();
   if (options.kube_schemas_dir.empty()) {
     std::error_code ec;
@@ -142,19 +152,13 @@ bool MakeCompiler(const CompileFlags& flags, std::unique_ptr<Compiler>* compiler
 }
 
 bool CompileAll(Compiler* compiler, const std::vector<std::string>& specs,
-                std::vector<CompiledSpec>* compiled, Diagnostics* diags,
-                const ProgressFn& progress) {
-  bool ok = true;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const std::string& spec = specs[i];
-    if (progress) progress(i, specs.size(), spec);
-    CompiledSpec result;
-    if (compiler->CompileFile(spec, &result, diags)) {
-      compiled->push_back(std::move(result));
-    } else {
-      ok = false;
-    }
-  }
+                std::vector<CompiledSpec>* compiled, Diagnostics* diags, int jobs,
+                bool skip_up_to_date, const ProgressFn& progress) {
+  DriverOptions options;
+  options.jobs = jobs;
+  options.skip_up_to_date = skip_up_to_date;
+  options.progress = progress;
+  bool ok = CompileSpecs(*compiler, specs, options, compiled, diags, compiler->mutable_sources());
   // Two specs writing the same project directory would overwrite each other.
   std::map<std::string, std::string> owners;
   for (const auto& c : *compiled) {

@@ -34,6 +34,8 @@ struct CompileFlags {
   std::string kube_schemas;
   bool quiet = false;
   OutputFlag output;  // registered by the commands that support --output
+  std::string dump_entry_dir;  // hidden, for bench/
+  int jobs = 0;  // -j: specs compiled at once; 0 = one per core
 
   void Register(CLI::App* command, bool with_out_dir);
   CompileOptions ToOptions() const;
@@ -68,13 +70,15 @@ int ExitCodeFor(const Diagnostics& diags);
 bool MakeCompiler(const CompileFlags& flags, std::unique_ptr<Compiler>* compiler,
                   Diagnostics* diags);
 
-/// Called before each spec is compiled: (index from 0, count, path).
+/// Called before each spec is compiled: (specs started before it, count, path).
 using ProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 
-/// Compiles every spec; all errors of all specs are reported.
+/// Compiles every spec (on `jobs` threads, build_driver.h); all errors of
+/// all specs are reported, in the order the specs were given. With
+/// `skip_up_to_date`, targets whose stamp matches come back up_to_date.
 bool CompileAll(Compiler* compiler, const std::vector<std::string>& specs,
-                std::vector<CompiledSpec>* compiled, Diagnostics* diags,
-                const ProgressFn& progress = {});
+                std::vector<CompiledSpec>* compiled, Diagnostics* diags, int jobs = 1,
+                bool skip_up_to_date = false, const ProgressFn& progress = {});
 
 /// A progress line on stderr ("[2/7] compiling examples/x.yaml"), redrawn in
 /// place; only when stderr is a terminal and there are several specs.

@@ -56,8 +56,10 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   }
   std::vector<CompiledSpec> compiled;
   ProgressLine progress(!json && !flags.quiet && flags.specs.size() > 1 && StderrIsTerminal());
-  const bool compiled_ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags,
-                                      progress.Callback());
+  // Incremental: a target whose stamp matches its tree on disk is not
+  // expanded again. Not with --commit, which needs every tree in memory.
+  const bool compiled_ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs,
+                                      /*skip_up_to_date=*/!commit.commit, progress.Callback());
   progress.Clear();
   if (!compiled_ok) return fail(ExitCodeFor(diags));
 
@@ -66,6 +68,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   RealDisk disk;
   for (const auto& spec : compiled) {
     for (const auto& target : spec.targets) {
+      if (target.up_to_date) continue;  // already checked against its stamp
       FileTree existing;
       ReadTree(disk, target.dir, &existing, &diags);
     }
@@ -98,8 +101,14 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     nlohmann::json spec_report = {{"path", spec.path}, {"project", spec.project},
                                   {"targets", nlohmann::json::array()}, {"removed", nlohmann::json::array()}};
     for (const auto& target : spec.targets) {
+      if (target.up_to_date) {
+        spec_report["targets"].push_back({{"name", target.name}, {"dir", target.dir}, {"written", false},
+                                          {"upToDate", true}});
+        if (!flags.quiet && !json) std::printf("%s: up to date\n", target.dir.c_str());
+        continue;
+      }
       WriteResult result;
-      if (!WriteTree(disk, target.dir, target.tree, &result, &diags)) return fail(kExitInternal);
+      if (!WriteTree(disk, target.dir, target.tree, &result, &diags, target.stamp)) return fail(kExitInternal);
       spec_report["targets"].push_back({{"name", target.name},
                                         {"dir", target.dir},
                                         {"written", result.wrote},

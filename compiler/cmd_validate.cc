@@ -18,7 +18,7 @@ int RunValidate(const CompileFlags& flags) {
     return ExitCodeFor(diags);
   }
   std::vector<CompiledSpec> compiled;
-  const bool ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags);
+  const bool ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs);
   if (flags.output.json()) {
     nlohmann::json specs = nlohmann::json::array();
     for (const auto& spec : compiled) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 
+#include "build_stamp.h"
 #include "checks.h"
 #include "edit_distance.h"
 #include "jsonnet_expander.h"
@@ -23,11 +24,8 @@ Compiler::~Compiler() = default;
 
 bool Compiler::Init(Diagnostics* diags) {
   std::string err;
-  input_schema_ = InputSchema::Load(data_.schema(), &err);
-  if (!input_schema_) {
-    diags->Error("internal.schema", err);
-    return false;
-  }
+  // The input schema is compiled on first use (InputSchemaFor): a build whose
+  // targets are all up to date never needs it.
   if (!ModelCatalog::Load(data_.models(), &catalog_, &err)) {
     diags->Error("internal.catalog", err);
     return false;
@@ -50,7 +48,88 @@ bool Compiler::Init(Diagnostics* diags) {
       return false;
     }
   }
+  stamps_ = std::make_unique<StampCalculator>(data_, options_.jpaths, kube_schemas_.get());
   return true;
+}
+
+const InputSchema* Compiler::InputSchemaFor(Diagnostics* diags) const {
+  std::call_once(input_schema_once_, [this] {
+    input_schema_ = InputSchema::Load(data_.schema(), &input_schema_error_);
+  });
+  if (input_schema_ == nullptr) diags->Error("internal.schema", input_schema_error_);
+  return input_schema_.get();
+}
+
+std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
+  std::vector<std::string> roots = options_.jpaths;
+  roots.push_back(data_.libsonnet());
+  roots.push_back(data_.profiles());
+  auto expander = std::make_unique<JsonnetExpander>(roots);
+  expander->DumpEntriesTo(options_.dump_entry_dir);
+  return expander;
+}
+
+bool Compiler::UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpander* expander,
+                        LoadedSpec* loaded) const {
+  if (stamps_ == nullptr) return false;
+  // Just enough of the pipeline to name the targets: load and --set. A spec
+  // that fails here is compiled, which reports why.
+  loaded->attempted = true;
+  loaded->ok = LoadSpecFile(path, &loaded->doc, &loaded->diags, {}, &loaded->yaml11_bools);
+  if (!loaded->ok) return false;
+  Diagnostics ignored;
+  Document with_sets;
+  if (!options_.sets.empty()) {
+    with_sets = loaded->doc;  // CompileFile applies --set itself, after its checks
+    for (const auto& assignment : options_.sets) {
+      if (!ApplySetOverride(assignment, &with_sets, &ignored)) return false;
+    }
+  }
+  const Document& doc = options_.sets.empty() ? loaded->doc : with_sets;
+  const nlohmann::json& root = doc.root;
+  if (!root.is_object()) return false;
+  auto metadata = root.find("metadata");
+  auto spec = root.find("spec");
+  if (metadata == root.end() || !metadata->is_object() || spec == root.end() ||
+      !spec->is_object()) {
+    return false;
+  }
+  auto name = metadata->find("name");
+  auto targets = spec->find("targets");
+  if (name == metadata->end() || !name->is_string() || targets == spec->end() ||
+      !targets->is_array()) {
+    return false;
+  }
+  std::vector<std::string> names;
+  for (const auto& t : *targets) {
+    if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) return false;
+    names.push_back(t["name"].get<std::string>());
+  }
+  for (const auto& wanted : options_.only_targets) {
+    if (std::find(names.begin(), names.end(), wanted) == names.end()) return false;
+  }
+  SpecInputs inputs{std::filesystem::path(path).filename().string(), doc.text, options_.sets,
+                    options_.jpaths};
+  out->path = path;
+  out->project = name->get<std::string>();
+  out->project_dir = options_.out_dir + "/" + out->project;
+  out->all_targets = options_.only_targets.empty() || options_.only_targets.size() >= names.size();
+  out->targets.clear();
+  RealDisk disk;
+  for (const auto& target : names) {
+    if (!options_.only_targets.empty() &&
+        std::find(options_.only_targets.begin(), options_.only_targets.end(), target) ==
+            options_.only_targets.end()) {
+      continue;
+    }
+    CompiledTarget skipped;
+    skipped.name = target;
+    skipped.dir = out->project_dir + "/" + target;
+    skipped.up_to_date = true;
+    if (!TargetUpToDate(disk, *stamps_, inputs, target, skipped.dir, expander)) return false;
+    out->targets.push_back(std::move(skipped));
+  }
+  return !out->targets.empty();
 }
 
 std::string KustomizationYaml(const std::vector<std::string>& resources) {
@@ -101,11 +180,27 @@ std::string ExpectedNamespace(const nlohmann::json& normalized, const std::strin
 }
 
 bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags) {
+  std::unique_ptr<JsonnetExpander> expander = MakeExpander();
+  return CompileFile(path, out, diags, &sources_, expander.get());
+}
+
+bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags,
+                           SourceTexts* sources, JsonnetExpander* expander,
+                           LoadedSpec* preloaded) const {
+  const size_t diagnostics_before = diags->items().size();
   out->path = path;
   Document doc;
   std::set<std::string> yaml11_bools;
-  const bool loaded = LoadSpecFile(path, &doc, diags, {}, &yaml11_bools);
-  sources_[doc.file] = doc.text;
+  bool loaded;
+  if (preloaded != nullptr && preloaded->attempted) {
+    doc = std::move(preloaded->doc);
+    yaml11_bools = std::move(preloaded->yaml11_bools);
+    diags->Append(preloaded->diags);
+    loaded = preloaded->ok;
+  } else {
+    loaded = LoadSpecFile(path, &doc, diags, {}, &yaml11_bools);
+  }
+  (*sources)[doc.file] = doc.text;
   if (!loaded) return false;
 
   // A credential pasted into the spec is reported where it was pasted; the
@@ -113,7 +208,7 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
   bool clean = true;
   for (const auto& finding : FindSecrets(doc.text)) {
     // The quoted source line must not echo the credential into CI logs.
-    std::string& quoted = sources_[doc.file];
+    std::string& quoted = (*sources)[doc.file];
     for (size_t i = finding.offset + 4; i < finding.offset + finding.length && i < quoted.size(); ++i) {
       if (quoted[i] != '\n') quoted[i] = '*';
     }
@@ -131,10 +226,12 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
     sets_ok = ApplySetOverride(assignment, &doc, diags) && sets_ok;
   }
   if (!sets_ok) return false;
-  if (!input_schema_->Validate(doc, yaml11_bools, diags)) return false;
+  const InputSchema* input_schema = InputSchemaFor(diags);
+  if (input_schema == nullptr) return false;
+  if (!input_schema->Validate(doc, yaml11_bools, diags)) return false;
 
   nlohmann::json normalized;
-  const bool normalized_ok = Normalize(doc, *input_schema_, catalog_, &normalized, diags);
+  const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
   // Semantic checks run even when normalization reported something, so one
   // run shows every problem; they only need the validated shape.
   const bool checks_ok = CheckSpec(doc, normalized, diags);
@@ -191,14 +288,12 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
   }
   if (!profiles_ok) return false;
 
-  std::vector<std::string> roots = options_.jpaths;
-  roots.push_back(data_.libsonnet());
-  roots.push_back(data_.profiles());
-  JsonnetExpander expander(roots);
   std::map<std::string, TargetExpansion> expansions;
-  const bool expanded = expander.Expand(normalized, doc, &expansions, diags);
-  for (auto& [file, text] : expander.LibrarySources()) sources_[file] = text;
+  const bool expanded = expander->Expand(normalized, doc, &expansions, diags);
+  for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
   if (!expanded) return false;
+  const SpecInputs stamp_inputs{std::filesystem::path(path).filename().string(), doc.text,
+                                options_.sets, options_.jpaths};
 
   const std::string spec_name = std::filesystem::path(path).filename().string();
   bool ok = true;
@@ -280,7 +375,17 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
       ok = false;
       continue;
     }
+    Stamp stamp;
+    if (stamps_ != nullptr &&
+        MakeStamp(*stamps_, stamp_inputs, name, expander, it->second.files, compiled.tree, &stamp)) {
+      compiled.stamp = StampLines(stamp);
+    }
     out->targets.push_back(std::move(compiled));
+  }
+  // A spec with warnings or notes is not stamped: skipping it next time would
+  // hide them.
+  if (diags->items().size() > diagnostics_before) {
+    for (auto& target : out->targets) target.stamp.clear();
   }
   return ok;
 }

@@ -4,6 +4,8 @@
 #define NEMOC_COMPILER_H_
 
 #include <memory>
+#include <set>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@ struct CompileOptions {
   std::vector<std::string> only_targets;  // --target; empty = all
   std::string kube_schemas_dir;           // "" = no output schema validation
   std::string out_dir = "out";
+  std::string dump_entry_dir;  // bench/: write each Jsonnet entry + spec TLA here
 };
 
 struct CompiledTarget {
@@ -30,6 +33,8 @@ struct CompiledTarget {
   std::string dir;  // <out>/<project>/<target>
   FileTree tree;    // relative path -> bytes
   nlohmann::json plan;  // what the target will run: see plan.h (SUMMARY.md's facts)
+  std::string stamp;        // marker stamp lines ("" = always rebuild)
+  bool up_to_date = false;  // skipped: its tree is current (tree left empty)
 };
 
 struct CompiledSpec {
@@ -38,6 +43,19 @@ struct CompiledSpec {
   std::string project_dir;  // <out>/<project>
   bool all_targets = true;  // false when --target filtered some out
   std::vector<CompiledTarget> targets;
+};
+
+class JsonnetExpander;
+class StampCalculator;
+
+/// A spec file as UpToDate loaded it, handed to CompileFile so a spec that
+/// must be compiled is not parsed twice.
+struct LoadedSpec {
+  bool attempted = false;
+  bool ok = false;
+  Document doc;
+  Diagnostics diags;
+  std::set<std::string> yaml11_bools;
 };
 
 class Compiler {
@@ -52,17 +70,40 @@ class Compiler {
   /// Compiles one spec file. On failure `out` is incomplete and must not be written.
   bool CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags);
 
+  /// The same, safe to call from several threads at once: each thread brings
+  /// its own Jsonnet VM (MakeExpander) and collects quoted sources in `sources`.
+  bool CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags,
+                   SourceTexts* sources, JsonnetExpander* expander,
+                   LoadedSpec* preloaded = nullptr) const;
+
+  /// A Jsonnet expander over this compiler's library roots (one per thread).
+  std::unique_ptr<JsonnetExpander> MakeExpander() const;
+
+  /// Incremental builds: true when every selected target of the spec at
+  /// `path` already holds exactly what a build would write (see
+  /// build_stamp.h); then `out` lists them with up_to_date set. Thread-safe
+  /// like CompileFile. False means "compile it" (nothing is reported).
+  /// `loaded` keeps the parsed spec for CompileFile.
+  bool UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpander* expander,
+                LoadedSpec* loaded) const;
+
   /// Source texts seen so far (specs and libraries), for quoting in messages.
   const SourceTexts& sources() const { return sources_; }
+  SourceTexts* mutable_sources() { return &sources_; }
   bool kube_schemas_loaded() const { return kube_schemas_ != nullptr; }
 
  private:
   DataDir data_;
   CompileOptions options_;
-  std::unique_ptr<InputSchema> input_schema_;
+  const InputSchema* InputSchemaFor(Diagnostics* diags) const;  // loads once, thread-safe
+
+  mutable std::once_flag input_schema_once_;
+  mutable std::unique_ptr<InputSchema> input_schema_;
+  mutable std::string input_schema_error_;
   ModelCatalog catalog_;
   AcceleratorTable accelerators_;
   std::unique_ptr<KubeSchemas> kube_schemas_;
+  std::unique_ptr<StampCalculator> stamps_;
   SourceTexts sources_;
 };
 

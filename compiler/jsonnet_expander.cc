@@ -1,6 +1,7 @@
 #include "jsonnet_expander.h"
 
 #include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -141,6 +142,7 @@ bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& 
     bool seen = false;
     for (const auto& f : imported_) seen = seen || f.path == *found;
     if (!seen) imported_.push_back({*found, *content});
+    import_calls_.push_back({base, rel, *found});
     return true;
   }
   std::string searched;
@@ -168,8 +170,185 @@ char* ImportCallback(void* ctx, const char* base, const char* rel, char** found_
 
 }  // namespace
 
+namespace {
+
+// An `import '<path>'` expression in a library file: its byte range and path.
+struct ImportSite {
+  size_t begin = 0, end = 0;
+  std::string path;
+};
+
+bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
+
+// Skips whitespace and comments from `i`; returns the next position.
+size_t SkipSpace(const std::string& s, size_t i) {
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (c == '#' || (c == '/' && i + 1 < s.size() && s[i + 1] == '/')) {
+      i = s.find('\n', i);
+      if (i == std::string::npos) return s.size();
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      i = s.find("*/", i + 2);
+      if (i == std::string::npos) return s.size();
+      i += 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Finds every `import "..."` / `import '...'` in Jsonnet source, skipping
+// comments and string literals. False when the source uses something this
+// small scanner does not handle (importstr/importbin, a path with an escape
+// or in a verbatim/text-block string, an unterminated literal): the caller
+// then lets libjsonnet import files itself.
+bool FindImports(const std::string& s, std::vector<ImportSite>* sites) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t next = SkipSpace(s, i);
+    if (next != i) {
+      i = next;
+      continue;
+    }
+    const char c = s[i];
+    if (c == '\'' || c == '"') {
+      size_t j = i + 1;
+      while (j < s.size() && s[j] != c) j += (s[j] == '\\') ? 2 : 1;
+      if (j >= s.size()) return false;
+      i = j + 1;
+    } else if (c == '@' && i + 1 < s.size() && (s[i + 1] == '\'' || s[i + 1] == '"')) {
+      const char q = s[i + 1];
+      size_t j = i + 2;
+      for (;;) {
+        j = s.find(q, j);
+        if (j == std::string::npos) return false;
+        if (j + 1 < s.size() && s[j + 1] == q) {
+          j += 2;  // a doubled quote is a literal quote
+          continue;
+        }
+        break;
+      }
+      i = j + 1;
+    } else if (s.compare(i, 3, "|||") == 0) {
+      // A text block ends at a line whose first non-blank characters are |||.
+      size_t j = i + 3;
+      for (;;) {
+        j = s.find('\n', j);
+        if (j == std::string::npos) return false;
+        size_t k = j + 1;
+        while (k < s.size() && (s[k] == ' ' || s[k] == '\t')) ++k;
+        if (s.compare(k, 3, "|||") == 0) {
+          i = k + 3;
+          break;
+        }
+        j = k;
+      }
+    } else if (IsIdentStart(c)) {
+      size_t j = i;
+      while (j < s.size() && IsIdentChar(s[j])) ++j;
+      const std::string word = s.substr(i, j - i);
+      if (word == "importstr" || word == "importbin") return false;
+      if (word == "import") {
+        const size_t k = SkipSpace(s, j);
+        if (k >= s.size() || (s[k] != '\'' && s[k] != '"')) return false;
+        const size_t close = s.find(s[k], k + 1);
+        if (close == std::string::npos) return false;
+        std::string path = s.substr(k + 1, close - k - 1);
+        if (path.find_first_of("\\\n") != std::string::npos) return false;
+        sites->push_back({i, close + 1, std::move(path)});
+        j = close + 1;
+      }
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return true;
+}
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+}  // namespace
+
+// libjsonnet 0.18 lexes, parses, desugars and analyses its whole standard
+// library again for every file an evaluation imports (~20 ms each: nine
+// tenths of expanding a spec). So the expander first tries ONE program: every
+// library file the entry reaches is bound to a local of a generated program,
+// each `import '<path>'` replaced by the name of that local (padded to the
+// same length, so lines and columns inside each file stay as written). Files
+// are resolved by the same ResolveImport, so imports are still confined to the
+// roots and recorded for build stamps. Locals are lazy like imports; an import
+// that does not resolve becomes an error raised only if it is used.
+bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
+  struct File {
+    std::string path;     // canonical
+    std::string content;  // imports rewritten
+  };
+  std::vector<File> files;
+  std::map<std::string, size_t> index_of;               // canonical path -> local
+  std::map<std::pair<std::string, std::string>, std::string> resolved;  // (dir, rel) -> local name
+  std::vector<std::string> failures;                    // error locals, in order
+  // Rewrites `text` (found in directory `dir`), visiting newly reached files
+  // depth first in source order, the order libjsonnet would first import
+  // them in if it forced every import.
+  std::function<bool(const std::string&, std::string*)> rewrite =
+      [&](const std::string& dir, std::string* text) {
+        std::vector<ImportSite> sites;
+        if (!FindImports(*text, &sites)) return false;
+        std::vector<std::string> names;
+        for (const ImportSite& site : sites) {
+          std::string& name = resolved[{dir, site.path}];
+          if (name.empty()) {
+            std::string found, content, err;
+            if (!ResolveImport(dir, site.path, &found, &content, &err)) {
+              name = "__nemocE" + std::to_string(failures.size());
+              failures.push_back("import '" + site.path + "': " + err);
+            } else if (auto known = index_of.find(found); known != index_of.end()) {
+              name = "__nemoc" + std::to_string(known->second);
+            } else {
+              const size_t index = files.size();
+              index_of.emplace(found, index);
+              name = "__nemoc" + std::to_string(index);
+              files.push_back({found, std::move(content)});
+              std::string body = files[index].content;
+              if (!rewrite(DirOf(found), &body)) return false;
+              files[index].content = std::move(body);
+            }
+          }
+          names.push_back(name);
+        }
+        // Back to front, so the offsets of earlier sites stay valid.
+        for (size_t i = sites.size(); i-- > 0;) {
+          const size_t length = sites[i].end - sites[i].begin;
+          if (names[i].size() > length) return false;
+          text->replace(sites[i].begin, length, names[i] + std::string(length - names[i].size(), ' '));
+        }
+        return true;
+      };
+  std::string body = entry;
+  if (!rewrite("", &body)) return false;
+  if (files.empty()) return false;
+  std::string out = "local\n";
+  for (size_t i = 0; i < files.size(); ++i) {
+    out += "  __nemoc" + std::to_string(i) + " = (\n" + files[i].content + "\n),\n";
+  }
+  for (size_t i = 0; i < failures.size(); ++i) {
+    out += "  __nemocE" + std::to_string(i) + " = error " + nlohmann::json(failures[i]).dump() + ",\n";
+  }
+  out.resize(out.size() - 2);  // the last ",\n"
+  *program = out + ";\n" + body;
+  return true;
+}
+
 bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string& only_target,
-                               nlohmann::json* result, std::string* error) {
+                               bool bundled, nlohmann::json* result, std::string* error) {
   // The entry point imports exactly the profiles the spec names, by name.
   nlohmann::json params = nlohmann::json::parse(params_json);
   std::set<std::string> profiles;
@@ -186,6 +365,18 @@ bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string
   }
   snippet += "};\nfunction(spec, only_target='') nemoc.build(spec, profiles, only_target)\n";
 
+  std::string program;
+  if (bundled && !Bundle(snippet, &program)) {
+    *error = "cannot bundle the libraries";
+    return false;
+  }
+  if (!dump_dir_.empty() && only_target.empty()) {
+    const std::string base = dump_dir_ + "/" + params["metadata"].value("name", "spec");
+    std::ofstream(base + ".entry.jsonnet", std::ios::binary) << snippet;
+    if (bundled) std::ofstream(base + ".bundle.jsonnet", std::ios::binary) << program;
+    std::ofstream(base + ".spec.json", std::ios::binary) << params_json;
+  }
+  if (bundled) snippet = std::move(program);
   CallbackContext context{this, vm_};
   jsonnet_import_callback(vm_, &ImportCallback, &context);
   jsonnet_tla_code(vm_, "spec", params_json.c_str());
@@ -244,6 +435,7 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
                              std::map<std::string, TargetExpansion>* out,
                              Diagnostics* diags) {
   imported_.clear();
+  import_calls_.clear();
   // Profile names are spliced into the entry snippet: refuse unsafe ones per
   // target, before anything is evaluated.
   bool names_ok = true;
@@ -261,7 +453,17 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
   std::string error;
   std::vector<std::string> target_names;
   for (const auto& t : normalized["spec"]["targets"]) target_names.push_back(t["name"]);
-  if (!Evaluate(params, "", &result, &error)) {
+  // The bundled program is the fast path. Anything it cannot do, and every
+  // failure, goes through libjsonnet's own imports, whose errors name the
+  // library file and line, and blame only the targets that fail.
+  if (Evaluate(params, "", /*bundled=*/true, &result, &error)) {
+    bundled_ = true;
+  } else {
+    bundled_ = false;
+    imported_.clear();
+    import_calls_.clear();
+  }
+  if (!bundled_ && !Evaluate(params, "", /*bundled=*/false, &result, &error)) {
     // The single evaluation failed: find which targets fail by evaluating
     // them one by one (the error path only; success costs one evaluation).
     bool attributed = false;
@@ -269,7 +471,7 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
       for (const auto& name : target_names) {
         nlohmann::json ignored;
         std::string target_error;
-        if (!Evaluate(params, name, &ignored, &target_error)) {
+        if (!Evaluate(params, name, /*bundled=*/false, &ignored, &target_error)) {
           ReportJsonnetError(target_error, name, diags);
           attributed = true;
         }
@@ -291,7 +493,9 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
     return it != d.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
   };
   bool ok = true;
-  for (const auto& [name, expansion] : result["targets"].items()) {
+  // Objects are moved out of the evaluation's result, never copied: they are
+  // most of the memory a build holds.
+  for (auto& [name, expansion] : result["targets"].items()) {
     const std::string prefix = "target " + name + ": ";
     if (!expansion.is_object()) {
       diags->Error("library.output", prefix + "the libraries returned a " +
@@ -319,17 +523,62 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
       }
     }
     TargetExpansion& target = (*out)[name];
-    const nlohmann::json summary = expansion.value("summary", nlohmann::json::object());
-    target.summary = summary.is_object() ? summary : nlohmann::json::object();
-    const nlohmann::json files = expansion.value("files", nlohmann::json::object());
-    if (!files.is_object()) {
+    auto summary = expansion.find("summary");
+    target.summary = summary != expansion.end() && summary->is_object() ? std::move(*summary)
+                                                                         : nlohmann::json::object();
+    auto files = expansion.find("files");
+    if (files == expansion.end()) continue;
+    if (!files->is_object()) {
       diags->Error("library.output", prefix + "files must be an object of path -> object");
       ok = false;
       continue;
     }
-    for (const auto& [path, object] : files.items()) target.files[path] = object;
+    for (auto file = files->begin(); file != files->end(); ++file) {
+      target.files.emplace(file.key(), std::move(file.value()));
+    }
   }
   return ok;
+}
+
+bool JsonnetExpander::RootKey(const std::string& path, std::string* key) const {
+  if (path.empty()) {
+    *key = "-";
+    return true;
+  }
+  for (size_t i = 0; i < roots_.size(); ++i) {
+    const std::string& root = roots_[i];
+    // A root directory itself may come without its trailing '/'.
+    if (path + "/" == root) {
+      *key = std::to_string(i) + ":";
+      return true;
+    }
+    if (StartsWith(path, root)) {
+      *key = std::to_string(i) + ":" + path.substr(root.size());
+      return true;
+    }
+  }
+  return false;
+}
+
+bool JsonnetExpander::RootPath(const std::string& key, std::string* path) const {
+  if (key == "-") {
+    path->clear();
+    return true;
+  }
+  const size_t colon = key.find(':');
+  if (colon == std::string::npos || colon == 0 || colon > 3) return false;
+  size_t index = 0;
+  for (size_t i = 0; i < colon; ++i) {
+    if (key[i] < '0' || key[i] > '9') return false;
+    index = index * 10 + static_cast<size_t>(key[i] - '0');
+  }
+  if (index >= roots_.size()) return false;
+  const std::string rest = key.substr(colon + 1);
+  for (const auto& segment : fs::path(rest)) {
+    if (segment == "..") return false;
+  }
+  *path = roots_[index] + rest;
+  return true;
 }
 
 SourceTexts JsonnetExpander::LibrarySources() const {

@@ -30,6 +30,14 @@ struct ImportedFile {
   std::string content;  // exactly what Jsonnet saw
 };
 
+/// One resolved `import` as Jsonnet asked for it: from directory `base`
+/// ("" for the entry snippet), the string `rel`, found at `found`.
+struct ImportCall {
+  std::string base;
+  std::string rel;
+  std::string found;
+};
+
 class JsonnetExpander {
  public:
   /// `library_roots` are searched in order (user --jpath directories first,
@@ -39,6 +47,10 @@ class JsonnetExpander {
   JsonnetExpander(const JsonnetExpander&) = delete;
   JsonnetExpander& operator=(const JsonnetExpander&) = delete;
 
+  /// When `dir` is not empty, each evaluation also writes its entry snippet
+  /// and top-level argument there (bench/ times the jsonnet CLI on them).
+  void DumpEntriesTo(std::string dir) { dump_dir_ = std::move(dir); }
+
   /// Evaluates libsonnet's entry point once for every target of `normalized`.
   /// Diagnostics returned by profiles (by JSON pointer) are located in `doc`.
   bool Expand(const nlohmann::json& normalized, const Document& doc,
@@ -46,8 +58,26 @@ class JsonnetExpander {
 
   /// Every file imported by the last Expand, in first-import order.
   const std::vector<ImportedFile>& imported() const { return imported_; }
+  /// Every import Jsonnet resolved during the last Expand, in call order
+  /// (incremental builds replay them to see whether anything changed).
+  const std::vector<ImportCall>& import_calls() const { return import_calls_; }
+  /// Whether the last Expand evaluated the libraries as one program (the
+  /// fast path; see Bundle in jsonnet_expander.cc).
+  bool bundled() const { return bundled_; }
+  /// Forgets what was imported (before replaying a stamp's imports).
+  void ClearImports() {
+    imported_.clear();
+    import_calls_.clear();
+  }
   /// Library sources by display path, to quote lines in diagnostics.
   SourceTexts LibrarySources() const;
+
+  /// Machine-independent name of a file or directory inside a library root:
+  /// "<root index>:<path below the root>" ("-" for ""). False when `path` is
+  /// in no root.
+  bool RootKey(const std::string& path, std::string* key) const;
+  /// The absolute path a RootKey names; false when the key is malformed.
+  bool RootPath(const std::string& key, std::string* path) const;
 
   /// Resolves `rel` imported from directory `base` inside the roots; on
   /// failure returns false with a message (exposed for tests).
@@ -55,14 +85,18 @@ class JsonnetExpander {
                      std::string* found, std::string* content, std::string* err);
 
  private:
-  bool Evaluate(const std::string& params_json, const std::string& only_target,
+  bool Evaluate(const std::string& params_json, const std::string& only_target, bool bundled,
                 nlohmann::json* result, std::string* error);
+  bool Bundle(const std::string& entry, std::string* program);
   void ReportJsonnetError(const std::string& error, const std::string& target,
                           Diagnostics* diags) const;
 
   std::vector<std::string> roots_;  // canonical, with trailing '/'
   std::vector<ImportedFile> imported_;
+  std::vector<ImportCall> import_calls_;
   ::JsonnetVm* vm_ = nullptr;
+  std::string dump_dir_;
+  bool bundled_ = false;
 };
 
 /// Display form of a library path (relative to the working directory when

@@ -475,7 +475,24 @@ TEST_F(JsonnetExpanderTestExpand, LibrariesImportRelativeToThemselvesFirst) {
   EXPECT_EQ(r.out["alpha"].summary, json({{"which", "sub"}}));
   std::vector<std::string> paths;
   for (const auto& f : e.imported()) paths.push_back(f.path);
-  EXPECT_EQ(paths, (std::vector<std::string>{nemoc_, util, sub_helper}));
+  // Every file the entry reaches, depth first in source order; the profile
+  // counts although this nemoc.libsonnet never uses it (the libraries are
+  // evaluated as one bundled program, see Bundle()).
+  EXPECT_TRUE(e.bundled());
+  EXPECT_EQ(paths, (std::vector<std::string>{nemoc_, util, sub_helper, good_}));
+}
+
+TEST_F(JsonnetExpanderTestExpand, AnImportThatIsNeverUsedMayBeMissing) {
+  // As with libjsonnet's own lazy imports, a missing file only matters when
+  // the value is used.
+  Write("lib/nemoc.libsonnet",
+        "local unused = import 'no-such.libsonnet';\n"
+        "{ build(spec, profiles, only_target):: { targets: { [t.name]: {\n"
+        "    files: {}, summary: {} } for t in spec.spec.targets } } }\n");
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}}));
+  ASSERT_TRUE(r.ok) << Messages(r.diags);
+  EXPECT_TRUE(e.bundled());
 }
 
 TEST_F(JsonnetExpanderTestExpand, FirstRootWins) {

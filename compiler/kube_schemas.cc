@@ -950,6 +950,12 @@ std::optional<bool> KubeSchemas::IsNamespaced(const std::string& api_version,
   return it->second->namespaced;
 }
 
+std::string KubeSchemas::SchemaFile(const std::string& api_version,
+                                    const std::string& kind) const {
+  auto it = impl_->by_gvk.find({api_version, kind});
+  return it == impl_->by_gvk.end() ? "" : impl_->dir + "/" + it->second->file;
+}
+
 const std::string& KubeSchemas::dir() const { return impl_->dir; }
 
 size_t KubeSchemas::loaded_count() const {

@@ -48,6 +48,10 @@ class KubeSchemas {
   std::optional<bool> IsNamespaced(const std::string& api_version,
                                    const std::string& kind) const;
 
+  /// Path of the schema file for apiVersion+kind ("" when not in the bundle),
+  /// for build stamps.
+  std::string SchemaFile(const std::string& api_version, const std::string& kind) const;
+
   /// The bundle directory given to Open().
   const std::string& dir() const;
 

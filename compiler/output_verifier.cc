@@ -32,8 +32,10 @@ int64_t IntAt(const nlohmann::json& j, std::initializer_list<const char*> path, 
 
 int SuffixBudget(const nlohmann::json& object) {
   const std::string kind = object.value("kind", "");
-  const nlohmann::json spec = object.contains("spec") && object["spec"].is_object()
-                                  ? object["spec"] : nlohmann::json::object();
+  static const nlohmann::json kNone = nlohmann::json::object();
+  // References, not copies: spec is the largest part of a workload object.
+  const nlohmann::json& spec =
+      object.contains("spec") && object["spec"].is_object() ? object["spec"] : kNone;
   auto digits = [](int64_t n) { return static_cast<int>(std::to_string(std::max<int64_t>(0, n)).size()); };
   if (kind == "PyTorchJob") {
     const int64_t workers = IntAt(spec, {"pytorchReplicaSpecs", "Worker", "replicas"}, 1);
@@ -41,8 +43,10 @@ int SuffixBudget(const nlohmann::json& object) {
   }
   if (kind == "JobSet") {  // <jobset>-<replicatedJob>-<job index>-<pod index>
     int longest = 0;
-    const nlohmann::json jobs = spec.value("replicatedJobs", nlohmann::json::array());
-    for (const auto& rj : jobs.is_array() ? jobs : nlohmann::json::array()) {
+    static const nlohmann::json kNoJobs = nlohmann::json::array();
+    const auto found = spec.find("replicatedJobs");
+    const nlohmann::json& jobs = found != spec.end() && found->is_array() ? *found : kNoJobs;
+    for (const auto& rj : jobs) {
       const int64_t pods = IntAt(rj, {"template", "spec", "completions"}, 1);
       const int64_t replicas = IntAt(rj, {"replicas"}, 1);
       const size_t name = rj.is_object() && rj.contains("name") && rj["name"].is_string()

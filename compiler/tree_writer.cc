@@ -166,10 +166,11 @@ std::set<std::string> ParseManifest(const std::string& text) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (!line.empty() && line[0] == '#') continue;  // the build stamp
     // A tampered marker must not make nemoc claim (and later delete) paths it
     // could never have generated.
     if (IsValidTreePath(line, nullptr)) out.insert(std::move(line));
-    start = end + 1;
   }
   return out;
 }
@@ -300,6 +301,7 @@ bool IsValidTreePath(const std::string& path, std::string* why) {
     if (c < 0x20 || c == 0x7f) return fail("contains a control character");
   }
   if (path[0] == '/') return fail("is absolute");
+  if (path[0] == '#') return fail("starts with '#' (reserved for the marker's stamp lines)");
   if (path == kManifestFileName) return fail("is reserved for nemoc's marker file");
   size_t start = 0;
   for (;;) {
@@ -316,13 +318,13 @@ bool IsValidTreePath(const std::string& path, std::string* why) {
   return true;
 }
 
-std::string ManifestContent(const FileTree& tree) {
+std::string ManifestContent(const FileTree& tree, const std::string& stamp) {
   std::string out;
   for (const auto& [path, bytes] : tree) {
     out += path;
     out += '\n';
   }
-  return out;
+  return out + stamp;
 }
 
 bool FaultInjectionEnabled(std::string_view point) {
@@ -342,7 +344,7 @@ bool FaultInjectionEnabled(std::string_view point) {
 }
 
 bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
-               WriteResult* result, Diagnostics* diags) {
+               WriteResult* result, Diagnostics* diags, const std::string& stamp) {
   WriteResult local;
   WriteResult& r = result ? *result : local;
   r = WriteResult{};
@@ -357,7 +359,7 @@ bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
   Existing ex;
   if (!InspectDest(disk, p, &ex, diags)) return false;
 
-  const std::string manifest = ManifestContent(tree);
+  const std::string manifest = ManifestContent(tree, stamp);
   for (const auto& [path, bytes] : tree) {
     auto it = ex.tree.find(path);
     if (it == ex.tree.end()) {

@@ -23,7 +23,8 @@ using FileTree = std::map<std::string, std::string>;
 /// The marker file nemoc writes into every target directory it owns; its
 /// content lists every generated file (one relative path per line, sorted,
 /// each line ending in '\n'; the marker does not list itself), which is how
-/// nemoc knows which files it made.
+/// nemoc knows which files it made. Lines starting with '#' follow the list:
+/// the build stamp (build_stamp.h) that lets the next build skip the target.
 inline constexpr const char kManifestFileName[] = ".nemoc-manifest";
 
 /// Name of the fault-injection environment variable and of the one point the
@@ -58,8 +59,10 @@ struct WriteResult {
 ///    the files are written into the temporary directory.
 /// `result` (may be null) counts against the previous tree (files listed in
 /// the old marker). Returns false iff an error was added to `diags`.
+/// `stamp` (marker lines starting with '#', see build_stamp.h) is appended
+/// to the marker (a changed stamp alone is a change like any other).
 bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
-               WriteResult* result, Diagnostics* diags);
+               WriteResult* result, Diagnostics* diags, const std::string& stamp = "");
 
 /// Reads back what nemoc generated in dest_dir (the files its marker lists
 /// that exist; the marker itself is not part of the tree) — used by
@@ -77,12 +80,13 @@ std::vector<std::pair<char, std::string>> DiffTrees(const FileTree& have,
 
 /// Whether `path` may be a key of a FileTree: relative, non-empty, '/'
 /// separated, no empty / "." / ".." segments, no segment starting with '.',
-/// no backslash, NUL or other control character, and not the marker's name.
+/// no backslash, NUL or other control character, not starting with '#'
+/// (marker comment lines), and not the marker's name.
 /// On false, `why` (if given) says what is wrong.
 bool IsValidTreePath(const std::string& path, std::string* why);
 
-/// The marker file's content for `tree`.
-std::string ManifestContent(const FileTree& tree);
+/// The marker file's content for `tree`, followed by the `stamp` lines.
+std::string ManifestContent(const FileTree& tree, const std::string& stamp = "");
 
 /// True when the NEMOC_FAULT_INJECT environment variable (a comma-separated
 /// list) names `point`, e.g. FaultInjectionEnabled(kFaultWriterMidTree).

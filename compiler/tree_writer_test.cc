@@ -861,6 +861,28 @@ TEST(TreeWriterHelpersTest, IsValidTreePath) {
   EXPECT_FALSE(IsValidTreePath(std::string("a\0b", 3), &why));
   EXPECT_EQ(why, "contains a NUL byte");
   EXPECT_FALSE(IsValidTreePath(kManifestFileName, nullptr));
+  EXPECT_FALSE(IsValidTreePath("#nemoc-stamp x", &why));
+  EXPECT_EQ(why, "starts with '#' (reserved for the marker's stamp lines)");
+}
+
+TEST(TreeWriterHelpersTest, StampLinesFollowTheFileListAndAreNotFiles) {
+  EXPECT_EQ(ManifestContent({{"b", "x"}}, "#nemoc-stamp s\n"), "b\n#nemoc-stamp s\n");
+  MemoryDisk disk;
+  ASSERT_TRUE(WriteTree(disk, "out/p/t", kV1, nullptr, nullptr, "#nemoc-stamp one\n"));
+  EXPECT_EQ(disk.files().at("out/p/t/.nemoc-manifest"), ManifestContent(kV1) + "#nemoc-stamp one\n");
+  // Stamp lines are never taken for generated files, so nothing is foreign
+  // and reading back gives the tree alone.
+  FileTree back;
+  Diagnostics diags;
+  ASSERT_TRUE(ReadTree(disk, "out/p/t", &back, &diags)) << RenderText(diags, {});
+  EXPECT_EQ(back, kV1);
+  // A new stamp on the same tree rewrites the marker.
+  WriteResult result;
+  ASSERT_TRUE(WriteTree(disk, "out/p/t", kV1, &result, nullptr, "#nemoc-stamp two\n"));
+  EXPECT_TRUE(result.wrote);
+  EXPECT_EQ(disk.files().at("out/p/t/.nemoc-manifest"), ManifestContent(kV1) + "#nemoc-stamp two\n");
+  ASSERT_TRUE(WriteTree(disk, "out/p/t", kV1, &result, nullptr, "#nemoc-stamp two\n"));
+  EXPECT_FALSE(result.wrote);
 }
 
 TEST(TreeWriterHelpersTest, ManifestContentIsSortedLines) {

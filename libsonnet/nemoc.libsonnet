@@ -33,26 +33,32 @@ local builders = {
 };
 
 {
-  context(spec, profile, target, index):: {
-    project: spec.metadata.name,
-    namespace: spec.spec.namespace,
-    spec: spec.spec,
-    target: target,
-    targetPointer: '/spec/targets/' + index,
-    profile: profile,
-    runtime: if std.objectHas(target, 'runtime') then target.runtime else profile.defaults.runtime,
-    runtimeImpl: runtimes[self.runtime],
-    storage: target.storage,
-    storagePointer: target.storage.pointer,
-    serviceAccountName: spec.spec.serviceAccount.name,
-    annotations: spec.metadata.annotations,
+  // libjsonnet 0.18 re-evaluates an object field on every access; values
+  // bound to function locals are evaluated once. ctx is read everywhere, so
+  // every field that computes something is a local here.
+  context(spec, profile, target, index)::
+    local runtime = if std.objectHas(target, 'runtime') then target.runtime else profile.defaults.runtime;
     // nemoc's own labels win over the user's.
-    labels: spec.metadata.labels {
+    local labels = spec.metadata.labels {
       'app.kubernetes.io/managed-by': 'nemoc',
       'app.kubernetes.io/part-of': spec.metadata.name,
       'nemoc.dev/target': target.name,
+    };
+    {
+      project: spec.metadata.name,
+      namespace: spec.spec.namespace,
+      spec: spec.spec,
+      target: target,
+      targetPointer: '/spec/targets/' + index,
+      profile: profile,
+      runtime: runtime,
+      runtimeImpl: runtimes[runtime],
+      storage: target.storage,
+      storagePointer: target.storage.pointer,
+      serviceAccountName: spec.spec.serviceAccount.name,
+      annotations: spec.metadata.annotations,
+      labels: labels,
     },
-  },
 
   // The stages this spec asks for, in pipeline order: 00-base always; a
   // builder with enabled(ctx) decides itself (implied stages), the others

@@ -20,9 +20,10 @@ local train = import 'stages/train.libsonnet';
   configMapName(ctx):: k8s.boundedName(ctx.project + '-nccl-test', 63),
   // Room for the controllers' pod-name suffixes, as for training; a content
   // hash of the workload as for training (k8s.contentName).
-  jobName(ctx):: k8s.contentName(ctx.project + '-nccl-test', 46, {
+  jobName(ctx):: $.jobNameOf(ctx, $.workloadContent(ctx)),
+  jobNameOf(ctx, content):: k8s.contentName(ctx.project + '-nccl-test', 46, {
     runtime: ctx.runtime,
-    workload: $.workloadContent(ctx),
+    workload: content,
     script: $.script,
   }),
 
@@ -82,8 +83,9 @@ local train = import 'stages/train.libsonnet';
   // The training workload contract with this program, its own name and no
   // restarts (a preflight reports, it does not retry).
   workload(ctx)::
-    local name = $.jobName(ctx);
-    $.workloadContent(ctx) { name: name },
+    local content = $.workloadContent(ctx);
+    local name = $.jobNameOf(ctx, content);
+    content { name: name },
 
   workloadContent(ctx)::
     local test = ctx.spec.stages.ncclTest;

@@ -18,9 +18,10 @@ local order = import 'stages/order.libsonnet';
   // name carries a content hash of what the workload runs (k8s.contentName):
   // the workload contract without its name, the runtime and the config the
   // pods read from their ConfigMap (Hydra config.yaml or NeMo 2 recipe.py).
-  jobName(ctx):: k8s.contentName(ctx.project + '-train', 46, {
+  jobName(ctx):: $.jobNameOf(ctx, $.workloadContent(ctx)),
+  jobNameOf(ctx, content):: k8s.contentName(ctx.project + '-train', 46, {
     runtime: ctx.runtime,
-    workload: $.workloadContent(ctx),
+    workload: content,
     config: $.configData(ctx),
   }),
 
@@ -119,23 +120,30 @@ local order = import 'stages/order.libsonnet';
   workload(ctx)::
     // A local is evaluated once; an object field on every access (w.name is
     // read many times by the runtimes, and hashing serialises the workload).
-    local name = $.jobName(ctx);
-    $.workloadContent(ctx) { name: name },
+    local content = $.workloadContent(ctx);
+    local name = $.jobNameOf(ctx, content);
+    content { name: name },
 
   workloadContent(ctx)::
     local train = ctx.spec.stages.train;
     local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
+    local pod = $.pod(ctx, placement);
+    local container = $.container(ctx, placement);
+    local program = $.program(ctx);
+    local prologue = placement.prologue;
+    local workloadLabels = placement.workloadLabels;
+    local suspend = placement.suspend;
     {
       component: $.component,
       nodes: train.nodes,
       gpusPerNode: train.gpusPerNode,
       restarts: train.restarts,
-      pod: $.pod(ctx, placement),
-      container: $.container(ctx, placement),
-      program: $.program(ctx),
-      prologue: placement.prologue,
-      workloadLabels: placement.workloadLabels,
-      suspend: placement.suspend,
+      pod: pod,
+      container: container,
+      program: program,
+      prologue: prologue,
+      workloadLabels: workloadLabels,
+      suspend: suspend,
     },
 
   files(ctx)::

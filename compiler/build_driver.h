@@ -1,0 +1,38 @@
+// Compiles many specs at once: a small pool of worker threads, each with its
+// own Jsonnet VM, taking specs in order from a shared counter. Results and
+// diagnostics come back in the order the specs were given, so output and
+// messages are the same whatever the number of threads.
+#ifndef NEMOC_BUILD_DRIVER_H_
+#define NEMOC_BUILD_DRIVER_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler.h"
+#include "diagnostic.h"
+
+namespace nemoc {
+
+struct DriverOptions {
+  int jobs = 0;                  // worker threads; <= 0 means DefaultJobs()
+  bool skip_up_to_date = false;  // incremental: reuse trees whose stamp matches
+  // Called (serialised, from the worker threads) as each spec starts:
+  // (specs started before it, count, path).
+  std::function<void(size_t, size_t, const std::string&)> progress;
+};
+
+/// The number of hardware threads (at least 1).
+int DefaultJobs();
+
+/// Compiles `specs` with `compiler` (Init already called). Every spec that
+/// compiled is appended to `compiled` (in input order); all diagnostics are
+/// added to `diags` in input order, with the source texts they quote added
+/// to `sources`. Returns false when any spec failed.
+bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& specs,
+                  const DriverOptions& options, std::vector<CompiledSpec>* compiled,
+                  Diagnostics* diags, SourceTexts* sources);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_BUILD_DRIVER_H_

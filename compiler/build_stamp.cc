@@ -1,0 +1,284 @@
+#include "build_stamp.h"
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "content_hash.h"
+#include "nemoc_source_digest.h"  // generated: NEMOC_SOURCE_DIGEST
+
+#ifndef NEMOC_VERSION
+#define NEMOC_VERSION "0.0.0"
+#endif
+
+namespace nemoc {
+
+namespace {
+
+constexpr const char kStampLine[] = "#nemoc-stamp ";
+constexpr const char kImportLine[] = "#import ";
+constexpr const char kKindLine[] = "#kind ";
+
+bool ReadWhole(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return false;
+  *out = std::move(buffer).str();
+  return true;
+}
+
+std::string FileDigest(const std::string& path) {
+  std::string text;
+  return ReadWhole(path, &text) ? Digest128Hex(text) : "unreadable";
+}
+
+bool IsHex32(const std::string& s) {
+  if (s.size() != 32) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// Marker fields are tab-separated on one line: no tabs, newlines or NULs.
+bool PlainField(const std::string& s) {
+  return s.find_first_of(std::string("\t\n\r\0", 4)) == std::string::npos;
+}
+
+bool StartsWith(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+}  // namespace
+
+std::string BuildId() { return std::string(NEMOC_VERSION) + "+" + NEMOC_SOURCE_DIGEST; }
+
+std::string StampLines(const Stamp& stamp) {
+  if (stamp.inputs.empty()) return "";
+  std::string out = std::string(kStampLine) + "inputs=" + stamp.inputs + " tree=" + stamp.tree + "\n";
+  for (const auto& [base, rel] : stamp.imports) out += kImportLine + base + "\t" + rel + "\n";
+  for (const auto& [api_version, kind] : stamp.kinds) {
+    out += kKindLine + api_version + "\t" + kind + "\n";
+  }
+  return out;
+}
+
+bool ParseStamp(const std::string& marker, Stamp* stamp) {
+  *stamp = Stamp{};
+  std::istringstream lines(marker);
+  std::string line;
+  bool found = false;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] != '#') continue;
+    auto split = [&](const char* prefix, std::pair<std::string, std::string>* out) {
+      const std::string rest = line.substr(std::char_traits<char>::length(prefix));
+      const size_t tab = rest.find('\t');
+      if (tab == std::string::npos) return false;
+      *out = {rest.substr(0, tab), rest.substr(tab + 1)};
+      return true;
+    };
+    if (StartsWith(line, kStampLine)) {
+      std::istringstream fields(line.substr(std::char_traits<char>::length(kStampLine)));
+      std::string inputs, tree;
+      fields >> inputs >> tree;
+      if (!StartsWith(inputs, "inputs=") || !StartsWith(tree, "tree=")) return false;
+      stamp->inputs = inputs.substr(7);
+      stamp->tree = tree.substr(5);
+      if (!IsHex32(stamp->inputs) || !IsHex32(stamp->tree)) return false;
+      found = true;
+    } else if (StartsWith(line, kImportLine)) {
+      std::pair<std::string, std::string> entry;
+      if (!split(kImportLine, &entry)) return false;
+      stamp->imports.push_back(std::move(entry));
+    } else if (StartsWith(line, kKindLine)) {
+      std::pair<std::string, std::string> entry;
+      if (!split(kKindLine, &entry)) return false;
+      stamp->kinds.push_back(std::move(entry));
+    }
+  }
+  return found;
+}
+
+std::string TreeDigest(const FileTree& tree) {
+  // Length-prefixed so no two different trees produce the same record.
+  std::string record;
+  size_t total = 0;
+  for (const auto& [path, bytes] : tree) total += path.size() + bytes.size() + 24;
+  record.reserve(total);
+  for (const auto& [path, bytes] : tree) {
+    record += std::to_string(path.size()) + ":" + path + std::to_string(bytes.size()) + ":";
+    record += bytes;
+  }
+  return Digest128Hex(record);
+}
+
+namespace {
+
+struct ResolvedImport {
+  std::string base_key, rel, found_key, content_digest;
+};
+
+// Schema file digests are cached for the process: the bundle is read-only
+// data, and a 1,000-target build must not hash the same 0.6 MB file 1,000 times
+// (valijson also loads each schema once per process).
+std::mutex schema_digest_mu;
+std::map<std::string, std::string>& SchemaDigests() {
+  static std::map<std::string, std::string> digests;
+  return digests;
+}
+
+std::string SchemaDigest(const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(schema_digest_mu);
+    auto it = SchemaDigests().find(path);
+    if (it != SchemaDigests().end()) return it->second;
+  }
+  std::string digest = FileDigest(path);
+  std::lock_guard<std::mutex> lock(schema_digest_mu);
+  SchemaDigests().emplace(path, digest);
+  return digest;
+}
+
+std::string Record(const std::string& data_part, const SpecInputs& spec, const std::string& target,
+                   const std::vector<ResolvedImport>& imports,
+                   const std::vector<std::pair<std::string, std::string>>& kinds,
+                   KubeSchemas* kube_schemas, bool* ok) {
+  std::string record = data_part;
+  record += "spec-name " + spec.spec_name + "\n";
+  record += "spec " + Digest128Hex(spec.spec_text) + "\n";
+  for (const auto& set : spec.sets) record += "set " + std::to_string(set.size()) + ":" + set + "\n";
+  record += "target " + target + "\n";
+  for (const auto& i : imports) {
+    record += "import " + i.base_key + "\t" + i.rel + "\t" + i.found_key + "\t" + i.content_digest + "\n";
+  }
+  for (const auto& [api_version, kind] : kinds) {
+    record += "kind " + api_version + "\t" + kind + "\t";
+    if (kube_schemas == nullptr) {
+      record += "unvalidated\n";
+      continue;
+    }
+    const std::string file = kube_schemas->SchemaFile(api_version, kind);
+    if (file.empty()) {
+      *ok = false;
+      return "";
+    }
+    record += SchemaDigest(file) + "\n";
+  }
+  return record;
+}
+
+}  // namespace
+
+StampCalculator::StampCalculator(const DataDir& data, const std::vector<std::string>& jpaths,
+                                 KubeSchemas* kube_schemas)
+    : kube_schemas_(kube_schemas) {
+  data_part_ = "nemoc " + BuildId() + "\n";
+  for (const auto& jpath : jpaths) data_part_ += "jpath " + jpath + "\n";
+  data_part_ += "schema " + FileDigest(data.schema()) + "\n";
+  data_part_ += "models " + FileDigest(data.models()) + "\n";
+  data_part_ += "accelerators " + FileDigest(data.accelerators()) + "\n";
+  data_part_ += std::string("kube ") + (kube_schemas ? "validated" : "unvalidated") + "\n";
+}
+
+bool StampCalculator::InputsDigest(const SpecInputs& spec, const std::string& target,
+                                   const Stamp& recorded, JsonnetExpander* expander,
+                                   const std::map<std::string, const std::string*>* seen,
+                                   std::string* digest) const {
+  std::vector<ResolvedImport> imports;
+  size_t index = 0;
+  if (seen == nullptr) expander->ClearImports();
+  const auto& calls = expander->import_calls();
+  for (const auto& [base_key, rel] : recorded.imports) {
+    ResolvedImport r{base_key, rel, "", ""};
+    std::string found;
+    if (seen != nullptr) {
+      // What the evaluation saw, call for call.
+      if (index >= calls.size()) return false;
+      found = calls[index++].found;
+      auto it = seen->find(found);
+      if (it == seen->end()) return false;
+      r.content_digest = Digest128Hex(*it->second);
+    } else {
+      // Replay the import through the resolver Jsonnet used.
+      std::string base, content, err;
+      if (!expander->RootPath(base_key, &base)) return false;
+      if (!expander->ResolveImport(base, rel, &found, &content, &err)) return false;
+      r.content_digest = Digest128Hex(content);
+    }
+    if (!expander->RootKey(found, &r.found_key)) return false;
+    imports.push_back(std::move(r));
+  }
+  bool ok = true;
+  const std::string record =
+      Record(data_part_, spec, target, imports, recorded.kinds, kube_schemas_, &ok);
+  if (!ok) return false;
+  *digest = Digest128Hex(record);
+  return true;
+}
+
+bool MakeStamp(const StampCalculator& calculator, const SpecInputs& spec, const std::string& target,
+               JsonnetExpander* expander, const std::map<std::string, nlohmann::json>& objects,
+               const FileTree& tree, Stamp* stamp) {
+  *stamp = Stamp{};
+  for (const auto& call : expander->import_calls()) {
+    std::string base_key;
+    if (!expander->RootKey(call.base, &base_key)) return false;
+    if (!PlainField(base_key) || !PlainField(call.rel)) return false;
+    stamp->imports.emplace_back(base_key, call.rel);
+  }
+  std::set<std::pair<std::string, std::string>> kinds;
+  for (const auto& [path, object] : objects) {
+    auto api_version = object.find("apiVersion");
+    auto kind = object.find("kind");
+    if (api_version == object.end() || kind == object.end() || !api_version->is_string() ||
+        !kind->is_string()) {
+      return false;
+    }
+    if (!PlainField(api_version->get<std::string>()) || !PlainField(kind->get<std::string>())) {
+      return false;
+    }
+    kinds.emplace(api_version->get<std::string>(), kind->get<std::string>());
+  }
+  stamp->kinds.assign(kinds.begin(), kinds.end());
+  std::map<std::string, const std::string*> seen;
+  for (const auto& file : expander->imported()) seen[file.path] = &file.content;
+  if (!calculator.InputsDigest(spec, target, *stamp, expander, &seen, &stamp->inputs)) {
+    *stamp = Stamp{};
+    return false;
+  }
+  stamp->tree = TreeDigest(tree);
+  return true;
+}
+
+bool TargetUpToDate(Disk& disk, const StampCalculator& calculator, const SpecInputs& spec,
+                    const std::string& target, const std::string& target_dir,
+                    JsonnetExpander* expander) {
+  // Leftovers of an interrupted run: the writer's recovery must run first.
+  const std::filesystem::path dir = std::filesystem::path(target_dir).lexically_normal();
+  const std::string base = dir.filename().string();
+  for (const char* suffix : {".nemoc-tmp", ".nemoc-old"}) {
+    const std::string sibling = (dir.parent_path() / ("." + base + suffix)).string();
+    FileKind kind;
+    std::string ignored;
+    if (base.empty() || !disk.Stat(sibling, &kind, &ignored) || kind != FileKind::kMissing) return false;
+  }
+  std::string marker, err;
+  if (!disk.ReadFile(target_dir + "/" + kManifestFileName, &marker, &err)) return false;
+  Stamp stamp;
+  if (!ParseStamp(marker, &stamp)) return false;
+  FileTree tree;
+  Diagnostics ignored;
+  if (!ReadTree(disk, target_dir, &tree, &ignored)) return false;
+  if (TreeDigest(tree) != stamp.tree) return false;
+  // Only the files the marker lists may be there, and all of them.
+  if (ManifestContent(tree, StampLines(stamp)) != marker) return false;
+  std::string digest;
+  if (!calculator.InputsDigest(spec, target, stamp, expander, nullptr, &digest)) return false;
+  return digest == stamp.inputs;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,178 @@
+// Incremental and parallel builds, end to end: an unchanged target is not
+// rebuilt, any change to what it was generated from is, and -j N writes the
+// same bytes and prints the same messages as -j 1.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace nemoc::testing {
+namespace {
+
+const char kSpec[] = "examples/llama2-70b-sft-vanilla.yaml";
+const char kTarget[] = "/llama2-70b-sft/onprem";
+
+// A private copy of nemoc's data (schemas/, libsonnet/, profiles/) that the
+// test may edit; nemoc finds it through NEMOC_DATA_DIR.
+struct DataCopy {
+  ScratchDir scratch;
+  std::string root = scratch.path() + "/data";
+  std::string out = scratch.path() + "/out";
+
+  DataCopy() {
+    fs::create_directories(root);
+    for (const char* dir : {"schemas", "libsonnet", "profiles"}) {
+      fs::copy(SourceDir() + "/" + dir, root + "/" + dir, fs::copy_options::recursive);
+    }
+  }
+  RunResult Build(std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args = {"build", "--out", out};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(SourceDir() + "/" + kSpec);
+    return RunNemoc(args, "", {{"NEMOC_DATA_DIR", root}});
+  }
+  void Edit(const std::string& relative, const std::string& from, const std::string& to) const {
+    const std::string path = root + "/" + relative;
+    std::string text = ReadFile(path);
+    const size_t at = text.find(from);
+    ASSERT_NE(std::string::npos, at) << from << " not in " << relative;
+    text.replace(at, from.size(), to);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  }
+  void Append(const std::string& relative, const std::string& text) const {
+    std::ofstream(root + "/" + relative, std::ios::binary | std::ios::app) << text;
+  }
+};
+
+bool Skipped(const RunResult& r) { return r.out.find(": up to date\n") != std::string::npos; }
+
+TEST(IncrementalTest, UnchangedInputsAreNotRebuilt) {
+  DataCopy data;
+  RunResult first = data.Build();
+  ASSERT_EQ(0, first.exit_code) << first.err;
+  EXPECT_FALSE(Skipped(first)) << first.out;
+  const std::string marker = ReadFile(data.out + kTarget + "/.nemoc-manifest");
+  EXPECT_NE(std::string::npos, marker.find("\n#nemoc-stamp inputs=")) << marker;
+  EXPECT_NE(std::string::npos, marker.find("#import ")) << marker;
+  const auto mtime = fs::last_write_time(data.out + kTarget + "/SUMMARY.md");
+
+  RunResult second = data.Build();
+  ASSERT_EQ(0, second.exit_code) << second.err;
+  EXPECT_TRUE(Skipped(second)) << second.out;
+  EXPECT_EQ(mtime, fs::last_write_time(data.out + kTarget + "/SUMMARY.md"));
+}
+
+TEST(IncrementalTest, EditingAnImportedLibraryFileRebuilds) {
+  DataCopy data;
+  ASSERT_EQ(0, data.Build().exit_code);
+  // fabrics.libsonnet is imported by the training stage and the profile.
+  data.Edit("libsonnet/fabrics.libsonnet", "NCCL_DEBUG: 'WARN'", "NCCL_DEBUG: 'INFO'");
+  RunResult r = data.Build();
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  EXPECT_FALSE(Skipped(r)) << r.out;
+  const std::string job =
+      ReadFile(data.out + kTarget + "/30-train/pytorchjob-llama2-70b-sft-train.yaml");
+  EXPECT_NE(std::string::npos, job.find("value: INFO")) << job;
+  EXPECT_TRUE(Skipped(data.Build()));
+}
+
+TEST(IncrementalTest, AnyByteOfAnImportedFileCounts) {
+  DataCopy data;
+  ASSERT_EQ(0, data.Build().exit_code);
+  // A comment changes no output, but nemoc cannot know that without
+  // evaluating: the target is re-evaluated (and its stamp rewritten).
+  data.Append("profiles/vanilla-k8s.libsonnet", "// touched\n");
+  RunResult r = data.Build();
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  EXPECT_FALSE(Skipped(r)) << r.out;
+}
+
+TEST(IncrementalTest, AFileThatNowShadowsAnImportRebuilds) {
+  DataCopy data;
+  ASSERT_EQ(0, data.Build().exit_code);
+  // stages/train.libsonnet imports 'fabrics.libsonnet'; Jsonnet looks in the
+  // importing file's directory first, so this new file replaces the old one.
+  std::string fabrics = ReadFile(data.root + "/libsonnet/fabrics.libsonnet");
+  fabrics.replace(fabrics.find("NCCL_DEBUG: 'WARN'"), 18, "NCCL_DEBUG: 'TRACE'");
+  std::ofstream(data.root + "/libsonnet/stages/fabrics.libsonnet") << fabrics;
+  RunResult r = data.Build();
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  EXPECT_FALSE(Skipped(r)) << r.out;
+  EXPECT_NE(std::string::npos,
+            ReadFile(data.out + kTarget + "/30-train/pytorchjob-llama2-70b-sft-train.yaml")
+                .find("value: TRACE"));
+}
+
+TEST(IncrementalTest, DataFilesSetsAndHandEditsRebuild) {
+  DataCopy data;
+  ASSERT_EQ(0, data.Build().exit_code);
+  // --set changes the spec nemoc compiles.
+  RunResult set = data.Build({"--set", "spec.stages.train.maxSteps=7"});
+  ASSERT_EQ(0, set.exit_code) << set.err;
+  EXPECT_FALSE(Skipped(set));
+  EXPECT_TRUE(Skipped(data.Build({"--set", "spec.stages.train.maxSteps=7"})));
+  EXPECT_FALSE(Skipped(data.Build()));
+  // The accelerator table is read by C++, not imported by Jsonnet.
+  data.Append("libsonnet/accelerators.json", "\n");
+  EXPECT_FALSE(Skipped(data.Build()));
+  // A hand-edited output file is put back.
+  const std::string summary = data.out + kTarget + "/SUMMARY.md";
+  const std::string original = ReadFile(summary);
+  std::ofstream(summary, std::ios::app) << "edited\n";
+  RunResult r = data.Build();
+  EXPECT_FALSE(Skipped(r)) << r.out;
+  EXPECT_EQ(original, ReadFile(summary));
+}
+
+TEST(ParallelTest, ManySpecsGiveTheSameBytesAndMessagesAsOneThread) {
+  ScratchDir scratch;
+  std::vector<std::string> specs;
+  for (const auto& dir : {"examples", "tests/specs"}) {
+    for (const auto& entry : fs::directory_iterator(SourceDir() + "/" + dir)) {
+      if (entry.path().extension() == ".yaml") specs.push_back(entry.path().string());
+    }
+  }
+  std::sort(specs.begin(), specs.end());
+  auto build = [&](const std::string& jobs, const std::string& out,
+                   const std::vector<std::string>& inputs) {
+    std::vector<std::string> args = {"build", "-j", jobs, "--out", out};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    return RunNemoc(args);
+  };
+  RunResult serial = build("1", scratch.path() + "/serial", specs);
+  RunResult parallel = build("4", scratch.path() + "/parallel", specs);
+  ASSERT_EQ(0, serial.exit_code) << serial.err;
+  ASSERT_EQ(0, parallel.exit_code) << parallel.err;
+  EXPECT_EQ(ReadAll(scratch.path() + "/serial"), ReadAll(scratch.path() + "/parallel"));
+  EXPECT_FALSE(ReadAll(scratch.path() + "/serial").empty());
+
+  // Broken specs: every error, in spec order, whatever the thread count.
+  std::vector<std::string> broken;
+  const std::string good = ReadFile(SourceDir() + "/" + kSpec);
+  for (int i = 0; i < 6; ++i) {
+    std::string text = good;
+    text.replace(text.find("nodes: 4"), 8, "nodes: " + std::string(i % 2 ? "many" : "-1"));
+    text.replace(text.find("name: llama2-70b-sft"), 20, "name: broken-" + std::to_string(i));
+    broken.push_back(scratch.Write("broken-" + std::to_string(i) + ".yaml", text));
+  }
+  RunResult serial_bad = build("1", scratch.path() + "/bad1", broken);
+  RunResult parallel_bad = build("4", scratch.path() + "/bad4", broken);
+  EXPECT_EQ(1, serial_bad.exit_code);
+  EXPECT_EQ(serial_bad.exit_code, parallel_bad.exit_code);
+  EXPECT_EQ(serial_bad.err, parallel_bad.err);
+  size_t last = 0;
+  for (int i = 0; i < 6; ++i) {
+    const size_t at = serial_bad.err.find("broken-" + std::to_string(i) + ".yaml");
+    ASSERT_NE(std::string::npos, at) << serial_bad.err;
+    EXPECT_LE(last, at) << "messages out of spec order";
+    last = at;
+  }
+  EXPECT_FALSE(fs::exists(scratch.path() + "/bad4"));
+}
+
+}  // namespace
+}  // namespace nemoc::testing
