@@ -29,7 +29,8 @@ int RunCheck(const CompileFlags& flags) {
   };
   if (!MakeCompiler(flags, &compiler, &diags)) return finish(ExitCodeFor(diags));
   std::vector<CompiledSpec> compiled;
-  if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags)) {
+  if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs,
+                  /*skip_up_to_date=*/true)) {
     return finish(ExitCodeFor(diags));
   }
   RealDisk disk;

@@ -23,7 +23,8 @@ int RunDiff(const CompileFlags& flags) {
     return ExitCodeFor(diags);
   }
   std::vector<CompiledSpec> compiled;
-  if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags)) {
+  if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs,
+                  /*skip_up_to_date=*/true)) {
     PrintDiagnostics(diags, compiler->sources());
     return ExitCodeFor(diags);
   }

@@ -20,7 +20,7 @@ int RunPlan(const CompileFlags& flags) {
   std::unique_ptr<Compiler> compiler;
   std::vector<CompiledSpec> compiled;
   const bool ok = MakeCompiler(flags, &compiler, &diags) &&
-                  CompileAll(compiler.get(), flags.specs, &compiled, &diags);
+                  CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs);
   nlohmann::json specs = nlohmann::json::array();
   for (const auto& spec : compiled) {
     nlohmann::json targets = nlohmann::json::array();

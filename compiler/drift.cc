@@ -49,7 +49,11 @@ bool ComputeDrift(Disk& disk, const std::vector<CompiledSpec>& compiled,
     }
   };
   for (const auto& spec : compiled) {
-    for (const auto& target : spec.targets) compare(target.dir, target.tree);
+    for (const auto& target : spec.targets) {
+      // A target the build stamp vouches for (inputs and files on disk as
+      // recorded) holds no drift; its tree was not generated again.
+      if (!target.up_to_date) compare(target.dir, target.tree);
+    }
     for (const auto& stale : StaleTargets(disk, spec)) compare(stale, FileTree{});
   }
   std::sort(changes->begin(), changes->end(),

@@ -26,16 +26,16 @@ _nemoc() {
     --spec)
       _filedir '@(yaml|yml)'
       return ;;
-    --model | --target | --set | --steps | --branch | --author-name | --author-email)
+    -j | --jobs | --model | --target | --set | --steps | --branch | --author-name | --author-email)
       return ;;
   esac
 
-  local compile="--target --set --jpath --kube-schemas -q --quiet -o --output --help"
+  local compile="--target --set --jpath --kube-schemas -j --jobs -q --quiet -o --output --help"
   local opts
   case $command in
     build) opts="$compile --out --commit --repo --branch --author-name --author-email" ;;
     check | plan) opts="$compile --out" ;;
-    diff) opts="--target --set --jpath --kube-schemas -q --quiet --help --out" ;;
+    diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out" ;;
     validate) opts="$compile" ;;
     init) opts="--profile --model --stdout --help" ;;
     explain) opts="-r --recursive --help" ;;
