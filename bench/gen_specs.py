@@ -8,28 +8,31 @@ every runtime it supports, the shape of tests/specs/profile-matrix.yaml), so
 TARGETS=1000 gives 100 specs of 10 targets. Specs differ in name, namespace
 and a few training values; the same arguments always give the same bytes.
 
-Stages: STAGES lists what every spec runs. Only `train` has a generator today;
-when the other stages land (dataPrep, evaluate, convert, tensorrtLLM, serve,
-ncclTest — issue #4) add them to STAGES (a dict per stage, as in the spec) and
-the benchmark covers them with no other change.
+Stages: STAGES lists what every spec runs: the whole pipeline (NCCL
+preflight, data preparation, training on the prepared data, evaluation,
+conversion, TensorRT-LLM, Triton serving) plus monitoring, on every target.
+A new stage is one entry here (a dict per stage, as in the spec).
 """
 import json
 import os
 import sys
 
 STAGES = {
+    "ncclTest": lambda i: {"minBusBandwidthGBps": 100},
+    "dataPrep": lambda i: {"input": "corpus/web-%04d.jsonl" % i, "jsonKey": "text", "workers": 16},
     "train": lambda i: {
         "nodes": 2,
         "parallelism": {"tensor": 2, "sequenceParallel": True},
         "batch": {"micro": 1, "global": 64},
         "seqLength": 8192,
         "maxSteps": 100 + i,
-        "data": {"prefixes": [
-            {"path": "wiki/wiki_text_document", "weight": 0.7},
-            {"path": "code/code_text_document", "weight": 0.3},
-        ]},
+        "data": {"fromDataPrep": True},
     },
-    # "dataPrep": lambda i: {...},   # add when issue #4 lands
+    "evaluate": lambda i: {"tasks": ["hellaswag", "winogrande"]},
+    "convert": lambda i: {"to": "huggingface"},
+    "tensorrtLLM": lambda i: {"quantization": "fp8", "maxBatchSize": 64, "maxInputLen": 4096,
+                              "maxOutputLen": 1024},
+    "serve": lambda i: {"triton": {"replicas": 2}},
 }
 
 TARGETS = [
@@ -78,7 +81,7 @@ def spec(i, targets):
         "metadata": {"name": "synth-%04d" % i, "labels": {"team": "bench"}},
         "spec": {
             "namespace": "synth-%04d" % i,
-            "image": {"repository": "nvcr.io/nvidia/nemo", "tag": "25.02"},
+            "image": {"repository": "nvcr.io/nvidia/nemo", "tag": "24.07"},
             "imagePullSecrets": ["ngc-registry"],
             "model": {"preset": "llama3-8b"},
             "storage": {
@@ -86,6 +89,7 @@ def spec(i, targets):
                 "data": {"pvc": {"claimName": "datasets", "subPath": "tokenized"}},
             },
             "stages": {name: make(i) for name, make in STAGES.items()},
+            "monitoring": {"serviceMonitor": True, "alerts": True},
             "targets": targets,
         },
     }

@@ -144,6 +144,35 @@ TEST_F(GitRepoTest, DeletedStageIsRemovedInTheCommit) {
   EXPECT_EQ(Sh(dir(), "git ls-files out/demo/onprem/gitops"), "");
 }
 
+TEST_F(GitRepoTest, DeletedPipelineStageIsRemovedInTheCommit) {
+  // A spec with an evaluation stage, then the same spec without it: the
+  // stage directory and its Flux Kustomization go in one commit.
+  const std::string with_eval =
+      Replace(kSpec, "      data: {mock: true}\n", "      data: {mock: true}\n    evaluate: {}\n");
+  scratch_.Write("spec.yaml", with_eval);
+  RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(Commits(), 3);
+  ASSERT_TRUE(fs::exists(dir() + "/out/demo/onprem/40-evaluate/kustomization.yaml"));
+  ASSERT_NE(Sh(dir(), "git ls-files out/demo/onprem/40-evaluate"), "");
+
+  scratch_.Write("spec.yaml", kSpec);
+  r = Nemoc({"build", "--commit", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Commits(), 4);
+  EXPECT_EQ(Sh(dir(), "git log -1 --format=%s"), "nemoc build: demo/onprem\n");
+  const std::string status = Sh(dir(), "git show --no-renames --name-status --format= HEAD");
+  EXPECT_NE(status.find("D\tout/demo/onprem/40-evaluate/kustomization.yaml"), std::string::npos)
+      << status;
+  EXPECT_NE(status.find("D\tout/demo/onprem/40-evaluate/job-demo-evaluate-"), std::string::npos)
+      << status;
+  EXPECT_NE(status.find("D\tout/demo/onprem/gitops/flux/kustomization-demo-onprem-evaluate.yaml"),
+            std::string::npos) << status;
+  EXPECT_FALSE(fs::exists(dir() + "/out/demo/onprem/40-evaluate"));
+  EXPECT_EQ(Sh(dir(), "git ls-files out/demo/onprem/40-evaluate"), "");
+  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
+}
+
 TEST_F(GitRepoTest, CheckFindsHandEditsAndBuildCommitRefusesThem) {
   scratch_.Write("spec.yaml", kSpec);
   ASSERT_EQ(Nemoc({"build", "--commit", "spec.yaml"}).exit_code, 0);
