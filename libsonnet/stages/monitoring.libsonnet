@@ -29,40 +29,43 @@ local train = import 'stages/train.libsonnet';
   // DCGM series of the training pods (all ranks share the workload's name prefix).
   local trainingPods(ctx) = 'namespace="' + ctx.namespace + '",pod=~"' + train.jobName(ctx) + '-.*"',
 
-  trainingRules(ctx, t):: [
-    {
-      alert: 'NemoTrainingGpuUtilizationLow',
-      expr: 'avg by (pod) (DCGM_FI_DEV_GPU_UTIL{' + trainingPods(ctx) + '}) < ' + k8s.decimal(t.gpuUtilizationPercent),
-      'for': '15m',
-      labels: { severity: 'warning' },
-      annotations: {
-        summary: 'NeMo training pod {{ $labels.pod }} keeps its GPUs below ' + k8s.decimal(t.gpuUtilizationPercent) + ' % busy',
-        description: 'Input pipeline, communication or a straggler rank is starving the GPUs.',
+  trainingRules(ctx, t)::
+    // Bound once: the name hashes the whole training workload.
+    local pods = trainingPods(ctx);
+    [
+      {
+        alert: 'NemoTrainingGpuUtilizationLow',
+        expr: 'avg by (pod) (DCGM_FI_DEV_GPU_UTIL{' + pods + '}) < ' + k8s.decimal(t.gpuUtilizationPercent),
+        'for': '15m',
+        labels: { severity: 'warning' },
+        annotations: {
+          summary: 'NeMo training pod {{ $labels.pod }} keeps its GPUs below ' + k8s.decimal(t.gpuUtilizationPercent) + ' % busy',
+          description: 'Input pipeline, communication or a straggler rank is starving the GPUs.',
+        },
       },
-    },
-    {
-      alert: 'NemoTrainingGpuMemoryHigh',
-      expr: 'max by (pod) (DCGM_FI_DEV_FB_USED{' + trainingPods(ctx) + '} / (DCGM_FI_DEV_FB_USED{'
-            + trainingPods(ctx) + '} + DCGM_FI_DEV_FB_FREE{' + trainingPods(ctx) + '})) * 100 > ' + k8s.decimal(t.gpuMemoryPercent),
-      'for': '10m',
-      labels: { severity: 'warning' },
-      annotations: {
-        summary: 'NeMo training pod {{ $labels.pod }} uses more than ' + k8s.decimal(t.gpuMemoryPercent) + ' % of GPU memory',
-        description: 'Close to out-of-memory: lower the micro batch or raise parallelism.',
+      {
+        alert: 'NemoTrainingGpuMemoryHigh',
+        expr: 'max by (pod) (DCGM_FI_DEV_FB_USED{' + pods + '} / (DCGM_FI_DEV_FB_USED{'
+              + pods + '} + DCGM_FI_DEV_FB_FREE{' + pods + '})) * 100 > ' + k8s.decimal(t.gpuMemoryPercent),
+        'for': '10m',
+        labels: { severity: 'warning' },
+        annotations: {
+          summary: 'NeMo training pod {{ $labels.pod }} uses more than ' + k8s.decimal(t.gpuMemoryPercent) + ' % of GPU memory',
+          description: 'Close to out-of-memory: lower the micro batch or raise parallelism.',
+        },
       },
-    },
-    {
-      // Throughput that stalls shows as GPUs that stop working while the pods still run.
-      alert: 'NemoTrainingStalled',
-      expr: 'max by (pod) (DCGM_FI_DEV_GPU_UTIL{' + trainingPods(ctx) + '}) == 0',
-      'for': t.stalledAfter,
-      labels: { severity: 'critical' },
-      annotations: {
-        summary: 'NeMo training pod {{ $labels.pod }} has done no GPU work for ' + t.stalledAfter,
-        description: 'A hung collective (NCCL), a dead rank or a stuck data loader; check the pod logs.',
+      {
+        // Throughput that stalls shows as GPUs that stop working while the pods still run.
+        alert: 'NemoTrainingStalled',
+        expr: 'max by (pod) (DCGM_FI_DEV_GPU_UTIL{' + pods + '}) == 0',
+        'for': t.stalledAfter,
+        labels: { severity: 'critical' },
+        annotations: {
+          summary: 'NeMo training pod {{ $labels.pod }} has done no GPU work for ' + t.stalledAfter,
+          description: 'A hung collective (NCCL), a dead rank or a stuck data loader; check the pod logs.',
+        },
       },
-    },
-  ],
+    ],
 
   servingRules(ctx, t):: [
     {
