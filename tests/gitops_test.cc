@@ -56,13 +56,6 @@ spec:
       profile: vanilla-k8s
 )";
 
-std::string Replace(std::string s, const std::string& from, const std::string& to) {
-  const size_t at = s.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) s.replace(at, from.size(), to);
-  return s;
-}
-
 class GitRepoTest : public ::testing::Test {
  protected:
   void SetUp() override {

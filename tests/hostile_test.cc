@@ -122,16 +122,6 @@ spec:
       rdma: {count: 4}
 )";
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "mutation anchor not found: " << from;
-    return text;
-  }
-  text.replace(at, from.size(), to);
-  return text;
-}
-
 std::string Repeat(const std::string& s, size_t n) {
   std::string out;
   out.reserve(s.size() * n);

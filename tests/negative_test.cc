@@ -38,13 +38,6 @@ spec:
       rdma: {count: 4}
 )";
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  if (at == std::string::npos) ADD_FAILURE() << "mutation anchor not found: " << from;
-  else text.replace(at, from.size(), to);
-  return text;
-}
-
 // "line:column" of the first occurrence of `needle` (1-based).
 std::string PositionOf(const std::string& text, const std::string& needle) {
   size_t at = text.find(needle);

@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,6 +110,16 @@ std::string TreeFingerprint(const std::string& dir) {
     fingerprint += path + "\n" + std::to_string(std::hash<std::string>{}(contents)) + "\n";
   }
   return fingerprint;
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "mutation anchor not found: " << from;
+    return text;
+  }
+  text.replace(at, from.size(), to);
+  return text;
 }
 
 }  // namespace nemoc::testing

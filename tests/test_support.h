@@ -42,6 +42,10 @@ std::map<std::string, std::string> ReadAll(const std::string& dir);
 std::string TreeFingerprint(const std::string& dir);
 std::string ReadFile(const std::string& path);
 
+/// `text` with the first `from` replaced by `to`; a missing `from` fails the
+/// running test (a mutation that silently did nothing would prove nothing).
+std::string Replace(std::string text, const std::string& from, const std::string& to);
+
 }  // namespace nemoc::testing
 
 #endif  // NEMOC_TESTS_TEST_SUPPORT_H_
