@@ -78,7 +78,12 @@ local builders = {
   },
 
   buildTarget(spec, profiles, target, index)::
-    local ctx = $.context(spec, profiles[target.profile], target, index);
+    local base = $.context(spec, profiles[target.profile], target, index);
+    // The training workload, hashed and built once per target: the train
+    // stage emits it and monitoring selects its pods by its name (a local is
+    // evaluated once; building it costs as much as the rest of the stage).
+    local trainBuilt = if std.objectHas(spec.spec.stages, 'train') then train.built(base) else null;
+    local ctx = base { trainBuilt: trainBuilt };
     local diagnostics = ctx.profile.diagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).

@@ -66,8 +66,8 @@ local k8s = import 'k8s.libsonnet';
       backoffLimit: $.backoffLimit,
       template: $.template(ctx, component, placement, [container], volumes, restartPolicy='Never'),
     };
-    local name = k8s.contentName(base, 63, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend });
-    job.job(ctx, name, component, spec, placement.workloadLabels, placement.suspend),
+    local hashed = k8s.hashed(base, 63, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend });
+    job.job(ctx, hashed.name, component, hashed.value.spec, hashed.value.labels, hashed.value.suspend),
 
   // argv that creates `dirs` first, then execs `argv`: arguments stay argv
   // entries and never pass through the shell as text.

@@ -18,12 +18,19 @@ local order = import 'stages/order.libsonnet';
   // name carries a content hash of what the workload runs (k8s.contentName):
   // the workload contract without its name, the runtime and the config the
   // pods read from their ConfigMap (Hydra config.yaml or NeMo 2 recipe.py).
-  jobName(ctx):: $.jobNameOf(ctx, $.workloadContent(ctx)),
-  jobNameOf(ctx, content):: k8s.contentName(ctx.project + '-train', 46, {
-    runtime: ctx.runtime,
-    workload: content,
-    config: $.configData(ctx),
-  }),
+  jobName(ctx):: ctx.trainBuilt.name,
+
+  // The workload hashed once (k8s.hashed): its name, the workload contract
+  // with that name and the config data, as plain data. nemoc.libsonnet binds
+  // it once per target as ctx.trainBuilt, which files() and monitoring read.
+  built(ctx)::
+    local hashed = k8s.hashed(ctx.project + '-train', 46, {
+      runtime: ctx.runtime,
+      workload: $.workloadContent(ctx),
+      config: $.configData(ctx),
+    });
+    local workload = hashed.value.workload { name: hashed.name };
+    { name: hashed.name, workload: workload, config: hashed.value.config },
 
   // Environment the NeMo process needs whatever the cloud.
   nemoEnv(train):: {
@@ -115,15 +122,8 @@ local order = import 'stages/order.libsonnet';
       ),
     },
 
-  // The contract every runtime implements objects(ctx, w) for: the name
-  // plus what determines the workload (hashed into the name).
-  workload(ctx)::
-    // A local is evaluated once; an object field on every access (w.name is
-    // read many times by the runtimes, and hashing serialises the workload).
-    local content = $.workloadContent(ctx);
-    local name = $.jobNameOf(ctx, content);
-    content { name: name },
-
+  // The contract every runtime implements objects(ctx, w) for (the name is
+  // added by built(): what determines the workload, hashed into the name).
   workloadContent(ctx)::
     local train = ctx.spec.stages.train;
     local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
@@ -147,9 +147,10 @@ local order = import 'stages/order.libsonnet';
     },
 
   files(ctx)::
-    local config = k8s.configMap(ctx, $.configMapName(ctx), $.configData(ctx), $.component);
+    local built = ctx.trainBuilt;
+    local config = k8s.configMap(ctx, $.configMapName(ctx), built.config, $.component);
     k8s.file(order.dir.base, config)
-    + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, $.workload(ctx)), {}),
+    + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, built.workload), {}),
 
   summary(ctx)::
     local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
