@@ -187,9 +187,26 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
 bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags,
                            SourceTexts* sources, JsonnetExpander* expander,
                            LoadedSpec* preloaded) const {
-  const size_t diagnostics_before = diags->items().size();
+  PreparedSpec prepared;
+  if (!Prepare(path, out, &prepared, diags, sources, preloaded)) return false;
+  return CompilePrepared(&prepared, out, diags, sources, expander);
+}
+
+bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagnostics* diags,
+                               SourceTexts* sources, JsonnetExpander* expander) const {
+  std::map<std::string, TargetExpansion> expansions;
+  const bool expanded = expander->Expand(prepared->normalized, prepared->doc, &expansions, diags);
+  for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
+  if (!expanded) return false;
+  return Finish(prepared, &expansions, out, diags, expander);
+}
+
+bool Compiler::Prepare(const std::string& path, CompiledSpec* out, PreparedSpec* prepared,
+                       Diagnostics* diags, SourceTexts* sources, LoadedSpec* preloaded) const {
+  prepared->path = path;
+  prepared->diagnostics_before = diags->items().size();
   out->path = path;
-  Document doc;
+  Document& doc = prepared->doc;
   std::set<std::string> yaml11_bools;
   bool loaded;
   if (preloaded != nullptr && preloaded->attempted) {
@@ -230,7 +247,7 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
   if (input_schema == nullptr) return false;
   if (!input_schema->Validate(doc, yaml11_bools, diags)) return false;
 
-  nlohmann::json normalized;
+  nlohmann::json& normalized = prepared->normalized;
   const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
   // Semantic checks run even when normalization reported something, so one
   // run shows every problem; they only need the validated shape.
@@ -286,12 +303,15 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
                                     : "did you mean '" + suggestion + "'?");
     profiles_ok = false;
   }
-  if (!profiles_ok) return false;
+  return profiles_ok;
+}
 
-  std::map<std::string, TargetExpansion> expansions;
-  const bool expanded = expander->Expand(normalized, doc, &expansions, diags);
-  for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
-  if (!expanded) return false;
+bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expanded,
+                      CompiledSpec* out, Diagnostics* diags, JsonnetExpander* expander) const {
+  const std::string& path = prepared->path;
+  const Document& doc = prepared->doc;
+  const nlohmann::json& normalized = prepared->normalized;
+  std::map<std::string, TargetExpansion>& expansions = *expanded;
   const SpecInputs stamp_inputs{std::filesystem::path(path).filename().string(), doc.text,
                                 options_.sets, options_.jpaths};
 
@@ -384,7 +404,7 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
   }
   // A spec with warnings or notes is not stamped: skipping it next time would
   // hide them.
-  if (diags->items().size() > diagnostics_before) {
+  if (diags->items().size() > prepared->diagnostics_before) {
     for (auto& target : out->targets) target.stamp.clear();
   }
   return ok;

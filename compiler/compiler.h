@@ -3,6 +3,7 @@
 #ifndef NEMOC_COMPILER_H_
 #define NEMOC_COMPILER_H_
 
+#include <map>
 #include <memory>
 #include <set>
 #include <mutex>
@@ -47,6 +48,17 @@ struct CompiledSpec {
 
 class JsonnetExpander;
 class StampCalculator;
+struct TargetExpansion;
+
+/// A spec after everything that needs no Jsonnet (load, secret scan, --set,
+/// validation, normalization, checks, profile names): what the expansion and
+/// the rest of the pipeline read. Made by Compiler::Prepare.
+struct PreparedSpec {
+  std::string path;
+  Document doc;
+  nlohmann::json normalized;
+  size_t diagnostics_before = 0;  // a spec that adds any diagnostic is not stamped
+};
 
 /// A spec file as UpToDate loaded it, handed to CompileFile so a spec that
 /// must be compiled is not parsed twice.
@@ -75,6 +87,18 @@ class Compiler {
   bool CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags,
                    SourceTexts* sources, JsonnetExpander* expander,
                    LoadedSpec* preloaded = nullptr) const;
+
+  /// CompileFile in three steps, so that build_driver.cc can expand several
+  /// prepared specs in one Jsonnet evaluation (JsonnetExpander::ExpandBatch):
+  /// Prepare (no Jsonnet), then either CompilePrepared (expand this spec
+  /// alone, then Finish) or Finish with the spec's share of a batch, after
+  /// the expander recorded this spec's imports (RecordImports).
+  bool Prepare(const std::string& path, CompiledSpec* out, PreparedSpec* prepared,
+               Diagnostics* diags, SourceTexts* sources, LoadedSpec* preloaded = nullptr) const;
+  bool CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagnostics* diags,
+                       SourceTexts* sources, JsonnetExpander* expander) const;
+  bool Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expansions,
+              CompiledSpec* out, Diagnostics* diags, JsonnetExpander* expander) const;
 
   /// A Jsonnet expander over this compiler's library roots (one per thread).
   std::unique_ptr<JsonnetExpander> MakeExpander() const;

@@ -347,23 +347,99 @@ bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
   return true;
 }
 
-bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string& only_target,
-                               bool bundled, nlohmann::json* result, std::string* error) {
-  // The entry point imports exactly the profiles the spec names, by name.
-  nlohmann::json params = nlohmann::json::parse(params_json);
-  std::set<std::string> profiles;
-  for (const auto& target : params["spec"]["targets"]) {
-    profiles.insert(target["profile"].get<std::string>());
+namespace {
+
+// The profiles a normalized spec's targets name.
+void AddProfiles(const nlohmann::json& normalized, std::set<std::string>* profiles) {
+  for (const auto& target : normalized["spec"]["targets"]) {
+    profiles->insert(target["profile"].get<std::string>());
   }
-  std::string snippet = "local nemoc = import 'nemoc.libsonnet';\nlocal profiles = {\n";
+}
+
+// The entry point: imports exactly the profiles named, by name, and ends in
+// `call` (the top-level function).
+bool EntrySnippet(const std::set<std::string>& profiles, const std::string& call,
+                  std::string* snippet, std::string* error) {
+  *snippet = "local nemoc = import 'nemoc.libsonnet';\nlocal profiles = {\n";
   for (const auto& profile : profiles) {
     if (!SafeProfileName(profile)) {
       *error = "invalid profile name '" + profile + "'";
       return false;
     }
-    snippet += "  '" + profile + "': import '" + profile + ".libsonnet',\n";
+    *snippet += "  '" + profile + "': import '" + profile + ".libsonnet',\n";
   }
-  snippet += "};\nfunction(spec, only_target='') nemoc.build(spec, profiles, only_target)\n";
+  *snippet += "};\n" + call + "\n";
+  return true;
+}
+
+// One spec (`spec`, `only_target`) or a batch (`specs`: every target of
+// each). libjsonnet keeps a VM's top-level arguments from one evaluation to
+// the next, so every evaluation sets all three.
+constexpr char kCall[] =
+    "function(spec=null, only_target='', specs=null)\n"
+    "  if specs == null then nemoc.build(spec, profiles, only_target)\n"
+    "  else [nemoc.build(s, profiles, '') for s in specs]";
+
+}  // namespace
+
+bool JsonnetExpander::RecordImports(const nlohmann::json& normalized) {
+  imported_.clear();
+  import_calls_.clear();
+  std::set<std::string> profiles;
+  AddProfiles(normalized, &profiles);
+  std::string snippet, program, error;
+  bundled_ = EntrySnippet(profiles, kCall, &snippet, &error) && Bundle(snippet, &program);
+  return bundled_;
+}
+
+bool JsonnetExpander::ExpandBatch(const std::vector<BatchSpec>& specs,
+                                  std::vector<std::map<std::string, TargetExpansion>>* outs,
+                                  std::vector<Diagnostics>* diags, std::vector<bool>* ok) {
+  // The dump for bench/ is per spec: leave it to Expand.
+  if (!dump_dir_.empty() || specs.empty()) return false;
+  std::set<std::string> profiles;
+  std::string params = "[";
+  for (const auto& spec : specs) {
+    AddProfiles(*spec.normalized, &profiles);
+    if (params.size() > 1) params += ",\n";
+    params += spec.normalized->dump();
+  }
+  params += "]";
+  std::string snippet, program, error;
+  imported_.clear();
+  import_calls_.clear();
+  if (!EntrySnippet(profiles, kCall, &snippet, &error) || !Bundle(snippet, &program)) {
+    return false;
+  }
+  CallbackContext context{this, vm_};
+  jsonnet_import_callback(vm_, &ImportCallback, &context);
+  jsonnet_tla_code(vm_, "spec", "null");
+  jsonnet_tla_var(vm_, "only_target", "");
+  jsonnet_tla_code(vm_, "specs", params.c_str());
+  int failed = 0;
+  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, program.c_str(), &failed);
+  // Nothing of a failed batch is used: Expand, one spec at a time, reports it.
+  nlohmann::json result = failed || output == nullptr
+                              ? nlohmann::json()
+                              : nlohmann::json::parse(output, nullptr, false);
+  jsonnet_realloc(vm_, output, 0);
+  if (!result.is_array() || result.size() != specs.size()) return false;
+  outs->assign(specs.size(), {});
+  diags->assign(specs.size(), Diagnostics());
+  ok->assign(specs.size(), false);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    (*ok)[i] = Collect(&result[i], *specs[i].doc, &(*outs)[i], &(*diags)[i]);
+  }
+  return true;
+}
+
+bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string& only_target,
+                               bool bundled, nlohmann::json* result, std::string* error) {
+  nlohmann::json params = nlohmann::json::parse(params_json);
+  std::set<std::string> profiles;
+  AddProfiles(params, &profiles);
+  std::string snippet;
+  if (!EntrySnippet(profiles, kCall, &snippet, error)) return false;
 
   std::string program;
   if (bundled && !Bundle(snippet, &program)) {
@@ -381,6 +457,7 @@ bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string
   jsonnet_import_callback(vm_, &ImportCallback, &context);
   jsonnet_tla_code(vm_, "spec", params_json.c_str());
   jsonnet_tla_var(vm_, "only_target", only_target.c_str());
+  jsonnet_tla_code(vm_, "specs", "null");
   int failed = 0;
   char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, snippet.c_str(), &failed);
   std::string text = output ? output : "";
@@ -482,6 +559,13 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
     }
     return false;
   }
+  return Collect(&result, doc, out, diags);
+}
+
+bool JsonnetExpander::Collect(nlohmann::json* evaluated, const Document& doc,
+                              std::map<std::string, TargetExpansion>* out,
+                              Diagnostics* diags) const {
+  nlohmann::json& result = *evaluated;
   if (!result.is_object() || !result.contains("targets") || !result["targets"].is_object()) {
     diags->Error("library.output", "nemoc.libsonnet must return {targets: {...}}", {});
     return false;

@@ -1,6 +1,7 @@
 // Runs the Jsonnet libraries on a normalized spec: ONE evaluation for all of
-// a spec's targets, imports confined to the library roots, Jsonnet errors
-// mapped back to library file:line:column and the target they came from.
+// a spec's targets (or for several specs: ExpandBatch), imports confined to
+// the library roots, Jsonnet errors mapped back to library
+// file:line:column and the target they came from.
 #ifndef NEMOC_JSONNET_EXPANDER_H_
 #define NEMOC_JSONNET_EXPANDER_H_
 
@@ -56,6 +57,28 @@ class JsonnetExpander {
   bool Expand(const nlohmann::json& normalized, const Document& doc,
               std::map<std::string, TargetExpansion>* out, Diagnostics* diags);
 
+  /// A normalized spec and the document it came from (for locations).
+  struct BatchSpec {
+    const nlohmann::json* normalized;
+    const Document* doc;
+  };
+  /// Expand for several specs in ONE evaluation: libjsonnet 0.18 parses its
+  /// standard library and nemoc's bundled libraries again for every
+  /// evaluation (~50-100 ms), more than a target's own expansion. Each
+  /// spec's result and profile diagnostics are exactly what Expand gives it
+  /// (the libraries are pure functions of one spec). False when the batch
+  /// could not be evaluated at all (a Jsonnet error in any spec): nothing is
+  /// reported then, and the caller expands the specs one by one with Expand,
+  /// which locates the error. `ok[i]` is false when spec i's profile raised
+  /// an error. Imports are not recorded per spec: call RecordImports.
+  bool ExpandBatch(const std::vector<BatchSpec>& specs,
+                   std::vector<std::map<std::string, TargetExpansion>>* outs,
+                   std::vector<Diagnostics>* diags, std::vector<bool>* ok);
+  /// Records the imports (and library sources) a bundled Expand of
+  /// `normalized` records, without evaluating anything: what a spec
+  /// expanded in a batch stamps. False when the libraries cannot be bundled.
+  bool RecordImports(const nlohmann::json& normalized);
+
   /// Every file imported by the last Expand, in first-import order.
   const std::vector<ImportedFile>& imported() const { return imported_; }
   /// Every import Jsonnet resolved during the last Expand, in call order
@@ -88,6 +111,9 @@ class JsonnetExpander {
   bool Evaluate(const std::string& params_json, const std::string& only_target, bool bundled,
                 nlohmann::json* result, std::string* error);
   bool Bundle(const std::string& entry, std::string* program);
+  // The evaluated {targets: ...} of one spec -> `out` (objects moved out).
+  bool Collect(nlohmann::json* result, const Document& doc,
+               std::map<std::string, TargetExpansion>* out, Diagnostics* diags) const;
   void ReportJsonnetError(const std::string& error, const std::string& target,
                           Diagnostics* diags) const;
 

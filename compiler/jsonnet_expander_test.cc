@@ -590,6 +590,80 @@ TEST_F(JsonnetExpanderTestExpand, OutputWithoutTargetsIsRefused) {
   EXPECT_EQ(r.diags.items()[0].message, "nemoc.libsonnet must return {targets: {...}}");
 }
 
+// ---------------------------------------------------------------------------
+// ExpandBatch: several specs in one evaluation
+
+TEST_F(JsonnetExpanderTestExpand, BatchGivesEachSpecWhatExpandGivesIt) {
+  Write("lib/warn.libsonnet", R"({
+  target(spec, t):: {
+    files: {},
+    diagnostics: [{ pointer: '/spec/namespace', severity: 'warning', message: 'hm ' + t.name }],
+  },
+}
+)");
+  Document a = Spec({{"alpha", "good"}, {"beta", "good"}});
+  Document b = Spec({{"gamma", "warn"}, {"delta", "good"}});
+  JsonnetExpander single({root_});
+  Result ra = Run(&single, a);
+  const std::vector<ImportedFile> imports_a = single.imported();
+  Result rb = Run(&single, b);
+  const std::vector<ImportedFile> imports_b = single.imported();
+  ASSERT_TRUE(ra.ok && rb.ok) << Messages(ra.diags) << Messages(rb.diags);
+
+  JsonnetExpander batched({root_});
+  std::vector<std::map<std::string, TargetExpansion>> outs;
+  std::vector<Diagnostics> diags;
+  std::vector<bool> ok;
+  ASSERT_TRUE(batched.ExpandBatch({{&a.root, &a}, {&b.root, &b}}, &outs, &diags, &ok));
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_EQ(ok, std::vector<bool>({true, true}));
+  const Result* singles[] = {&ra, &rb};
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(outs[i].size(), singles[i]->out.size()) << i;
+    for (const auto& [name, expansion] : singles[i]->out) {
+      ASSERT_EQ(outs[i].count(name), 1u) << name;
+      EXPECT_EQ(outs[i][name].files, expansion.files) << name;
+      EXPECT_EQ(outs[i][name].summary, expansion.summary) << name;
+    }
+    EXPECT_EQ(Messages(diags[i]), Messages(singles[i]->diags)) << i;
+  }
+  EXPECT_EQ(Messages(diags[1]), "warning [profile.warning] spec.yaml:3:14: target gamma: hm gamma\n");
+  // What each spec alone imports, for its stamp.
+  auto paths = [](const std::vector<ImportedFile>& files) {
+    std::vector<std::string> p;
+    for (const auto& f : files) p.push_back(f.path);
+    return p;
+  };
+  ASSERT_TRUE(batched.RecordImports(a.root));
+  EXPECT_EQ(paths(batched.imported()), paths(imports_a));
+  ASSERT_TRUE(batched.RecordImports(b.root));
+  EXPECT_EQ(paths(batched.imported()), paths(imports_b));
+  EXPECT_NE(paths(imports_a), paths(imports_b));  // warn.libsonnet is b's alone
+}
+
+TEST_F(JsonnetExpanderTestExpand, BatchWithAFailingSpecFailsAndTheVmStillExpandsOneSpec) {
+  Document a = Spec({{"alpha", "good"}});
+  Document b = Spec({{"beta", "bad"}});
+  JsonnetExpander e({root_});
+  std::vector<std::map<std::string, TargetExpansion>> outs;
+  std::vector<Diagnostics> diags;
+  std::vector<bool> ok;
+  EXPECT_FALSE(e.ExpandBatch({{&a.root, &a}, {&b.root, &b}}, &outs, &diags, &ok));
+  // libjsonnet keeps top-level arguments between evaluations: the batch's
+  // must not leak into the next single evaluation, nor a single one's into
+  // the next batch.
+  Result r = Run(&e, b);
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.diags.items().size(), 1u) << Messages(r.diags);
+  EXPECT_EQ(r.diags.items()[0].message, "target beta: boom");
+  Result good = Run(&e, a);
+  EXPECT_TRUE(good.ok) << Messages(good.diags);
+  EXPECT_EQ(good.out.count("alpha"), 1u);
+  ASSERT_TRUE(e.ExpandBatch({{&a.root, &a}, {&a.root, &a}}, &outs, &diags, &ok));
+  EXPECT_EQ(outs[1].at("alpha").files, good.out.at("alpha").files);
+}
+
+
 TEST_F(JsonnetExpanderTestExpand, MalformedProfileDiagnosticsAreReportedNotThrown) {
   Write("lib/sloppy.libsonnet", R"({
   target(spec, t):: { files: {}, diagnostics: ['oops', { message: 'm', severity: 1 }] },

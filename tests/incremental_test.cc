@@ -182,5 +182,36 @@ TEST(ParallelTest, ManySpecsGiveTheSameBytesAndMessagesAsOneThread) {
   EXPECT_FALSE(fs::exists(scratch.path() + "/bad4"));
 }
 
+// Specs are expanded several to one Jsonnet evaluation (build_driver.cc); a
+// Jsonnet error in one of them is reported exactly as when it is built alone.
+TEST(ParallelTest, AJsonnetErrorInABatchIsReportedAsForTheSpecAlone) {
+  ScratchDir scratch;
+  const std::string profiles = scratch.path() + "/profiles";
+  fs::create_directories(profiles);
+  scratch.Write("profiles/boom.libsonnet",
+                "// A profile whose diagnostics fail.\n"
+                "(import 'vanilla-k8s.libsonnet') {\n"
+                "  name: 'boom',\n"
+                "  diagnostics(ctx):: error 'boom: ' + ctx.target.name,\n"
+                "}\n");
+  std::string text = ReadFile(SourceDir() + "/examples/gpt-tp2-trainjob.yaml");
+  ASSERT_NE(std::string::npos, text.find("profile: vanilla-k8s"));
+  text.replace(text.find("profile: vanilla-k8s"), 20, "profile: boom");
+  text.replace(text.find("name: gpt-tp2\n"), 13, "name: boom-project");
+  const std::string boom = scratch.Write("boom.yaml", text);
+  const std::string good = SourceDir() + "/" + kSpec;
+  RunResult alone = RunNemoc({"build", "-j", "1", "--jpath", profiles, "--out",
+                              scratch.path() + "/alone", boom});
+  RunResult batched = RunNemoc({"build", "-j", "1", "--jpath", profiles, "--out",
+                                scratch.path() + "/batched", good, boom,
+                                SourceDir() + "/examples/gpt-tp2-trainjob.yaml"});
+  EXPECT_EQ(1, alone.exit_code);
+  EXPECT_EQ(1, batched.exit_code);
+  EXPECT_NE(std::string::npos, alone.err.find("boom.libsonnet:4:22: error: target lab: boom: lab"))
+      << alone.err;
+  EXPECT_EQ(alone.err, batched.err);
+  EXPECT_FALSE(fs::exists(scratch.path() + "/batched"));
+}
+
 }  // namespace
 }  // namespace nemoc::testing
