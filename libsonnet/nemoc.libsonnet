@@ -79,11 +79,17 @@ local builders = {
 
   buildTarget(spec, profiles, target, index)::
     local base = $.context(spec, profiles[target.profile], target, index);
-    // The training workload, hashed and built once per target: the train
-    // stage emits it and monitoring selects its pods by its name (a local is
-    // evaluated once; building it costs as much as the rest of the stage).
-    local trainBuilt = if std.objectHas(spec.spec.stages, 'train') then train.built(base) else null;
-    local ctx = base { trainBuilt: trainBuilt };
+    // What several stages read, computed once per target: a local is
+    // evaluated once, an object field (or function call) on every access.
+    // The profile's placements are plain data (std.parseJson of their
+    // serialisation: reading their fields again costs nothing); the training
+    // workload is hashed and built once (the train stage emits it, monitoring
+    // selects its pods by its name).
+    local localPlacement = std.parseJson('' + base.profile.localPlacement(base));
+    local placement = std.parseJson('' + base.profile.placement(base, base.runtimeImpl));
+    local withPlacements = base { localPlacement: localPlacement, placement: placement };
+    local trainBuilt = if std.objectHas(spec.spec.stages, 'train') then train.built(withPlacements) else null;
+    local ctx = withPlacements { trainBuilt: trainBuilt };
     local diagnostics = ctx.profile.diagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).

@@ -3,8 +3,7 @@
 // spec.monitoring) and their output directories. The numeric prefix of a
 // directory IS the stage's position: kustomize, SUMMARY.md and the GitOps
 // objects (sync waves, Flux dependsOn) all derive the order from it.
-{
-  stages: [
+local stages = [
     { key: 'base', dir: '00-base' },
     { key: 'ncclTest', dir: '10-nccl-test' },
     { key: 'dataPrep', dir: '20-data-prep' },
@@ -16,7 +15,12 @@
     { key: 'tensorrtLLM', dir: '60-tensorrt-llm' },
     { key: 'serve', dir: '70-serve' },
     { key: 'monitoring', dir: '80-monitoring' },
-  ],
+];
+// Bound once: a field that computes is computed again on every access, and
+// every stage reads its directory from here.
+local dirs = { [s.key]: s.dir for s in stages };
 
-  dir: { [s.key]: s.dir for s in $.stages },
+{
+  stages: stages,
+  dir: dirs,
 }

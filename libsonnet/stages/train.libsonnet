@@ -126,7 +126,7 @@ local order = import 'stages/order.libsonnet';
   // added by built(): what determines the workload, hashed into the name).
   workloadContent(ctx)::
     local train = ctx.spec.stages.train;
-    local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
+    local placement = ctx.placement;
     local pod = $.pod(ctx, placement);
     local container = $.container(ctx, placement);
     local program = $.program(ctx);
@@ -153,7 +153,7 @@ local order = import 'stages/order.libsonnet';
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, built.workload), {}),
 
   summary(ctx)::
-    local placement = ctx.profile.placement(ctx, ctx.runtimeImpl);
+    local placement = ctx.placement;
     {
       runtime: ctx.runtimeImpl.describe,
       fabric: placement.fabric,
