@@ -374,11 +374,14 @@ bool EntrySnippet(const std::set<std::string>& profiles, const std::string& call
 
 // One spec (`spec`, `only_target`) or a batch (`specs`: every target of
 // each). libjsonnet keeps a VM's top-level arguments from one evaluation to
-// the next, so every evaluation sets all three.
+// the next, so every evaluation sets all three. Specs arrive as JSON text:
+// std.parseJson (native) makes plain data whose fields cost nothing to read
+// again, where a Jsonnet object literal (a code argument) rebuilds its nested
+// objects on every access (-12 % of a whole-pipeline evaluation).
 constexpr char kCall[] =
     "function(spec=null, only_target='', specs=null)\n"
-    "  if specs == null then nemoc.build(spec, profiles, only_target)\n"
-    "  else [nemoc.build(s, profiles, '') for s in specs]";
+    "  if specs == null then nemoc.build(std.parseJson(spec), profiles, only_target)\n"
+    "  else [nemoc.build(s, profiles, '') for s in std.parseJson(specs)]";
 
 }  // namespace
 
@@ -415,7 +418,7 @@ bool JsonnetExpander::ExpandBatch(const std::vector<BatchSpec>& specs,
   jsonnet_import_callback(vm_, &ImportCallback, &context);
   jsonnet_tla_code(vm_, "spec", "null");
   jsonnet_tla_var(vm_, "only_target", "");
-  jsonnet_tla_code(vm_, "specs", params.c_str());
+  jsonnet_tla_var(vm_, "specs", params.c_str());
   int failed = 0;
   char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, program.c_str(), &failed);
   // Nothing of a failed batch is used: Expand, one spec at a time, reports it.
@@ -455,7 +458,7 @@ bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string
   if (bundled) snippet = std::move(program);
   CallbackContext context{this, vm_};
   jsonnet_import_callback(vm_, &ImportCallback, &context);
-  jsonnet_tla_code(vm_, "spec", params_json.c_str());
+  jsonnet_tla_var(vm_, "spec", params_json.c_str());
   jsonnet_tla_var(vm_, "only_target", only_target.c_str());
   jsonnet_tla_code(vm_, "specs", "null");
   int failed = 0;
