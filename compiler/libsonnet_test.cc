@@ -2,8 +2,11 @@
 // library directory as the only import path.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +27,64 @@ nlohmann::json Eval(const std::string& snippet) {
   jsonnet_destroy(vm);
   EXPECT_EQ(0, failed) << text;
   return failed ? nlohmann::json() : nlohmann::json::parse(text);
+}
+
+// libjsonnet 0.18 implements these in Jsonnet code, which costs orders of
+// magnitude more than the native builtins (bench/RESULTS.md): the library
+// uses the native form or its own helper instead.
+TEST(LibsonnetTest, LibraryCodeAvoidsStdFunctionsImplementedInJsonnet) {
+  const std::vector<std::pair<std::string, std::string>> banned = {
+      {"std.format(", "build strings with +"},
+      {"std.manifestYaml", "emit data; nemoc's C++ writes YAML ({'$nemoc.yaml': value})"},
+      {"std.manifestJson", "'' + value serialises natively"},
+      {"std.sort(", "k8s.stringSet, or object fields (sorted natively)"},
+      {"std.set(", "k8s.stringSet"},
+      {"std.uniq(", "k8s.stringSet"},
+      {"std.objectHas(", "std.objectHasEx(o, k, false): std.objectHas wraps it in Jsonnet"},
+      {"std.objectHasAll(", "std.objectHasEx(o, k, true)"},
+      {"std.rstripChars(", "arithmetic or std.substr (see k8s.decimal)"},
+      {"std.lstripChars(", "std.substr"},
+      {"std.stripChars(", "std.substr"},
+  };
+  // '...' % x and "..." % x: string formatting, implemented in Jsonnet.
+  // String literals become S (a '%' inside one is text); text blocks
+  // (|||) are skipped.
+  const std::regex literal(R"('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")");
+  const std::regex percent(R"(S\s*%)");
+  std::vector<std::string> problems;
+  size_t files = 0;
+  for (const char* dir : {"/libsonnet", "/profiles"}) {
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(std::string(NEMOC_SOURCE_DIR) + dir)) {
+      if (entry.path().extension() != ".libsonnet") continue;
+      ++files;
+      std::ifstream in(entry.path());
+      std::string line;
+      bool text_block = false;
+      for (int number = 1; std::getline(in, line); ++number) {
+        if (line.find("|||") != std::string::npos) {
+          text_block = !text_block;
+          continue;
+        }
+        if (text_block) continue;
+        const std::string code = std::regex_replace(line, literal, "S").substr(
+            0, std::regex_replace(line, literal, "S").find("//"));
+        const std::string where = entry.path().filename().string() + ":" + std::to_string(number);
+        for (const auto& [call, instead] : banned) {
+          if (code.find(call) != std::string::npos) problems.push_back(where + ": " + call + " -> " + instead);
+        }
+        if (std::regex_search(code, percent)) problems.push_back(where + ": '%' formatting -> +");
+      }
+    }
+  }
+  EXPECT_GT(files, 20u);
+  EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
+}
+
+TEST(LibsonnetTest, StringSetSortsAndDropsDuplicatesLikeStdSet) {
+  EXPECT_EQ(Eval("(import 'k8s.libsonnet').stringSet(['b', 'a', 'b', 'C', ''])"),
+            nlohmann::json({"", "C", "a", "b"}));
+  EXPECT_EQ(Eval("(import 'k8s.libsonnet').stringSet([])"), nlohmann::json::array());
 }
 
 TEST(LibsonnetTest, ContentNameChangesWithTheContentOnlyAndFitsTheBudget) {

@@ -34,7 +34,7 @@ local platform = import 'platform.libsonnet';
     local parts = std.split(apiVersion, '/');
     if std.length(parts) == 1 then '' else parts[0],
   workloadKey(o):: $.groupOf(o.apiVersion) + '/' + o.kind,
-  isWorkload(o):: std.objectHas($.workloads, $.workloadKey(o)),
+  isWorkload(o):: std.objectHasEx($.workloads, $.workloadKey(o), false),
 
   // "30-train" -> true; gitops/ and anything unnumbered are not stages.
   isStageDir(dir)::
@@ -42,9 +42,9 @@ local platform = import 'platform.libsonnet';
   dirOf(path):: std.split(path, '/')[0],
   wave(dir):: std.parseInt(std.substr(dir, 0, 2)),
   stageName(dir):: std.substr(dir, 3, std.length(dir) - 3),
-  stageDirs(files):: std.set([$.dirOf(p) for p in std.objectFields(files) if $.isStageDir($.dirOf(p))]),
+  stageDirs(files):: k8s.stringSet([$.dirOf(p) for p in std.objectFields(files) if $.isStageDir($.dirOf(p))]),
 
-  enabled(ctx):: std.objectHas(ctx.spec, 'gitops'),
+  enabled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false),
   engine(ctx, name):: std.member(ctx.spec.gitops.engines, name),
 
   // ---- stage objects -------------------------------------------------------
@@ -52,9 +52,9 @@ local platform = import 'platform.libsonnet';
   // Workloads are never given ttlSecondsAfterFinished: the engine would see
   // the deleted object missing and re-create it, re-running the stage.
   checkNoTtl(path, o)::
-    local spec = if std.objectHas(o, 'spec') then o.spec else {};
-    local runPolicy = if std.objectHas(spec, 'runPolicy') then spec.runPolicy else {};
-    if std.objectHas(spec, 'ttlSecondsAfterFinished') || std.objectHas(runPolicy, 'ttlSecondsAfterFinished')
+    local spec = if std.objectHasEx(o, 'spec', false) then o.spec else {};
+    local runPolicy = if std.objectHasEx(spec, 'runPolicy', false) then spec.runPolicy else {};
+    if std.objectHasEx(spec, 'ttlSecondsAfterFinished', false) || std.objectHasEx(runPolicy, 'ttlSecondsAfterFinished', false)
     then error (path + ': a GitOps-managed workload must not set ttlSecondsAfterFinished (the engine would re-create and re-run it)')
     else o,
 
@@ -100,7 +100,7 @@ local platform = import 'platform.libsonnet';
     local own = [
       ctx.spec.stages[k].timeout
       for k in std.objectFields(ctx.spec.stages)
-      if $.squash(k) == wanted && std.isObject(ctx.spec.stages[k]) && std.objectHas(ctx.spec.stages[k], 'timeout')
+      if $.squash(k) == wanted && std.isObject(ctx.spec.stages[k]) && std.objectHasEx(ctx.spec.stages[k], 'timeout', false)
     ];
     if std.length(own) > 0 then own[0] else ctx.spec.gitops.defaultTimeout,
 
@@ -108,7 +108,7 @@ local platform = import 'platform.libsonnet';
 
   destination(ctx, targetName)::
     local clusters = ctx.spec.gitops.clusters;
-    { server: if std.objectHas(clusters, targetName) then clusters[targetName] else 'https://kubernetes.default.svc' },
+    { server: if std.objectHasEx(clusters, targetName, false) then clusters[targetName] else 'https://kubernetes.default.svc' },
 
   projectName(ctx, targetName)::
     if ctx.spec.gitops.argocd.createProject
@@ -192,10 +192,10 @@ local platform = import 'platform.libsonnet';
   },
 
   appProject(ctx, files):: {
-    local clusterScoped = std.set([
+    local clusterScoped = k8s.stringSet([
       $.groupOf(files[p].apiVersion) + '/' + files[p].kind
       for p in std.objectFields(files)
-      if !std.objectHas(files[p].metadata, 'namespace')
+      if !std.objectHasEx(files[p].metadata, 'namespace', false)
     ]),
     apiVersion: $.argocdApiVersion,
     kind: 'AppProject',
@@ -234,7 +234,7 @@ local platform = import 'platform.libsonnet';
       interval: ctx.spec.gitops.flux.interval,
       url: ctx.spec.gitops.repoURL,
       ref: { branch: ctx.spec.gitops.revision },
-    } + (if std.objectHas(ctx.spec.gitops.flux, 'secretRef') then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
+    } + (if std.objectHasEx(ctx.spec.gitops.flux, 'secretRef', false) then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
   },
 
   // CEL over the object (Flux matches the group of apiVersion only). The
@@ -250,7 +250,7 @@ local platform = import 'platform.libsonnet';
     local dir = dirs[i];
     local objects = [files[p] for p in std.objectFields(files) if $.dirOf(p) == dir];
     local workloads = [o for o in objects if $.isWorkload(o)];
-    local custom = std.set([$.workloadKey(o) for o in workloads if !$.workloads[$.workloadKey(o)].builtin]);
+    local custom = k8s.stringSet([$.workloadKey(o) for o in workloads if !$.workloads[$.workloadKey(o)].builtin]);
     local apiVersionOf(key) = [o.apiVersion for o in workloads if $.workloadKey(o) == key][0];
     {
       apiVersion: $.fluxKustomizeApiVersion,
@@ -297,7 +297,7 @@ local platform = import 'platform.libsonnet';
           name: 'platform-' + name,
           namespace: ctx.spec.gitops.argocd.namespace,
           labels: $.platformLabels,
-          annotations: { 'argocd.argoproj.io/sync-wave': if std.objectHas(c, 'after') then '1' else '0' },
+          annotations: { 'argocd.argoproj.io/sync-wave': if std.objectHasEx(c, 'after', false) then '1' else '0' },
         },
         spec: {
           project: 'default',
@@ -388,7 +388,7 @@ local platform = import 'platform.libsonnet';
           prune: true,
           wait: true,
           timeout: '10m',
-        } + (if std.objectHas(c, 'after') then { dependsOn: [{ name: 'platform-' + c.after }] } else {}),
+        } + (if std.objectHasEx(c, 'after', false) then { dependsOn: [{ name: 'platform-' + c.after }] } else {}),
       }), names, {}),
 
   // ---- entry points ----------------------------------------------------------

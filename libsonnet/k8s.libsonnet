@@ -9,7 +9,7 @@
   files(list)::
     std.foldl(function(acc, m)
       acc + {
-        [p]: if std.objectHas(acc, p) then error ('two objects map to the file ' + p) else m[p]
+        [p]: if std.objectHasEx(acc, p, false) then error ('two objects map to the file ' + p) else m[p]
         for p in std.objectFields(m)
       }, list, {}),
 
@@ -103,10 +103,14 @@
     if fraction == 0 then std.toString(whole)
     else std.toString(whole) + '.' + zeros + digits,
 
+  // Sorted strings without duplicates, like std.set, which sorts in Jsonnet
+  // code (std.sort); object fields are sorted by libjsonnet's C++.
+  stringSet(strings):: std.objectFields(std.foldl(function(acc, s) acc + { [s]: null }, strings, {})),
+
   // {NAME: value} -> [{name, value}] sorted by name (deterministic).
   envList(env):: [{ name: k, value: env[k] } for k in std.objectFields(env)],
 
   // Image reference: repository:tag, pinned by digest when one is given.
   imageRef(image)::
-    image.repository + ':' + image.tag + (if std.objectHas(image, 'digest') then '@' + image.digest else ''),
+    image.repository + ':' + image.tag + (if std.objectHasEx(image, 'digest', false) then '@' + image.digest else ''),
 }

@@ -37,7 +37,7 @@ local builders = {
   // bound to function locals are evaluated once. ctx is read everywhere, so
   // every field that computes something is a local here.
   context(spec, profile, target, index)::
-    local runtime = if std.objectHas(target, 'runtime') then target.runtime else profile.defaults.runtime;
+    local runtime = if std.objectHasEx(target, 'runtime', false) then target.runtime else profile.defaults.runtime;
     // nemoc's own labels win over the user's.
     local labels = spec.metadata.labels {
       'app.kubernetes.io/managed-by': 'nemoc',
@@ -65,8 +65,8 @@ local builders = {
   // run when spec.stages names them.
   present(ctx, key)::
     if key == 'base' then true
-    else if std.objectHasAll(builders[key], 'enabled') then builders[key].enabled(ctx)
-    else std.objectHas(ctx.spec.stages, key),
+    else if std.objectHasEx(builders[key], 'enabled', true) then builders[key].enabled(ctx)
+    else std.objectHasEx(ctx.spec.stages, key, false),
 
   stages(ctx):: [builders[s.key].files(ctx) for s in order.stages if $.present(ctx, s.key)],
 
@@ -88,12 +88,12 @@ local builders = {
     local localPlacement = std.parseJson('' + base.profile.localPlacement(base));
     local placement = std.parseJson('' + base.profile.placement(base, base.runtimeImpl));
     local withPlacements = base { localPlacement: localPlacement, placement: placement };
-    local trainBuilt = if std.objectHas(spec.spec.stages, 'train') then train.built(withPlacements) else null;
+    local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(withPlacements) else null;
     local ctx = withPlacements { trainBuilt: trainBuilt };
     local diagnostics = ctx.profile.diagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).
-    local rejected = std.length([d for d in diagnostics if !std.objectHas(d, 'severity') || d.severity == 'error']) > 0;
+    local rejected = std.length([d for d in diagnostics if !std.objectHasEx(d, 'severity', false) || d.severity == 'error']) > 0;
     local stageFiles = if rejected then {} else k8s.files($.stages(ctx));
     {
       diagnostics: diagnostics,
@@ -103,7 +103,7 @@ local builders = {
         accelerator: ctx.profile.accelerator(ctx),
         storage: storage.describeAll(ctx),
         stages: $.stageSummaries(ctx),
-      } + (if std.objectHas(ctx.spec.stages, 'train') then { train: train.summary(ctx) } else {})
+      } + (if std.objectHasEx(ctx.spec.stages, 'train', false) then { train: train.summary(ctx) } else {})
       + (if gitops.enabled(ctx) then { gitops: gitops.summary(ctx, stageFiles) } else {}),
     },
 

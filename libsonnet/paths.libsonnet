@@ -29,7 +29,7 @@
   importedNemo(ctx):: $.importDir(ctx) + '/model.nemo',
   sourceNemo(ctx)::
     local source = ctx.spec.model.source;
-    if std.objectHas(source, 'nemo') then $.resultsFile(ctx, source.nemo) else $.importedNemo(ctx),
+    if std.objectHasEx(source, 'nemo', false) then $.resultsFile(ctx, source.nemo) else $.importedNemo(ctx),
 
   // exp_manager names the final .nemo after exp_manager.name.
   checkpointName:: 'megatron_gpt',
@@ -37,18 +37,18 @@
   // The .nemo a later stage reads: its own `checkpoint` when the spec gives
   // one, else what the train stage saves at the end.
   nemoCheckpoint(ctx, stage)::
-    if std.objectHas(stage, 'checkpoint') then $.resultsFile(ctx, stage.checkpoint) else $.trainedNemo(ctx),
+    if std.objectHasEx(stage, 'checkpoint', false) then $.resultsFile(ctx, stage.checkpoint) else $.trainedNemo(ctx),
 
   evaluateDir(ctx):: $.resultsDir(ctx) + '/evaluate',
   huggingfaceDir(ctx):: $.resultsDir(ctx) + '/huggingface',
   // HuggingFace checkpoint the TensorRT-LLM build reads.
   huggingfaceSource(ctx, trtllm)::
-    if std.objectHas(trtllm, 'checkpoint') then $.resultsFile(ctx, trtllm.checkpoint) else $.huggingfaceDir(ctx),
+    if std.objectHasEx(trtllm, 'checkpoint', false) then $.resultsFile(ctx, trtllm.checkpoint) else $.huggingfaceDir(ctx),
   trtllmCheckpointDir(ctx):: $.resultsDir(ctx) + '/tensorrt-llm/checkpoint',
   engineDir(ctx):: $.resultsDir(ctx) + '/tensorrt-llm/engine',
   // Engine Triton serves.
   engineSource(ctx, serve)::
-    if std.objectHas(serve, 'engine') then $.resultsFile(ctx, serve.engine) else $.engineDir(ctx),
+    if std.objectHasEx(serve, 'engine', false) then $.resultsFile(ctx, serve.engine) else $.engineDir(ctx),
   // Triton's model repository inside the serving pod (config.pbtxt from a
   // ConfigMap; the engine stays on shared storage, named by gpt_model_path).
   modelRepository:: '/models',

@@ -5,6 +5,8 @@
 // object nemoc emits has a schema in kube-schemas (Flux's HelmRepository and
 // OCIRepository have none there). Tags follow the API versions nemoc's
 // output is validated against (../shared/kube-schemas index sources).
+local k8s = import 'k8s.libsonnet';
+
 {
   // name -> where the component comes from and how it is installed.
   //   kind: 'kustomize' (a directory with kustomization.yaml) or 'helm' (a
@@ -92,17 +94,17 @@
   // need, found from their kinds and Kueue labels (never from stage names).
   needed(ctx, files)::
     local objects = [files[p] for p in std.objectFields(files)];
-    local fromProfile = if std.objectHasAll(ctx.profile, 'platform') then ctx.profile.platform(ctx) else [];
+    local fromProfile = if std.objectHasEx(ctx.profile, 'platform', true) then ctx.profile.platform(ctx) else [];
     local fromKinds = std.flattenArrays([
       local key = groupOf(o.apiVersion) + '/' + o.kind;
-      if std.objectHas($.byKind, key) then $.byKind[key] else []
+      if std.objectHasEx($.byKind, key, false) then $.byKind[key] else []
       for o in objects
     ]);
     local queued = [
       o
       for o in objects
       if groupOf(o.apiVersion) == 'kueue.x-k8s.io'
-         || (std.objectHas(o.metadata, 'labels') && std.objectHas(o.metadata.labels, 'kueue.x-k8s.io/queue-name'))
+         || (std.objectHasEx(o.metadata, 'labels', false) && std.objectHasEx(o.metadata.labels, 'kueue.x-k8s.io/queue-name', false))
     ];
-    std.set(fromProfile + fromKinds + (if std.length(queued) > 0 then ['kueue'] else [])),
+    k8s.stringSet(fromProfile + fromKinds + (if std.length(queued) > 0 then ['kueue'] else [])),
 }

@@ -7,7 +7,7 @@ local k8s = import 'k8s.libsonnet';
 {
   backends: ['nfs', 'pvc', 'hostPath', 'fsxLustre', 's3', 'gcs'],
 
-  backendOf(volume):: [b for b in $.backends if std.objectHas(volume, b)][0],
+  backendOf(volume):: [b for b in $.backends if std.objectHasEx(volume, b, false)][0],
 
   volumeNames(storage):: ['results'] + (if storage.separateData then ['data'] else []),
 
@@ -23,7 +23,7 @@ local k8s = import 'k8s.libsonnet';
     else if backend == 'hostPath' then
       { hostPath: { path: volume.hostPath.path, type: 'Directory' } }
     else if backend == 'fsxLustre' then
-      { persistentVolumeClaim: { claimName: if std.objectHas(volume.fsxLustre, 'claimName')
+      { persistentVolumeClaim: { claimName: if std.objectHasEx(volume.fsxLustre, 'claimName', false)
                                  then volume.fsxLustre.claimName else $.claimName(ctx, name) } }
     else if backend == 's3' then
       { persistentVolumeClaim: { claimName: $.claimName(ctx, name) } }
@@ -33,14 +33,14 @@ local k8s = import 'k8s.libsonnet';
           driver: 'gcsfuse.csi.storage.gke.io',
           volumeAttributes: {
             bucketName: volume.gcs.bucket,
-            mountOptions: 'implicit-dirs' + (if std.objectHas(volume.gcs, 'onlyDir') then ',only-dir=' + volume.gcs.onlyDir else ''),
+            mountOptions: 'implicit-dirs' + (if std.objectHasEx(volume.gcs, 'onlyDir', false) then ',only-dir=' + volume.gcs.onlyDir else ''),
           },
         },
       }
     else error 'unknown storage backend',
 
   subPath(volume)::
-    if std.objectHas(volume, 'pvc') && std.objectHas(volume.pvc, 'subPath') then { subPath: volume.pvc.subPath } else {},
+    if std.objectHasEx(volume, 'pvc', false) && std.objectHasEx(volume.pvc, 'subPath', false) then { subPath: volume.pvc.subPath } else {},
 
   // Volumes and mounts for the target's storage.
   pod(ctx):: {
@@ -56,14 +56,14 @@ local k8s = import 'k8s.libsonnet';
     std.flattenArrays([
       local volume = ctx.storage[n];
       local backend = $.backendOf(volume);
-      if backend == 'fsxLustre' && !std.objectHas(volume.fsxLustre, 'claimName') then [{
+      if backend == 'fsxLustre' && !std.objectHasEx(volume.fsxLustre, 'claimName', false) then [{
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: k8s.metadata(ctx, $.claimName(ctx, n)),
         spec: {
           accessModes: ['ReadWriteMany'],
-          storageClassName: if std.objectHas(volume.fsxLustre, 'storageClassName') then volume.fsxLustre.storageClassName else 'fsx-sc',
-          resources: { requests: { storage: if std.objectHas(volume.fsxLustre, 'size') then volume.fsxLustre.size else '1200Gi' } },
+          storageClassName: if std.objectHasEx(volume.fsxLustre, 'storageClassName', false) then volume.fsxLustre.storageClassName else 'fsx-sc',
+          resources: { requests: { storage: if std.objectHasEx(volume.fsxLustre, 'size', false) then volume.fsxLustre.size else '1200Gi' } },
         },
       }]
       else if backend == 's3' then
@@ -80,8 +80,8 @@ local k8s = import 'k8s.libsonnet';
               storageClassName: '',
               claimRef: { namespace: ctx.namespace, name: $.claimName(ctx, n) },
               mountOptions: ['allow-delete', 'allow-overwrite']
-                            + (if std.objectHas(volume.s3, 'region') then ['region ' + volume.s3.region] else [])
-                            + (if std.objectHas(volume.s3, 'prefix') then ['prefix ' + volume.s3.prefix + '/'] else []),
+                            + (if std.objectHasEx(volume.s3, 'region', false) then ['region ' + volume.s3.region] else [])
+                            + (if std.objectHasEx(volume.s3, 'prefix', false) then ['prefix ' + volume.s3.prefix + '/'] else []),
               csi: {
                 driver: 's3.csi.aws.com',
                 volumeHandle: pvName,
@@ -111,7 +111,7 @@ local k8s = import 'k8s.libsonnet';
      else if backend == 'pvc' then 'PVC ' + volume.pvc.claimName
      else if backend == 'hostPath' then 'hostPath ' + volume.hostPath.path
      else if backend == 'fsxLustre' then 'FSx for Lustre (fsx.csi.aws.com)'
-                                         + (if std.objectHas(volume.fsxLustre, 'claimName') then ' PVC ' + volume.fsxLustre.claimName else '')
+                                         + (if std.objectHasEx(volume.fsxLustre, 'claimName', false) then ' PVC ' + volume.fsxLustre.claimName else '')
      else if backend == 's3' then 'S3 bucket ' + volume.s3.bucket + ' (Mountpoint for Amazon S3 CSI)'
      else 'GCS bucket ' + volume.gcs.bucket + ' (Cloud Storage FUSE CSI)')
     + ' at ' + volume.mountPath,

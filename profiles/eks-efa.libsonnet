@@ -28,7 +28,7 @@ local storage = import 'storage.libsonnet';
   defaultMemory: '32000Mi',
 
   local instanceOf(ctx) =
-    if std.objectHas(ctx.target, 'instanceType') && std.objectHas($.instances, ctx.target.instanceType)
+    if std.objectHasEx(ctx.target, 'instanceType', false) && std.objectHasEx($.instances, ctx.target.instanceType, false)
     then $.instances[ctx.target.instanceType] else null,
 
   accelerator(ctx)::
@@ -77,15 +77,15 @@ local storage = import 'storage.libsonnet';
     },
 
   serviceAccountAnnotations(ctx)::
-    if std.objectHas(ctx.target, 'iamRoleArn') then { 'eks.amazonaws.com/role-arn': ctx.target.iamRoleArn } else {},
+    if std.objectHasEx(ctx.target, 'iamRoleArn', false) then { 'eks.amazonaws.com/role-arn': ctx.target.iamRoleArn } else {},
 
   clusterObjects(ctx):: [],
 
   diagnostics(ctx)::
     local target = ctx.target;
     local instance = instanceOf(ctx);
-    local train = if std.objectHas(ctx.spec.stages, 'train') then ctx.spec.stages.train else null;
-    (if !std.objectHas(target, 'instanceType') then [{
+    local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
+    (if !std.objectHasEx(target, 'instanceType', false) then [{
        code: 'profile.instance-type',
        pointer: ctx.targetPointer,
        message: 'eks-efa needs instanceType (the EC2 type of the GPU nodes)',
@@ -103,7 +103,7 @@ local storage = import 'storage.libsonnet';
        message: 'gpusPerNode ' + train.gpusPerNode + ' exceeds the ' + instance.gpus + ' GPUs of ' + target.instanceType,
      }]
      else [])
-    + (if std.objectHas(target, 'gpu') then [{
+    + (if std.objectHasEx(target, 'gpu', false) then [{
          code: 'profile.gpu',
          pointer: ctx.targetPointer + '/gpu',
          atKey: true,

@@ -40,8 +40,8 @@ local storage = import 'storage.libsonnet';
     { interfaceName: 'eth1', network: 'gvnic-1' },
   ] + [{ interfaceName: 'eth' + (i + 2), network: 'rdma-' + i } for i in std.range(0, 7)],
 
-  local hostNetworkOf(target) = !std.objectHas(target, 'hostNetwork') || target.hostNetwork,
-  local kueueOf(target) = if std.objectHas(target, 'kueue') then target.kueue else null,
+  local hostNetworkOf(target) = !std.objectHasEx(target, 'hostNetwork', false) || target.hostNetwork,
+  local kueueOf(target) = if std.objectHasEx(target, 'kueue', false) then target.kueue else null,
 
   accelerator(ctx):: 'b200-180gb',
 
@@ -90,7 +90,7 @@ local storage = import 'storage.libsonnet';
     local single = $.localPlacement(ctx);
     single {
       annotations:
-        (if kueue != null && std.objectHas(kueue, 'topology') then {
+        (if kueue != null && std.objectHasEx(kueue, 'topology', false) then {
            [if kueue.required then 'kueue.x-k8s.io/podset-required-topology'
            else 'kueue.x-k8s.io/podset-preferred-topology']: $.topologyLevels[kueue.topology],
          } else {})
@@ -129,21 +129,21 @@ local storage = import 'storage.libsonnet';
       fabric: 'GPUDirect RDMA over RoCE with the gIB NCCL plugin ('
               + (if hostNetwork then 'hostNetwork' else 'GKE multi-networking eth0..eth9') + ')'
               + (if kueue != null then '; Kueue queue ' + kueue.queue
-                                       + (if std.objectHas(kueue, 'topology') then ', topology ' + kueue.topology
+                                       + (if std.objectHasEx(kueue, 'topology', false) then ', topology ' + kueue.topology
                                                                                    + (if kueue.required then ' (required)' else ' (preferred)') else '')
                  else ''),
     },
 
   serviceAccountAnnotations(ctx)::
-    if std.objectHas(ctx.target, 'gcpServiceAccount') then { 'iam.gke.io/gcp-service-account': ctx.target.gcpServiceAccount } else {},
+    if std.objectHasEx(ctx.target, 'gcpServiceAccount', false) then { 'iam.gke.io/gcp-service-account': ctx.target.gcpServiceAccount } else {},
 
   // The cluster side of Kueue (Cluster Toolkit's kueue-configuration), on request.
   clusterObjects(ctx)::
     local kueue = kueueOf(ctx.target);
     local stages = ctx.spec.stages;
     // Quota for the largest GPU workload: training (or its NCCL preflight) or one stage pod.
-    local nodes = if std.objectHas(stages, 'train') then stages.train.nodes else 1;
-    local gpus = if std.objectHas(stages, 'train') then nodes * stages.train.gpusPerNode else $.gpusPerNode;
+    local nodes = if std.objectHasEx(stages, 'train', false) then stages.train.nodes else 1;
+    local gpus = if std.objectHasEx(stages, 'train', false) then nodes * stages.train.gpusPerNode else $.gpusPerNode;
     if kueue == null || !kueue.clusterObjects then [] else [
       {
         apiVersion: 'kueue.x-k8s.io/v1beta2',
@@ -188,14 +188,14 @@ local storage = import 'storage.libsonnet';
 
   diagnostics(ctx)::
     local target = ctx.target;
-    local train = if std.objectHas(ctx.spec.stages, 'train') then ctx.spec.stages.train else null;
+    local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
     local runtime = ctx.runtimeImpl;
     (if train != null && train.gpusPerNode > $.gpusPerNode then [{
        code: 'profile.gpus-per-node',
        pointer: '/spec/stages/train/gpusPerNode',
        message: 'gpusPerNode ' + train.gpusPerNode + ' exceeds the 8 GPUs of an a4-highgpu-8g node',
      }] else [])
-    + (if std.objectHas(target, 'gpu') then [{
+    + (if std.objectHasEx(target, 'gpu', false) then [{
          code: 'profile.gpu',
          pointer: ctx.targetPointer + '/gpu',
          atKey: true,
@@ -203,13 +203,13 @@ local storage = import 'storage.libsonnet';
        }] else [])
     + (if !runtime.supportsInitContainers then [{
          code: 'profile.runtime',
-         pointer: ctx.targetPointer + (if std.objectHas(target, 'runtime') then '/runtime' else ''),
+         pointer: ctx.targetPointer + (if std.objectHasEx(target, 'runtime', false) then '/runtime' else ''),
          message: 'runtime ' + ctx.runtime + ' cannot add the gIB NCCL plugin init container that gke-a4 needs',
          hint: 'use runtime jobset (the default) or indexed-job',
        }] else [])
     + (if hostNetworkOf(target) && !runtime.supportsHostNetwork then [{
          code: 'profile.runtime',
-         pointer: ctx.targetPointer + (if std.objectHas(target, 'runtime') then '/runtime' else ''),
+         pointer: ctx.targetPointer + (if std.objectHasEx(target, 'runtime', false) then '/runtime' else ''),
          message: 'runtime ' + ctx.runtime + ' cannot run with hostNetwork',
          hint: 'set hostNetwork: false to use GKE multi-networking, or use runtime jobset',
        }] else [])

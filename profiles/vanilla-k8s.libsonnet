@@ -12,9 +12,9 @@ local storage = import 'storage.libsonnet';
   storageBackends: ['nfs', 'pvc', 'hostPath'],
 
   // The target's rdma block (schema defaults filled) or null.
-  local rdmaOf(target) = if std.objectHas(target, 'rdma') then target.rdma else null,
+  local rdmaOf(target) = if std.objectHasEx(target, 'rdma', false) then target.rdma else null,
 
-  accelerator(ctx):: if std.objectHas(ctx.target, 'gpu') then ctx.target.gpu else 'h100-80gb',
+  accelerator(ctx):: if std.objectHasEx(ctx.target, 'gpu', false) then ctx.target.gpu else 'h100-80gb',
 
   // Cluster components this profile assumes (gitops platform bundle,
   // versions in libsonnet/platform.libsonnet).
@@ -50,7 +50,7 @@ local storage = import 'storage.libsonnet';
   placement(ctx, runtime)::
     local rdma = rdmaOf(ctx.target);
     local fabric = if rdma == null then 'tcp' else 'infiniband';
-    local networks = if rdma != null && std.objectHas(rdma, 'networks') then rdma.networks else [];
+    local networks = if rdma != null && std.objectHasEx(rdma, 'networks', false) then rdma.networks else [];
     $.localPlacement(ctx) + {
       annotations: if std.length(networks) > 0
       then { 'k8s.v1.cni.cncf.io/networks': std.join(',', networks) }
@@ -60,7 +60,7 @@ local storage = import 'storage.libsonnet';
       capabilities: if rdma == null then [] else ['IPC_LOCK'],
       privilegeReason: 'registering RDMA memory pins pages (IPC_LOCK)',
       env: fabrics[fabric] + (
-        if rdma != null && std.objectHas(rdma, 'hcas') then { NCCL_IB_HCA: rdma.hcas } else {}
+        if rdma != null && std.objectHasEx(rdma, 'hcas', false) then { NCCL_IB_HCA: rdma.hcas } else {}
       ),
       fabric: if rdma == null then 'TCP sockets on the pod network (no RDMA devices requested)'
       else 'InfiniBand/RoCE: ' + rdma.count + ' × ' + rdma.resourceName
@@ -72,7 +72,7 @@ local storage = import 'storage.libsonnet';
   clusterObjects(ctx):: [],
 
   diagnostics(ctx)::
-    local train = if std.objectHas(ctx.spec.stages, 'train') then ctx.spec.stages.train else null;
+    local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
     (if train != null && train.nodes > 1 && rdmaOf(ctx.target) == null then [{
        severity: 'warning',
        code: 'profile.no-rdma',

@@ -18,7 +18,7 @@ local paths = import 'paths.libsonnet';
   safeOverride(override)::
     if std.startsWith(override, '+') || std.startsWith(override, '~') then override else '++' + override,
 
-  local nullable(obj, field) = if std.objectHas(obj, field) then obj[field] else null,
+  local nullable(obj, field) = if std.objectHasEx(obj, field, false) then obj[field] else null,
 
   trainer(train):: {
     num_nodes: train.nodes,
@@ -33,7 +33,7 @@ local paths = import 'paths.libsonnet';
     max_time: null,
     log_every_n_steps: train.logEveryNSteps,
     val_check_interval: nullable(train, 'valCheckInterval'),
-    limit_val_batches: if std.objectHas(train, 'valCheckInterval') then 32 else 0.0,
+    limit_val_batches: if std.objectHasEx(train, 'valCheckInterval', false) then 32 else 0.0,
     limit_test_batches: 0,
     accumulate_grad_batches: 1,
     gradient_clip_val: train.optimizer.gradientClip,
@@ -60,8 +60,8 @@ local paths = import 'paths.libsonnet';
       always_save_nemo: false,
       // Evaluation and conversion read the final .nemo (paths.trainedNemo).
       save_nemo_on_train_end: train.mode != 'pretrain'
-                              || std.objectHas(ctx.spec.stages, 'evaluate')
-                              || std.objectHas(ctx.spec.stages, 'convert'),
+                              || std.objectHasEx(ctx.spec.stages, 'evaluate', false)
+                              || std.objectHasEx(ctx.spec.stages, 'convert', false),
       filename: 'megatron_gpt--{step}-{consumed_samples}',
       model_parallel_size: train.parallelism.tensor * train.parallelism.pipeline,
     },
@@ -130,7 +130,7 @@ local paths = import 'paths.libsonnet';
       rotary_base: a.rotaryBase,
       share_embeddings_and_output_weights: a.shareEmbeddings,
     } + (
-      if std.objectHas(a, 'numExperts') then {
+      if std.objectHasEx(a, 'numExperts', false) then {
         num_moe_experts: a.numExperts,
         moe_router_topk: a.moeTopK,
       } else {}
@@ -181,15 +181,15 @@ local paths = import 'paths.libsonnet';
 
   // Blended Megatron prefixes: [weight, path, weight, path, ...].
   dataPrefix(ctx, data)::
-    if std.objectHas(data, 'prefixes')
+    if std.objectHasEx(data, 'prefixes', false)
     then std.flattenArrays([[p.weight, paths.dataFile(ctx, p.path)] for p in data.prefixes])
-    else if std.objectHas(data, 'fromDataPrep')
+    else if std.objectHasEx(data, 'fromDataPrep', false)
     then [1.0, paths.preparedDataset(ctx, ctx.spec.stages.dataPrep)]
     else [],
 
   pretrainData(ctx, train):: {
     local data = train.data,
-    data_impl: if std.objectHas(data, 'mock') then 'mock' else 'mmap',
+    data_impl: if std.objectHasEx(data, 'mock', false) then 'mock' else 'mmap',
     splits_string: '99990,8,2',
     seq_length: train.seqLength,
     skip_warmup: true,
@@ -232,7 +232,7 @@ local paths = import 'paths.libsonnet';
     local jsonl = train.data.jsonl;
     {
       train_ds: $.finetuneDataset(ctx, train, jsonl.train, true),
-    } + (if std.objectHas(jsonl, 'validation')
+    } + (if std.objectHasEx(jsonl, 'validation', false)
          then { validation_ds: $.finetuneDataset(ctx, train, jsonl.validation, false) }
          else {}),
 

@@ -44,7 +44,7 @@ local paths = import 'paths.libsonnet';
       $.set('recipe.trainer.strategy.tensor_model_parallel_size', p.tensor),
       $.set('recipe.trainer.strategy.pipeline_model_parallel_size', p.pipeline),
       $.set('recipe.trainer.strategy.virtual_pipeline_model_parallel_size',
-            if std.objectHas(p, 'virtualPipeline') then p.virtualPipeline else null),
+            if std.objectHasEx(p, 'virtualPipeline', false) then p.virtualPipeline else null),
       $.set('recipe.trainer.strategy.context_parallel_size', p.context),
       $.set('recipe.trainer.strategy.expert_model_parallel_size', p.expert),
       $.set('recipe.trainer.strategy.sequence_parallel', p.sequenceParallel),
@@ -63,7 +63,7 @@ local paths = import 'paths.libsonnet';
     $.set('recipe.trainer.max_steps', train.maxSteps),
     $.set('recipe.trainer.log_every_n_steps', train.logEveryNSteps),
   ] + (
-    if std.objectHas(train, 'valCheckInterval') then [
+    if std.objectHasEx(train, 'valCheckInterval', false) then [
       $.set('recipe.trainer.val_check_interval', train.valCheckInterval),
       $.set('recipe.trainer.limit_val_batches', 32),
     ] else [

@@ -63,7 +63,7 @@ local launch = import 'runtimes/launch.libsonnet';
                         spec: {
                           [key]: podSpec[key]
                           for key in patchKeys
-                          if std.objectHas(podSpec, key)
+                          if std.objectHasEx(podSpec, key, false)
                         } + {
                           // One pod per node: ranks of one job never share a machine.
                           affinity: {

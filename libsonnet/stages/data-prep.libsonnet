@@ -16,8 +16,8 @@ local pod = import 'stages/pod.libsonnet';
 
   tokenizerArgs(tokenizer)::
     ['--tokenizer-library=' + tokenizer.library]
-    + (if std.objectHas(tokenizer, 'type') then ['--tokenizer-type=' + tokenizer.type] else [])
-    + (if std.objectHas(tokenizer, 'model') then ['--tokenizer-model=' + tokenizer.model] else []),
+    + (if std.objectHasEx(tokenizer, 'type', false) then ['--tokenizer-type=' + tokenizer.type] else [])
+    + (if std.objectHasEx(tokenizer, 'model', false) then ['--tokenizer-model=' + tokenizer.model] else []),
 
   args(ctx)::
     local prep = ctx.spec.stages.dataPrep;

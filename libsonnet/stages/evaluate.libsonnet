@@ -16,7 +16,7 @@ local pod = import 'stages/pod.libsonnet';
   // nemo-gpt3 loads any other Megatron GPT .nemo.
   harnessModels: { llama: 'nemo-llama' },
   harnessModel(model)::
-    if std.objectHas(model, 'family') && std.objectHas($.harnessModels, model.family)
+    if std.objectHasEx(model, 'family', false) && std.objectHasEx($.harnessModels, model.family, false)
     then $.harnessModels[model.family] else 'nemo-gpt3',
 
   jobName(ctx):: k8s.boundedName(ctx.project + '-evaluate', 63),

@@ -14,9 +14,9 @@ local pod = import 'stages/pod.libsonnet';
   jobName(ctx):: k8s.boundedName(ctx.project + '-import-model', 63),
 
   enabled(ctx)::
-    std.objectHas(ctx.spec.stages, 'train')
-    && std.objectHas(ctx.spec.model, 'source')
-    && std.objectHas(ctx.spec.model.source, 'huggingface'),
+    std.objectHasEx(ctx.spec.stages, 'train', false)
+    && std.objectHasEx(ctx.spec.model, 'source', false)
+    && std.objectHasEx(ctx.spec.model.source, 'huggingface', false),
 
   args(ctx)::
     local model = ctx.spec.model;

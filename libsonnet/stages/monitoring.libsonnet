@@ -92,8 +92,8 @@ local train = import 'stages/train.libsonnet';
       kind: 'PrometheusRule',
       metadata: k8s.metadata(ctx, $.name(ctx), $.component),
       spec: {
-        groups: (if std.objectHas(stages, 'train') then [{ name: 'nemo-training', rules: $.trainingRules(ctx, t) }] else [])
-                + (if std.objectHas(stages, 'serve') then [{ name: 'triton-serving', rules: $.servingRules(ctx, t) }] else []),
+        groups: (if std.objectHasEx(stages, 'train', false) then [{ name: 'nemo-training', rules: $.trainingRules(ctx, t) }] else [])
+                + (if std.objectHasEx(stages, 'serve', false) then [{ name: 'triton-serving', rules: $.servingRules(ctx, t) }] else []),
       },
     },
 

@@ -78,8 +78,8 @@ local k8s = import 'k8s.libsonnet';
 
   // A Secret reference for the HuggingFace token, when the spec names one.
   hfTokenEnv(ctx)::
-    local source = if std.objectHas(ctx.spec.model, 'source') then ctx.spec.model.source else {};
-    if std.objectHas(source, 'hfTokenSecret')
+    local source = if std.objectHasEx(ctx.spec.model, 'source', false) then ctx.spec.model.source else {};
+    if std.objectHasEx(source, 'hfTokenSecret', false)
     then [{ name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: source.hfTokenSecret, key: 'HF_TOKEN' } } }]
     else [],
 }

@@ -21,7 +21,7 @@ local pod = import 'stages/pod.libsonnet';
   configMapName(ctx):: k8s.boundedName(ctx.project + '-triton-model', 63),
   modelName(ctx)::
     local triton = ctx.spec.stages.serve.triton;
-    if std.objectHas(triton, 'modelName') then triton.modelName else ctx.project,
+    if std.objectHasEx(triton, 'modelName', false) then triton.modelName else ctx.project,
   selector(ctx):: {
     'app.kubernetes.io/part-of': ctx.project,
     'app.kubernetes.io/component': $.component,
@@ -65,7 +65,7 @@ local pod = import 'stages/pod.libsonnet';
         param('max_beam_width', '1'),
         param('exclude_input_in_output', 'true'),
       ] + (
-        if std.objectHas(triton, 'maxTokensInPagedKvCache')
+        if std.objectHasEx(triton, 'maxTokensInPagedKvCache', false)
         then [param('max_tokens_in_paged_kv_cache', std.toString(triton.maxTokensInPagedKvCache))]
         else []
       ),
@@ -144,7 +144,7 @@ local pod = import 'stages/pod.libsonnet';
       metadata: k8s.metadata(ctx, $.name(ctx), $.component),
       spec: {
         // With an autoscaler the replica count is the HPA's; Argo CD/Flux must not reset it.
-        [if !std.objectHas(triton, 'maxReplicas') then 'replicas']: triton.replicas,
+        [if !std.objectHasEx(triton, 'maxReplicas', false) then 'replicas']: triton.replicas,
         selector: { matchLabels: $.selector(ctx) },
         // GPUs are scarce: replace pods one at a time without a surge pod.
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
@@ -209,14 +209,14 @@ local pod = import 'stages/pod.libsonnet';
     local triton = ctx.spec.stages.serve.triton;
     std.foldl(function(acc, o) acc + k8s.file($.dir, o),
               [$.configMap(ctx), $.deployment(ctx), $.service(ctx), $.podDisruptionBudget(ctx)]
-              + (if std.objectHas(triton, 'maxReplicas') then [$.autoscaler(ctx)] else []),
+              + (if std.objectHasEx(triton, 'maxReplicas', false) then [$.autoscaler(ctx)] else []),
               {}),
 
   summary(ctx)::
     local serve = ctx.spec.stages.serve;
     local triton = serve.triton;
     'Triton (TensorRT-LLM backend) model ' + $.modelName(ctx) + ', ' + triton.replicas
-    + (if std.objectHas(triton, 'maxReplicas') then ' to ' + triton.maxReplicas else '') + ' replica(s) × '
+    + (if std.objectHasEx(triton, 'maxReplicas', false) then ' to ' + triton.maxReplicas else '') + ' replica(s) × '
     + triton.tensorParallel + ' GPU, engine ' + paths.engineSource(ctx, serve)
     + ', ports http ' + $.ports.http + ' grpc ' + $.ports.grpc + ' metrics ' + $.ports.metrics,
 }

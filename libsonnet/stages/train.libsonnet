@@ -39,7 +39,7 @@ local order = import 'stages/order.libsonnet';
   },
 
   topologyEnv(ctx)::
-    if std.objectHas(ctx.target, 'ncclTopologyConfigMap') then { NCCL_TOPO_FILE: '/etc/nccl/topology.xml' } else {},
+    if std.objectHasEx(ctx.target, 'ncclTopologyConfigMap', false) then { NCCL_TOPO_FILE: '/etc/nccl/topology.xml' } else {},
 
   // The framework hook: NeMo 1 runs a Hydra script with config.yaml, NeMo 2
   // a generated recipe module (nemo/nemo2.libsonnet). Overrides are single
@@ -59,7 +59,7 @@ local order = import 'stages/order.libsonnet';
   // Fabric defaults < profile < target env < stage env.
   env(ctx, placement)::
     local train = ctx.spec.stages.train;
-    local targetEnv = if std.objectHas(ctx.target, 'env') then ctx.target.env else {};
+    local targetEnv = if std.objectHasEx(ctx.target, 'env', false) then ctx.target.env else {};
     fabrics.common + placement.env + $.nemoEnv(train) + $.topologyEnv(ctx) + targetEnv + train.env,
 
   container(ctx, placement)::
@@ -83,7 +83,7 @@ local order = import 'stages/order.libsonnet';
         { name: 'dshm', mountPath: '/dev/shm' },
         { name: 'nemo-config', mountPath: paths.configDir, readOnly: true },
       ] + placement.mounts + (
-        if std.objectHas(ctx.target, 'ncclTopologyConfigMap')
+        if std.objectHasEx(ctx.target, 'ncclTopologyConfigMap', false)
         then [{ name: 'nccl-topology', mountPath: '/etc/nccl', readOnly: true }] else []
       ),
     },
@@ -104,7 +104,7 @@ local order = import 'stages/order.libsonnet';
           { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: train.shmSize } },
           { name: 'nemo-config', configMap: { name: $.configMapName(ctx) } },
         ] + placement.volumes + (
-          if std.objectHas(ctx.target, 'ncclTopologyConfigMap')
+          if std.objectHasEx(ctx.target, 'ncclTopologyConfigMap', false)
           then [{ name: 'nccl-topology', configMap: { name: ctx.target.ncclTopologyConfigMap } }] else []
         ),
       } + (
