@@ -88,7 +88,9 @@ local train = import 'stages/train.libsonnet';
 
   workloadContent(ctx)::
     local test = ctx.spec.stages.ncclTest;
-    train.workloadContent(ctx) + {
+    // Training's, as built once per target (the preflight needs training).
+    local training = if ctx.trainBuilt == null then train.workloadContent(ctx) else ctx.trainBuilt.content;
+    training + {
       component: $.component,
       restarts: 0,
       program: $.program(ctx),

@@ -21,8 +21,9 @@ local order = import 'stages/order.libsonnet';
   jobName(ctx):: ctx.trainBuilt.name,
 
   // The workload hashed once (k8s.hashed): its name, the workload contract
-  // with that name and the config data, as plain data. nemoc.libsonnet binds
-  // it once per target as ctx.trainBuilt, which files() and monitoring read.
+  // without (content) and with that name, and the config data, as plain
+  // data. nemoc.libsonnet binds it once per target as ctx.trainBuilt, which
+  // files(), monitoring and the NCCL preflight read.
   built(ctx)::
     local hashed = k8s.hashed(ctx.project + '-train', 46, {
       runtime: ctx.runtime,
@@ -30,7 +31,7 @@ local order = import 'stages/order.libsonnet';
       config: $.configData(ctx),
     });
     local workload = hashed.value.workload { name: hashed.name };
-    { name: hashed.name, workload: workload, config: hashed.value.config },
+    { name: hashed.name, content: hashed.value.workload, workload: workload, config: hashed.value.config },
 
   // Environment the NeMo process needs whatever the cloud.
   nemoEnv(train):: {
