@@ -109,7 +109,11 @@ bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& spec
       }
       batch.push_back(i);
       batch_targets += result.prepared.normalized["spec"]["targets"].size();
-      if (batch_targets >= kBatchTargets || batch.size() >= batch_specs) {
+      // Near the end, a batch stops at its share of what is left, so that no
+      // worker is still expanding a large batch while the others are idle.
+      const size_t unclaimed = specs.size() - i - 1;
+      if (batch_targets >= kBatchTargets || batch.size() >= batch_specs ||
+          batch.size() * workers >= unclaimed + batch.size()) {
         CompileBatch(compiler, batch, expander.get(), &results);
         batch.clear();
         batch_targets = 0;
