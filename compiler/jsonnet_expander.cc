@@ -111,9 +111,19 @@ bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& 
   for (const auto& root : roots_) candidates.push_back((fs::path(root) / rel).string());
   for (const auto& candidate : candidates) {
     std::error_code ec;
-    if (!fs::is_regular_file(candidate, ec)) continue;
-    fs::path canonical = fs::canonical(candidate, ec);
-    if (ec) continue;
+    // Resolved once per path and thread: a no-op build replays every spec's
+    // imports, and fs::canonical is a readlink per path component.
+    auto memo = canonical_memo_.find(candidate);
+    if (memo == canonical_memo_.end()) {
+      std::string resolved;
+      if (fs::is_regular_file(candidate, ec)) {
+        fs::path path = fs::canonical(candidate, ec);
+        if (!ec) resolved = path.string();
+      }
+      memo = canonical_memo_.emplace(candidate, std::move(resolved)).first;
+    }
+    if (memo->second.empty()) continue;
+    const fs::path canonical = memo->second;
     bool inside = false;
     for (const auto& root : roots_) inside = inside || StartsWith(canonical.string(), root);
     if (!inside) {

@@ -118,6 +118,9 @@ class JsonnetExpander {
                           Diagnostics* diags) const;
 
   std::vector<std::string> roots_;  // canonical, with trailing '/'
+  // Import candidate -> its canonical path ("" = not a regular file). The
+  // library roots do not change during one nemoc run.
+  std::map<std::string, std::string> canonical_memo_;
   std::vector<ImportedFile> imported_;
   std::vector<ImportCall> import_calls_;
   ::JsonnetVm* vm_ = nullptr;
