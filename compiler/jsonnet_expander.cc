@@ -395,6 +395,29 @@ constexpr char kCall[] =
 
 }  // namespace
 
+bool JsonnetExpander::RunEntry(const std::string& program, const std::string* spec,
+                               const std::string& only_target, const std::string* specs,
+                               std::string* text) {
+  CallbackContext context{this, vm_};
+  jsonnet_import_callback(vm_, &ImportCallback, &context);
+  // libjsonnet keeps top-level arguments between evaluations: set all three.
+  auto json_or_null = [&](const char* name, const std::string* value) {
+    if (value != nullptr) {
+      jsonnet_tla_var(vm_, name, value->c_str());
+    } else {
+      jsonnet_tla_code(vm_, name, "null");
+    }
+  };
+  json_or_null("spec", spec);
+  jsonnet_tla_var(vm_, "only_target", only_target.c_str());
+  json_or_null("specs", specs);
+  int failed = 0;
+  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, program.c_str(), &failed);
+  *text = output != nullptr ? output : "";
+  jsonnet_realloc(vm_, output, 0);
+  return failed == 0;
+}
+
 bool JsonnetExpander::RecordImports(const nlohmann::json& normalized) {
   imported_.clear();
   import_calls_.clear();
@@ -424,18 +447,11 @@ bool JsonnetExpander::ExpandBatch(const std::vector<BatchSpec>& specs,
   if (!EntrySnippet(profiles, kCall, &snippet, &error) || !Bundle(snippet, &program)) {
     return false;
   }
-  CallbackContext context{this, vm_};
-  jsonnet_import_callback(vm_, &ImportCallback, &context);
-  jsonnet_tla_code(vm_, "spec", "null");
-  jsonnet_tla_var(vm_, "only_target", "");
-  jsonnet_tla_var(vm_, "specs", params.c_str());
-  int failed = 0;
-  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, program.c_str(), &failed);
+  std::string text;
   // Nothing of a failed batch is used: Expand, one spec at a time, reports it.
-  nlohmann::json result = failed || output == nullptr
-                              ? nlohmann::json()
-                              : nlohmann::json::parse(output, nullptr, false);
-  jsonnet_realloc(vm_, output, 0);
+  nlohmann::json result = RunEntry(program, nullptr, "", &params, &text)
+                              ? nlohmann::json::parse(text, nullptr, false)
+                              : nlohmann::json();
   if (!result.is_array() || result.size() != specs.size()) return false;
   outs->assign(specs.size(), {});
   diags->assign(specs.size(), Diagnostics());
@@ -466,16 +482,8 @@ bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string
     std::ofstream(base + ".spec.json", std::ios::binary) << params_json;
   }
   if (bundled) snippet = std::move(program);
-  CallbackContext context{this, vm_};
-  jsonnet_import_callback(vm_, &ImportCallback, &context);
-  jsonnet_tla_var(vm_, "spec", params_json.c_str());
-  jsonnet_tla_var(vm_, "only_target", only_target.c_str());
-  jsonnet_tla_code(vm_, "specs", "null");
-  int failed = 0;
-  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, snippet.c_str(), &failed);
-  std::string text = output ? output : "";
-  jsonnet_realloc(vm_, output, 0);
-  if (failed) {
+  std::string text;
+  if (!RunEntry(snippet, &params_json, only_target, nullptr, &text)) {
     *error = text;
     return false;
   }

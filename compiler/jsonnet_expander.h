@@ -111,6 +111,11 @@ class JsonnetExpander {
   bool Evaluate(const std::string& params_json, const std::string& only_target, bool bundled,
                 nlohmann::json* result, std::string* error);
   bool Bundle(const std::string& entry, std::string* program);
+  // Evaluates an entry program (kCall) with its top-level arguments: `spec`
+  // or `specs` as JSON text (the other null). `text` is the output, or the
+  // error when false is returned.
+  bool RunEntry(const std::string& program, const std::string* spec, const std::string& only_target,
+                const std::string* specs, std::string* text);
   // The evaluated {targets: ...} of one spec -> `out` (objects moved out).
   bool Collect(nlohmann::json* result, const Document& doc,
                std::map<std::string, TargetExpansion>* out, Diagnostics* diags) const;
