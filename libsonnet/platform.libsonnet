@@ -15,6 +15,7 @@ local k8s = import 'k8s.libsonnet';
     'gpu-operator': {
       repo: 'https://github.com/NVIDIA/gpu-operator.git',
       tag: 'v26.7.0',
+      version: 'v26.7.0',  // the released version targets default to (decision F2)
       path: 'deployments/gpu-operator',
       kind: 'helm',
       namespace: 'gpu-operator',
@@ -22,6 +23,7 @@ local k8s = import 'k8s.libsonnet';
     'network-operator': {
       repo: 'https://github.com/Mellanox/network-operator.git',
       tag: 'v26.4.1',
+      version: 'v26.4.1',  // the released version targets default to (decision F2)
       path: 'deployment/network-operator',
       kind: 'helm',
       namespace: 'nvidia-network-operator',
@@ -30,6 +32,7 @@ local k8s = import 'k8s.libsonnet';
     'training-operator': {
       repo: 'https://github.com/kubeflow/trainer.git',
       tag: 'v1.9.4',
+      version: 'v1.9.4',  // the released version targets default to (decision F2)
       path: 'manifests/overlays/standalone',
       kind: 'kustomize',
       namespace: 'kubeflow',
@@ -38,6 +41,7 @@ local k8s = import 'k8s.libsonnet';
     trainer: {
       repo: 'https://github.com/kubeflow/trainer.git',
       tag: 'v2.3.0',
+      version: 'v2.3.0',  // the released version targets default to (decision F2)
       path: 'manifests/overlays/manager',
       kind: 'kustomize',
       namespace: 'kubeflow-system',
@@ -46,6 +50,7 @@ local k8s = import 'k8s.libsonnet';
     'trainer-runtimes': {
       repo: 'https://github.com/kubeflow/trainer.git',
       tag: 'v2.3.0',
+      version: 'v2.3.0',  // the released version targets default to (decision F2)
       path: 'manifests/overlays/runtimes',
       kind: 'kustomize',
       namespace: 'kubeflow-system',
@@ -54,6 +59,7 @@ local k8s = import 'k8s.libsonnet';
     jobset: {
       repo: 'https://github.com/kubernetes-sigs/jobset.git',
       tag: 'v0.12.0',
+      version: 'v0.12.0',  // the released version targets default to (decision F2)
       path: 'config/default',
       kind: 'kustomize',
       namespace: 'jobset-system',
@@ -61,6 +67,7 @@ local k8s = import 'k8s.libsonnet';
     kueue: {
       repo: 'https://github.com/kubernetes-sigs/kueue.git',
       tag: 'v0.19.2',
+      version: 'v0.19.2',  // the released version targets default to (decision F2)
       path: 'config/default',
       kind: 'kustomize',
       namespace: 'kueue-system',
@@ -68,11 +75,15 @@ local k8s = import 'k8s.libsonnet';
     'prometheus-operator': {
       repo: 'https://github.com/prometheus-operator/prometheus-operator.git',
       tag: 'v0.93.0',
+      version: 'v0.93.0',  // the released version targets default to (decision F2)
       path: '.',
       kind: 'kustomize',
       namespace: 'default',
     },
   },
+
+  // component -> released version; each target's `versions` defaults to these (F2).
+  versions:: { [n]: $.components[n].version for n in std.objectFields($.components) },
 
   // Which components a kind needs (group/Kind as in the objects).
   byKind: {
