@@ -1,3 +1,4 @@
+#include "test_prerequisite.h"
 #include "kube_schemas.h"
 
 #include <cstdlib>
@@ -112,7 +113,7 @@ class KubeSchemasTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!BundlePresent()) {
-      GTEST_SKIP() << "kube-schemas bundle not found at " NEMOC_KUBE_SCHEMAS;
+      NEMOC_MISSING_PREREQUISITE("kube-schemas bundle not found at " NEMOC_KUBE_SCHEMAS);
     }
     std::string err;
     schemas_ = KubeSchemas::Open(NEMOC_KUBE_SCHEMAS, &err);

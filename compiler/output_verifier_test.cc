@@ -1,3 +1,4 @@
+#include "test_prerequisite.h"
 #include "output_verifier.h"
 
 #include <cctype>
@@ -525,7 +526,7 @@ class OutputVerifierTestSchemas : public ::testing::Test {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(
             std::filesystem::path(NEMOC_KUBE_SCHEMAS) / "index.json", ec)) {
-      GTEST_SKIP() << "kube-schemas bundle not found at " << NEMOC_KUBE_SCHEMAS;
+      NEMOC_MISSING_PREREQUISITE("kube-schemas bundle not found at " NEMOC_KUBE_SCHEMAS);
     }
     std::string err;
     schemas_ = KubeSchemas::Open(NEMOC_KUBE_SCHEMAS, &err);

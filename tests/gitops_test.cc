@@ -1,6 +1,7 @@
 // GitOps delivery end to end: `nemoc build --commit` in real temporary Git
 // repositories (the git CLI checks what libgit2 wrote), the drift gate
 // `nemoc check`, `nemoc diff`, and the GitOps objects of the golden trees.
+#include "test_prerequisite.h"
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -295,7 +296,7 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
 
 TEST(GitopsGoldenTest, EveryGitopsDirectoryBuildsWithKubectlKustomize) {
   if (std::system("kubectl version --client >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "kubectl not installed";
+    NEMOC_MISSING_PREREQUISITE("kubectl not installed");
   }
   int built = 0;
   for (const std::string root : {"out", "tests/golden"}) {

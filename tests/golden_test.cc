@@ -1,6 +1,7 @@
 // out/ is the golden output: it must equal what the current nemoc makes from
 // examples/, every document must validate strictly against the Kubernetes
 // schemas, and every target root must build with kubectl kustomize.
+#include "test_prerequisite.h"
 #include <filesystem>
 #include <set>
 
@@ -110,7 +111,7 @@ TEST(GoldenTest, TwoBuildsAreByteIdentical) {
 
 TEST(GoldenTest, EveryDocumentValidatesAgainstKubeSchemas) {
   const std::string bundle = KubeSchemasDir();
-  if (bundle.empty()) GTEST_SKIP() << "kube-schemas bundle not found at " NEMOC_KUBE_SCHEMAS;
+  if (bundle.empty()) NEMOC_MISSING_PREREQUISITE("kube-schemas bundle not found at " NEMOC_KUBE_SCHEMAS);
   std::string err;
   auto schemas = KubeSchemas::Open(bundle, &err);
   ASSERT_TRUE(schemas) << err;
@@ -137,7 +138,7 @@ TEST(GoldenTest, EveryDocumentValidatesAgainstKubeSchemas) {
 
 TEST(GoldenTest, EveryTargetRootBuildsWithKubectlKustomize) {
   if (std::system("kubectl version --client >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "kubectl not installed";
+    NEMOC_MISSING_PREREQUISITE("kubectl not installed");
   }
   auto roots = TargetRoots(SourceDir() + "/out");
   for (const auto& root : TargetRoots(SourceDir() + "/tests/golden")) roots.push_back(root);

@@ -2,6 +2,7 @@
 // tests/golden/): NeMo 2 recipe modules, the NCCL preflight and the
 // TensorRT-LLM engine build script, is valid Python: extracted from its ConfigMap and compiled
 // with `python3 -m py_compile`. Skipped, never passed, without python3.
+#include "test_prerequisite.h"
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -44,7 +45,7 @@ std::vector<Module> FindModules(const fs::path& root) {
 }
 
 TEST(PythonRecipesTest, EveryGeneratedPythonModuleCompiles) {
-  if (std::system("python3 --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 not installed";
+  if (std::system("python3 --version >/dev/null 2>&1") != 0) NEMOC_MISSING_PREREQUISITE("python3 not installed");
   std::vector<Module> modules = FindModules(fs::path(SourceDir()) / "out");
   for (auto& m : FindModules(fs::path(SourceDir()) / "tests" / "golden")) modules.push_back(std::move(m));
   // The examples and test specs hold NeMo 2 targets (EKS LoRA, A4 405B, the
@@ -67,7 +68,7 @@ TEST(PythonRecipesTest, EveryGeneratedPythonModuleCompiles) {
 
 TEST(PythonRecipesTest, CompileCheckCatchesBrokenPython) {
   // The check above can fail: py_compile rejects what the emitter must never write.
-  if (std::system("python3 --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 not installed";
+  if (std::system("python3 --version >/dev/null 2>&1") != 0) NEMOC_MISSING_PREREQUISITE("python3 not installed");
   ScratchDir scratch;
   const std::string file = scratch.Write("bad.py", "x = 'unterminated\n");
   EXPECT_NE(0, std::system(("python3 -m py_compile '" + file + "' 2>/dev/null").c_str()));

@@ -2,6 +2,7 @@
 // metrics, --output json, colour and progress on a terminal, completion
 // scripts and help texts. Golden texts live in tests/plan/ and
 // tests/explain/; NEMOC_UPDATE_GOLDEN=1 rewrites them (review the diff).
+#include "test_prerequisite.h"
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -331,7 +332,7 @@ TEST(Terminal, ColourRule) {
 
 // script(1) runs nemoc on a pseudo-terminal, so stderr is a terminal.
 TEST(Terminal, ColourAndProgressOnlyOnATerminal) {
-  if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "script(1) not installed";
+  if (!fs::exists("/usr/bin/script")) NEMOC_MISSING_PREREQUISITE("script(1) not installed");
   const char* bin = std::getenv("NEMOC_BIN");
   ASSERT_NE(bin, nullptr);
   ScratchDir dir;
