@@ -15,6 +15,22 @@
 
 namespace nemoc {
 
+// `--out ""` (an unset variable) once wrote <project>/<target> at the
+// filesystem root, and `--out .git/refs/heads` wrote trees into Git's own
+// refs (field-review.md E3, E14): both are usage errors.
+static std::string SafeOutDir(const std::string& dir) {
+  if (dir.empty()) return "--out is empty (an unset variable?); name the output root, e.g. --out out";
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::weakly_canonical(std::filesystem::absolute(dir, ec), ec);
+  if (!ec && abs == abs.root_path()) {
+    return "--out " + dir + " is the filesystem root; name a directory for the output trees";
+  }
+  for (const auto& part : abs) {
+    if (part == ".git") return "--out " + dir + " is inside a .git directory; name a directory of the work tree";
+  }
+  return "";
+}
+
 void CompileFlags::Register(CLI::App* command, bool with_out_dir) {
   command->add_option("specs", specs, "Spec files (YAML)")->required()->type_name("SPEC");
   command->add_option("--target", targets, "Only this target (repeatable)")->type_name("NAME");
@@ -27,7 +43,8 @@ void CompileFlags::Register(CLI::App* command, bool with_out_dir) {
   if (with_out_dir) {
     command->add_option("--out", out_dir, "Output root; trees go to <out>/<project>/<target>/")
         ->type_name("DIR")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(SafeOutDir);
   }
   command->add_option("--kube-schemas", kube_schemas,
                       "Kubernetes/CRD JSON Schema bundle to validate the output against "

@@ -1,5 +1,7 @@
 #include "diagnostic.h"
 
+#include "secret_scanner.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -127,7 +129,7 @@ std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
   std::string out;
   out += bold;
   if (!d.location.file.empty()) {
-    out += Printable(d.location.file, false);
+    out += Printable(MaskSecrets(d.location.file), false);
     if (d.location.known()) {
       out += ":" + std::to_string(d.location.line) + ":" +
              std::to_string(d.location.column);
@@ -143,13 +145,15 @@ std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
   out += reset;
   out += " ";
   out += bold;
-  out += Printable(d.message, /*keep_tab=*/false);
+  out += Printable(MaskSecrets(d.message), /*keep_tab=*/false);
   out += reset;
   out += "\n";
   if (d.location.known()) {
     auto it = sources.find(d.location.file);
     if (it != sources.end()) {
-      const std::string raw = LineOf(it->second, d.location.line);
+      // Masked in context (a value under HF_TOKEN is found through its key);
+      // the caller's sources are masked once per file by the Diagnostics form.
+      const std::string raw = MaskSecrets(LineOf(it->second, d.location.line));
       if (!raw.empty()) {
         constexpr size_t kMaxShown = 120;
         const size_t col = static_cast<size_t>(std::max(1, d.location.column));
@@ -166,28 +170,37 @@ std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
       }
     }
   }
-  if (!d.hint.empty()) out += "  hint: " + Printable(d.hint, false) + "\n";
+  if (!d.hint.empty()) out += "  hint: " + Printable(MaskSecrets(d.hint), false) + "\n";
   return out;
 }
 
 std::string RenderText(const Diagnostics& ds, const SourceTexts& sources,
                        bool color) {
+  // Every quoted line comes from a masked copy of its whole file, so shapes
+  // found through context (a `value:` under `name: HF_TOKEN` on the line
+  // before) are masked too.
+  SourceTexts masked;
+  for (const auto& d : ds.items()) {
+    if (!d.location.known() || masked.count(d.location.file) != 0) continue;
+    auto it = sources.find(d.location.file);
+    if (it != sources.end()) masked.emplace(it->first, MaskSecrets(it->second));
+  }
   std::string out;
-  for (const auto& d : ds.items()) out += RenderText(d, sources, color);
+  for (const auto& d : ds.items()) out += RenderText(d, masked, color);
   return out;
 }
 
 nlohmann::json ToJson(const Diagnostic& d) {
   nlohmann::json j = {{"severity", SeverityName(d.severity)},
                       {"code", d.code},
-                      {"message", d.message}};
-  if (!d.location.file.empty()) j["file"] = d.location.file;
+                      {"message", MaskSecrets(d.message)}};
+  if (!d.location.file.empty()) j["file"] = MaskSecrets(d.location.file);
   if (d.location.known()) {
     j["line"] = d.location.line;
     j["column"] = d.location.column;
   }
   if (!d.location.pointer.empty()) j["pointer"] = d.location.pointer;
-  if (!d.hint.empty()) j["hint"] = d.hint;
+  if (!d.hint.empty()) j["hint"] = MaskSecrets(d.hint);
   return j;
 }
 

@@ -187,9 +187,18 @@ bool IsAwsSecretKeyName(std::string_view key) {
 bool IsReferenceOrPlaceholder(std::string_view v) {
   if (v.empty()) return true;
   if (v[0] == '$') {
+    // $(VAR) (Kubernetes expansion), ${VAR} / ${oc.env:X} (shell, Hydra) and a
+    // whole-value $UPPER_SNAKE shell variable are references; "$Hunter2..."
+    // is a password that starts with '$' (field-review.md E7).
     if (v.size() == 1) return true;
     const char c = v[1];
-    if (c == '{' || c == '(' || c == '_' || IsUpper(c) || IsLower(c)) return true;
+    if (c == '{' || c == '(') return true;
+    const std::string_view name = v.substr(1);
+    if ((IsUpper(c) || c == '_') &&
+        std::all_of(name.begin(), name.end(),
+                    [](char ch) { return IsUpper(ch) || IsDigit(ch) || ch == '_'; })) {
+      return true;
+    }
   }
   if (v.substr(0, 2) == "{{") return true;
   if (v.front() == '<' && v.back() == '>') return true;
@@ -278,6 +287,9 @@ class Scanner {
   size_t TryAwsAccessKeyId(size_t i);
   size_t TryGoogleApiKey(size_t i);
   size_t TryGitHub(size_t i);
+  size_t TryGitLab(size_t i);
+  void TryBasic(size_t i);
+  size_t TryOptionValue(size_t i);
   size_t TrySlack(size_t i);
   size_t TryPrivateKey(size_t i);
   size_t TryBase64Json(size_t i);
@@ -404,6 +416,78 @@ size_t Scanner::TryGitHub(size_t i) {
   return 4 + r;
 }
 
+// GitLab personal/project/group access tokens: glpat- + 20 [A-Za-z0-9_-].
+size_t Scanner::TryGitLab(size_t i) {
+  if (!StartsAt(i, "glpat-") || PrevHas(i, kAlnum)) return 0;
+  const size_t r = Run(i + 6, kUrlSafe);
+  if (r < 20) return 0;
+  Add("GitLab token", i, 6 + r, 0);
+  return 6 + r;
+}
+
+// "Basic <base64 of user:password>" (an HTTP Authorization header value).
+void Scanner::TryBasic(size_t i) {
+  if (i + 5 > n_ || PrevHas(i, kAlnum)) return;
+  if (!EqualsIgnoreCase(t_.substr(i, 5), "basic")) return;
+  size_t p = i + 5;
+  if (!IsBlank(At(p))) return;
+  while (IsBlank(At(p))) ++p;
+  size_t r = Run(p, kBase64, kMaxValue);
+  size_t pad = 0;
+  while (At(p + r + pad) == '=') ++pad;
+  if (r < 8 || Has(p + r + pad, kUrlSafe)) return;
+  // Decode and require "user:password" (prose such as "basic authentication"
+  // does not decode to text with a ':').
+  uint32_t acc = 0;
+  int bits = 0;
+  bool colon = false;
+  bool printable = true;
+  for (size_t k = 0; k < r; ++k) {
+    acc = (acc << 6) | static_cast<uint32_t>(Base64Value(t_[p + k]));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      const char byte = static_cast<char>((acc >> bits) & 0xFF);
+      if (byte == ':') colon = true;
+      if (static_cast<unsigned char>(byte) < 0x20 || static_cast<unsigned char>(byte) > 0x7E) {
+        printable = false;
+      }
+    }
+  }
+  if (!colon || !printable) return;
+  Add("basic auth credential", p, r + pad, 1);
+}
+
+// "--password X", "--api-key 'X'": a literal value after a
+// credential-named command-line option (field-review.md E7).
+size_t Scanner::TryOptionValue(size_t i) {
+  if (!StartsAt(i, "--") || PrevHas(i, kWord)) return 0;
+  const size_t name_len = Run(i + 2, kKey, kMaxKey);
+  if (name_len == 0) return 0;
+  const std::string_view name = t_.substr(i + 2, name_len);
+  if (!MayBeCredentialName(name) || !IsCredentialName(name)) return 0;
+  size_t p = i + 2 + name_len;
+  // "--token=X" is a key=value pair (TryKeyValue reports it under its name).
+  if (IsBlank(At(p))) {
+    while (IsBlank(At(p))) ++p;
+  } else {
+    return 0;
+  }
+  char quote = '\0';
+  if (At(p) == '"' || At(p) == '\'') quote = t_[p++];
+  size_t e = p;
+  while (e < n_ && e - p < kMaxValue && !IsEol(t_[e]) &&
+         (quote != '\0' ? t_[e] != quote
+                         : !IsBlank(t_[e]) && t_[e] != '"' && t_[e] != '\'' && t_[e] != ',' &&
+                               t_[e] != ']' && t_[e] != '}')) {
+    ++e;
+  }
+  const std::string_view v = t_.substr(p, e - p);
+  if (v.empty() || v.substr(0, 2) == "--" || IsReferenceOrPlaceholder(v)) return 0;
+  Add("plain-text value of \"--" + std::string(name) + "\"", p, e - p, 1);
+  return 0;  // the value itself may hold a more specific shape
+}
+
 size_t Scanner::TrySlack(size_t i) {
   if (!StartsAt(i, "xox") || PrevHas(i, kAlnum)) return 0;
   const char type = At(i + 3);
@@ -500,13 +584,33 @@ void Scanner::TryUrlPassword(size_t i) {
   for (size_t p = a; p < n_ && p - a < kMaxUrlAuthority; ++p) {
     const char c = t_[p];
     if (c == '@') {
-      if (colon == std::string_view::npos || p == colon + 1) return;
+      if (colon == std::string_view::npos) {
+        // "https://<token>@host": a token as the user name (GitHub, GitLab and
+        // Hugging Face accept one there). A user name of 20+ characters with
+        // letters and digits is a credential, not a login.
+        const std::string_view user = t_.substr(a, p - a);
+        const bool token_chars = std::all_of(user.begin(), user.end(), [](char ch) {
+          return IsClass(ch, kUrlSafe) || ch == '.' || ch == '~';
+        });
+        if (user.size() >= 20 && token_chars && std::any_of(user.begin(), user.end(), IsDigit) &&
+            std::any_of(user.begin(), user.end(), [](char ch) { return IsUpper(ch) || IsLower(ch); }) &&
+            !IsReferenceOrPlaceholder(user)) {
+          Add("token in URL", a, p - a, 1);
+        }
+        return;
+      }
+      if (p == colon + 1) return;
       const std::string_view password = t_.substr(colon + 1, p - colon - 1);
       if (IsReferenceOrPlaceholder(password)) return;
       Add("password in URL", colon + 1, p - colon - 1, 1);
       return;
     }
     if (c == ':' && colon == std::string_view::npos) colon = p;
+    // "user%3Apassword@host": a percent-encoded ':' separates them just the same.
+    if (c == '%' && colon == std::string_view::npos && At(p + 1) == '3' &&
+        (At(p + 2) == 'A' || At(p + 2) == 'a')) {
+      colon = p + 2;
+    }
     if (c == '/' || c == '?' || c == '#' || IsBlank(c) || IsEol(c) || c == '"' ||
         c == '\'' || c == '<' || c == '>' || c == '`') {
       return;
@@ -713,13 +817,22 @@ size_t Scanner::Dispatch(size_t i) {
       const size_t aws = TryAwsAccessKeyId(i);
       return aws != 0 ? aws : TryGoogleApiKey(i);
     }
-    case 'g': return TryGitHub(i);
+    case 'g': {
+      const size_t gh = TryGitHub(i);
+      return gh != 0 ? gh : TryGitLab(i);
+    }
     case 'x': return TrySlack(i);
-    case '-': return TryPrivateKey(i);
+    case '-': {
+      const size_t pem = TryPrivateKey(i);
+      return pem != 0 ? pem : TryOptionValue(i);
+    }
     case 'e': return TryBase64Json(i);
     case 'J': return TryOauthBase64(i);
     case 'b':
-    case 'B': TryBearer(i); return 0;
+    case 'B':
+      TryBearer(i);
+      TryBasic(i);
+      return 0;
     case ':':
       TryUrlPassword(i);
       TryKeyValue(i);
@@ -825,6 +938,17 @@ std::string HintFor(const SecretFinding& f, std::string_view text) {
 
 std::vector<SecretFinding> FindSecrets(std::string_view text) {
   return Scanner(text).Scan();
+}
+
+std::string MaskSecrets(std::string_view text) {
+  std::string out(text);
+  for (const SecretFinding& f : FindSecrets(text)) {
+    const size_t end = std::min(out.size(), f.offset + f.length);
+    for (size_t i = f.offset; i < end; ++i) {
+      if (out[i] != '\n' && out[i] != '\r') out[i] = '*';
+    }
+  }
+  return out;
 }
 
 bool ScanTreeForSecrets(const std::map<std::string, std::string>& tree,

@@ -63,6 +63,13 @@ struct SecretFinding {
 /// the size of the text (no std::regex).
 std::vector<SecretFinding> FindSecrets(std::string_view text);
 
+/// `text` with the bytes of every finding replaced by '*' (same length, so
+/// columns and carets still line up). Every diagnostic channel (text and
+/// JSON: messages, hints, quoted source lines) goes through it, so a
+/// credential in a spec that does not even parse, or in a `--set` value that
+/// an error echoes, is never printed (field-review.md E5, E6).
+std::string MaskSecrets(std::string_view text);
+
 /// Scans every file of a generated tree (relative path -> bytes) and appends
 /// one "output.secret" error per finding at {display_dir + "/" + path, line,
 /// column}. Neither message nor hint contains the value (the hint shows at

@@ -138,6 +138,18 @@ std::vector<Shape> Shapes() {
       {"Token", "", "", Fake(kAlnumChars, 24, 17), "", "token", "SERVICE_TOKEN"},
       {"ApiKey", "", "", Fake(kHexChars, 40, 18), "", "apiKey", "WANDB_API_KEY"},
       {"Secret", "", "", Fake(kAlnumChars, 32, 19), "", "secret", "CLIENT_SECRET"},
+      // The shapes field-review.md E7 saw reach out/ (2026-11-24 attack campaign).
+      {"GitLabToken", "GitLab token", "", "glpat-" + Fake(kUrlSafeChars, 20, 40), "", "", ""},
+      {"UrlToken", "token in URL", "https://", Fake(kHexChars, 40, 41), "@github.com/acme/infra.git",
+       "", ""},
+      {"UrlPasswordPercentEncoded", "password in URL", "https://trainer%3A",
+       Fake(kAlnumChars, 16, 42), "@minio.storage.internal:9000/checkpoints", "", ""},
+      {"BasicAuth", "basic auth credential", "Basic ",
+       Base64("trainer:" + Fake(kAlnumChars, 16, 43)), "", "", ""},
+      {"PasswordOption", "plain-text value of \"--password\"", "--password ",
+       Fake(kAlnumChars, 16, 44), "", "", ""},
+      {"DollarPassword", "", "", "$Hunter2" + Fake(kAlnumChars, 12, 45), "", "password",
+       "DB_PASSWORD"},
   };
 }
 
@@ -346,9 +358,11 @@ TEST_P(SecretScannerShapes, FoundAtExactPositionWithoutLeakingTheValue) {
   EXPECT_EQ(found[0].offset, placed.offset);
   EXPECT_EQ(found[0].line, line);
   EXPECT_EQ(found[0].column, column);
-  // A private key covers its block; in a file name, "Bearer x.yaml" runs on.
+  // A private key covers its block; in a file name, "Bearer x.yaml" and
+  // "--password x.yaml" run on.
   if (shape.kind != "private key" &&
-      !(shape.kind == "bearer token" && GetParam().place.id == "NemocManifest")) {
+      !((shape.kind == "bearer token" || shape.id == "PasswordOption") &&
+        GetParam().place.id == "NemocManifest")) {
     EXPECT_EQ(found[0].length, shape.secret.size());
   }
 
@@ -668,6 +682,17 @@ TEST(SecretScannerNearMiss, OrdinaryManifestContentIsClean) {
       "a == b\npassword == x\ntoken != y\n",
       "secretName: x\nsecretKeyRef: {name: x, key: password}\n",
       "privateKeySecretRef:\n  name: letsencrypt\n",
+      "password: $DB_PASSWORD\n",
+      "- --password=$(DB_PASSWORD)\n",
+      "- --password-file /var/run/secrets/db/password\n",
+      "- --token-budget 4096\n",
+      "args: [--password, ${DB_PASSWORD}]\n",
+      "url: https://oauth2@gitlab.com/acme/infra.git\n",
+      "url: https://ci-bot-for-training-cluster@github.com/acme/infra.git\n",
+      "use basic authentication-or-tokens\n",
+      "Basic realm\n",
+      "glpat-short\n",
+      "resource: 100%3A\n",
   };
   for (const std::string& text : texts) {
     const auto found = FindSecrets(text);

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "secret_scanner.h"
 #include "spec_loader.h"
 
 namespace nemoc {
@@ -55,6 +56,16 @@ bool ApplySetOverride(const std::string& assignment, Document* doc, Diagnostics*
     return false;
   }
   const std::string value_text = assignment.substr(eq + 1);
+  // A --set value is input like the spec's own text: a credential in it is
+  // refused (and every diagnostic channel masks it; field-review.md E6).
+  if (const auto found = FindSecrets(assignment); !found.empty()) {
+    for (const SecretFinding& f : found) {
+      diags->Error("set.secret",
+                   f.kind + " in a --set value: specs reference Secrets by name, never by value",
+                   origin, "put the value in a Kubernetes Secret and name that Secret in the spec");
+    }
+    return false;
+  }
   if (value_text.find_first_of("\n\r") != std::string::npos) {
     diags->Error("set.syntax", "a --set value must be on one line", origin);
     return false;
@@ -96,7 +107,12 @@ bool ApplySetOverride(const std::string& assignment, Document* doc, Diagnostics*
         walked += "/" + raw;
         break;
       }
-      if (!node->contains(key)) (*node)[key] = nlohmann::json::object();
+      if (!node->contains(key)) {
+        // A mapping --set creates is located at --set too, so an error about
+        // it (e.g. an unknown key) never points at an unrelated spec line (E8).
+        (*node)[key] = nlohmann::json::object();
+        doc->map.SetOverride(walked + "/" + raw, origin);
+      }
       node = &(*node)[key];
     } else {
       diags->Error("set.path", PointerToDotted(walked) + " is not a mapping or list", origin);

@@ -4,6 +4,8 @@
 // write would show.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "test_support.h"
 
 namespace nemoc::testing {
@@ -344,14 +346,73 @@ TEST_F(NegativeTest, CredentialInTheSpecIsLocatedAndNeverEchoed) {
   EXPECT_EQ(std::string::npos, r.err.find(key)) << "the credential was echoed:\n" << r.err;
 }
 
-TEST_F(NegativeTest, CredentialFromSetIsCaughtInTheOutputAndNeverEchoed) {
+TEST_F(NegativeTest, CredentialFromSetIsRefusedAtSetAndNeverEchoed) {
+  // field-review.md E6: --set values were never scanned and errors echoed them.
   const std::string token = std::string("hf_") + std::string(34, 'z');
-  RunResult r = RunNemoc({"build", "--out", out(), "--set", "spec.stages.train.env.T=" + token, spec_path_});
+  for (const std::string& set : {"spec.stages.train.env.T=" + token, "spec.namespace=" + token}) {
+    for (const char* format : {"text", "json"}) {
+      RunResult r = RunNemoc({"build", "--out", out(), "--output", format, "--set", set, spec_path_});
+      EXPECT_EQ(1, r.exit_code) << r.err;
+      const std::string all = r.err + r.out;  // -o json prints to stdout
+      EXPECT_NE(std::string::npos, all.find("HuggingFace token in a --set value")) << all;
+      EXPECT_EQ(std::string::npos, r.err.find(token)) << r.err;
+      EXPECT_EQ(std::string::npos, r.out.find(token)) << r.out;
+      EXPECT_EQ(std::string::npos, r.err.find(token.substr(0, 12))) << r.err;
+      EXPECT_EQ(before_, TreeFingerprint(out()));
+    }
+  }
+}
+
+TEST_F(NegativeTest, UnknownKeyCreatedBySetIsLocatedAtSet) {
+  // field-review.md E8: a mapping --set created was located at an unrelated
+  // line of the file (its nearest located ancestor).
+  RunResult r = RunNemoc({"build", "--out", out(), "--set", "spec.stages.train.bogus.deep=1", spec_path_});
   EXPECT_EQ(1, r.exit_code) << r.err;
-  // The job's name carries a content hash (k8s.contentName): pytorchjob-neg-train-<8 hex>.yaml.
-  EXPECT_NE(std::string::npos, r.err.find("30-train/pytorchjob-neg-train-")) << r.err;
-  EXPECT_NE(std::string::npos, r.err.find("HuggingFace token in generated output")) << r.err;
-  EXPECT_EQ(std::string::npos, r.err.find(token)) << r.err;
+  EXPECT_EQ(0u, r.err.find("--set spec.stages.train.bogus.deep=1: error: unknown field 'bogus'")) << r.err;
+  EXPECT_EQ(before_, TreeFingerprint(out()));
+}
+
+TEST_F(NegativeTest, EmptyRootOrGitOutDirIsAUsageError) {
+  // field-review.md E3 (`--out "$UNSET"` wrote /<project>/<target>) and E14
+  // (`--out .git/refs/heads` corrupted refs).
+  scratch_.Write("repo/.git/refs/heads/.keep", "");
+  for (const std::string& dir : {std::string(""), std::string("/"), std::string("/.."),
+                                 scratch_.path() + "/repo/.git/refs/heads"}) {
+    const std::string git_before = TreeFingerprint(scratch_.path() + "/repo");
+    RunResult r = RunNemoc({"build", "--out", dir, spec_path_});
+    EXPECT_EQ(2, r.exit_code) << "--out '" << dir << "': " << r.err;
+    EXPECT_NE(std::string::npos, r.err.find("--out")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists("/neg")) << "wrote at the filesystem root";
+    EXPECT_EQ(git_before, TreeFingerprint(scratch_.path() + "/repo"));
+  }
+  EXPECT_EQ(before_, TreeFingerprint(out()));
+}
+
+TEST_F(NegativeTest, CredentialOnALineWithAYamlErrorIsNeverEchoed) {
+  // field-review.md E5: the scanner ran only after a successful parse, so the
+  // quoted line of a YAML error printed the credential.
+  const std::string token = std::string("hf_") + std::string(34, 'y');
+  const std::vector<std::string> broken = {
+      // duplicate key on the credential's line
+      Replace(kBaseSpec, "      data: {mock: true}",
+              "      data: {mock: true}\n      env: {HF_TOKEN: " + token + ", HF_TOKEN: x}"),
+      // a tab before the credential
+      Replace(kBaseSpec, "      data: {mock: true}",
+              "      data: {mock: true}\n      env:\n\tHF_TOKEN: " + token),
+      // a bad byte on its line
+      Replace(kBaseSpec, "      data: {mock: true}",
+              "      data: {mock: true}\n      env: {HF_TOKEN: " + token + "\x01}"),
+  };
+  for (const std::string& spec : broken) {
+    const std::string path = scratch_.Write("neg.yaml", spec);
+    for (const char* format : {"text", "json"}) {
+      RunResult r = RunNemoc({"build", "--out", out(), "--output", format, path});
+      EXPECT_EQ(1, r.exit_code) << r.err;
+      EXPECT_NE(std::string::npos, (r.err + r.out).find("neg.yaml")) << r.err << r.out;
+      EXPECT_EQ(std::string::npos, r.err.find(token.substr(4))) << "the credential was echoed:\n" << r.err;
+      EXPECT_EQ(std::string::npos, r.out.find(token.substr(4))) << r.out;
+    }
+  }
   EXPECT_EQ(before_, TreeFingerprint(out()));
 }
 
