@@ -63,6 +63,23 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   progress.Clear();
   if (!compiled_ok) return fail(ExitCodeFor(diags));
 
+  // One writer per output root from here to the last write (E1): the
+  // preflight, the commit checks and the writes see no other process's
+  // half-swapped tree.
+  std::string lock_err;
+  const auto output_lock = OutputLock::Acquire(
+      flags.out_dir,
+      [&] {
+        if (!flags.quiet && !json) {
+          std::fprintf(stderr, "nemoc: waiting for another nemoc writing %s\n", flags.out_dir.c_str());
+        }
+      },
+      &lock_err);
+  if (output_lock == nullptr) {
+    diags.Error("output.io", lock_err);
+    return fail(ExitCodeFor(diags));
+  }
+
   // Preflight: refuse before writing anything if any target directory holds
   // files nemoc did not generate.
   RealDisk disk;

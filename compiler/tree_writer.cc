@@ -1,7 +1,14 @@
 #include "tree_writer.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
+#include <cstring>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -430,6 +437,43 @@ bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
                    At(p.old));
   }
   return true;
+}
+
+OutputLock::~OutputLock() { ::close(fd_); }  // closing drops the flock
+
+std::unique_ptr<OutputLock> OutputLock::Acquire(const std::string& out_dir,
+                                                const std::function<void()>& waiting,
+                                                std::string* err) {
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(fs::absolute(out_dir, ec), ec);
+  if (ec) root = fs::absolute(out_dir, ec).lexically_normal();
+  // FNV-1a of the canonical path: a fixed-length, filesystem-safe name.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : root.generic_string()) h = (h ^ c) * 1099511628211ull;
+  char name[64];
+  std::snprintf(name, sizeof name, "nemoc-out-%016llx.lock", static_cast<unsigned long long>(h));
+  const char* tmp = std::getenv("TMPDIR");
+  const fs::path path = fs::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / name;
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd < 0) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // another user's
+  if (fd < 0) {
+    *err = "cannot open the lock file " + path.string() + " for " + root.string() + ": " +
+           std::strerror(errno);
+    return nullptr;
+  }
+  int rc = ::flock(fd, LOCK_EX | LOCK_NB);
+  if (rc != 0 && errno == EWOULDBLOCK) {
+    if (waiting) waiting();
+    do {
+      rc = ::flock(fd, LOCK_EX);
+    } while (rc != 0 && errno == EINTR);
+  }
+  if (rc != 0) {
+    *err = "cannot lock " + path.string() + ": " + std::strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  return std::unique_ptr<OutputLock>(new OutputLock(fd));
 }
 
 bool ReadTree(Disk& disk, const std::string& dest_dir, FileTree* tree,

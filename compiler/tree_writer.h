@@ -5,7 +5,9 @@
 #ifndef NEMOC_TREE_WRITER_H_
 #define NEMOC_TREE_WRITER_H_
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +65,30 @@ struct WriteResult {
 /// to the marker (a changed stamp alone is a change like any other).
 bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
                WriteResult* result, Diagnostics* diags, const std::string& stamp = "");
+
+/// An exclusive lock on one output root (`--out`), held until destroyed.
+/// Two nemoc processes writing one output root once shared the fixed
+/// .<target>.nemoc-tmp/.nemoc-old siblings, and one's recovery deleted the
+/// other's live temporary tree (field-review.md E1: partial and mixed trees
+/// with exit 0). `build` holds this lock from its foreign-file preflight to
+/// its last write, so the siblings belong to the holder and recovery only
+/// ever sees what a dead process left. It is a flock(2) on a file in $TMPDIR
+/// (or /tmp) named after the root's canonical path: the kernel drops it when
+/// its process dies, nothing is written into the output tree, and the root
+/// need not exist yet. `waiting` runs once when another process holds it.
+class OutputLock {
+ public:
+  ~OutputLock();
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+  static std::unique_ptr<OutputLock> Acquire(const std::string& out_dir,
+                                             const std::function<void()>& waiting,
+                                             std::string* err);
+
+ private:
+  explicit OutputLock(int fd) : fd_(fd) {}
+  int fd_;
+};
 
 /// Reads back what nemoc generated in dest_dir (the files its marker lists
 /// that exist; the marker itself is not part of the tree) — used by

@@ -1,0 +1,106 @@
+// Several nemoc processes writing one output directory at once
+// (field-review.md E1: 19 bad trees in 319 rounds before the per-project
+// lock). Every round starts two builds of two variants of one project at the
+// same moment (four processes, two per variant); afterwards the tree must be exactly one of the two variants'
+// trees (never partial, never mixed), no temporary sibling may be left, both
+// processes must succeed, and the next build must succeed too.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.h"
+
+namespace nemoc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char kSpec[] = R"(apiVersion: nemoc.dev/v1alpha1
+kind: Project
+metadata:
+  name: race
+spec:
+  namespace: race-ns
+  image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
+  model:
+    preset: llama2-7b
+  storage:
+    results:
+      nfs: {server: nfs.internal, path: /export}
+  stages:
+    train:
+      mode: pretrain
+      nodes: 2
+      gpusPerNode: 8
+      parallelism: {tensor: 2, pipeline: 2, sequenceParallel: true}
+      batch: {micro: 1, global: 32}
+      data: {mock: true}
+  targets:
+    - name: onprem
+      profile: vanilla-k8s
+      rdma: {count: 4}
+)";
+
+// What a single, uncontended build of each variant writes.
+std::string ReferenceTree(const ScratchDir& scratch, const std::string& spec,
+                          const std::string& set, const std::string& name) {
+  const std::string out = scratch.path() + "/ref-" + name;
+  RunResult r = RunNemoc({"build", "--quiet", "--out", out, "--set", set, spec});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+  return TreeFingerprint(out + "/race/onprem");
+}
+
+std::vector<std::string> Siblings(const std::string& project_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(project_dir, ec)) {
+    names.push_back(e.path().filename().string());
+  }
+  return names;
+}
+
+TEST(ConcurrencyTest, TwoBuildsIntoOneOutDirLeaveOneCleanTree) {
+  ScratchDir scratch;
+  const std::string spec = scratch.Write("race.yaml", kSpec);
+  const std::string a_set = "spec.stages.train.batch.global=32";
+  const std::string b_set = "spec.stages.train.batch.global=64";
+  const std::string tree_a = ReferenceTree(scratch, spec, a_set, "a");
+  const std::string tree_b = ReferenceTree(scratch, spec, b_set, "b");
+  ASSERT_NE(tree_a, tree_b);
+
+  const std::string out = scratch.path() + "/out";
+  constexpr int kRounds = 40;
+  int saw_a = 0, saw_b = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    // Four processes, two per variant, started together.
+    std::vector<RunResult> results(4);
+    std::vector<std::thread> threads;
+    for (size_t k = 0; k < results.size(); ++k) {
+      threads.emplace_back([&, k] {
+        results[k] = RunNemoc({"build", "--quiet", "--out", out, "--set", k % 2 ? b_set : a_set, spec});
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const RunResult& r : results) {
+      ASSERT_EQ(0, r.exit_code) << "round " << round << ":\n" << r.err;
+      EXPECT_EQ(std::string::npos, r.err.find("interrupted")) << r.err;
+    }
+    const std::string got = TreeFingerprint(out + "/race/onprem");
+    ASSERT_TRUE(got == tree_a || got == tree_b) << "round " << round << ": a mixed or partial tree";
+    (got == tree_a ? saw_a : saw_b) += 1;
+    const std::vector<std::string> siblings = Siblings(out + "/race");
+    ASSERT_EQ(std::vector<std::string>{"onprem"}, siblings) << "round " << round;
+  }
+  // And the next build always succeeds and writes its own variant.
+  RunResult next = RunNemoc({"build", "--quiet", "--out", out, "--set", a_set, spec});
+  ASSERT_EQ(0, next.exit_code) << next.err;
+  EXPECT_EQ(tree_a, TreeFingerprint(out + "/race/onprem"));
+  RecordProperty("a_wins", saw_a);
+  RecordProperty("b_wins", saw_b);
+}
+
+}  // namespace
+}  // namespace nemoc::testing
