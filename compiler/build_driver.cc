@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "eval_watchdog.h"
 #include "jsonnet_expander.h"
 
 namespace nemoc {
@@ -52,7 +53,13 @@ void CompileBatch(const Compiler& compiler, const std::vector<size_t>& batch,
   std::vector<std::map<std::string, TargetExpansion>> expansions;
   std::vector<Diagnostics> diags;
   std::vector<bool> ok;
-  if (batch.size() > 1 && expander->ExpandBatch(items, &expansions, &diags, &ok)) {
+  bool batched = false;
+  if (batch.size() > 1) {
+    const EvalWatch watch((*results)[batch[0]].prepared.doc.file + " (evaluated with " +
+                          std::to_string(batch.size() - 1) + " more specs)");
+    batched = expander->ExpandBatch(items, &expansions, &diags, &ok);
+  }
+  if (batched) {
     for (size_t k = 0; k < batch.size(); ++k) {
       SpecResult& r = (*results)[batch[k]];
       r.diags.Append(diags[k]);

@@ -6,6 +6,7 @@
 #include "build_stamp.h"
 #include "checks.h"
 #include "edit_distance.h"
+#include "eval_watchdog.h"
 #include "jsonnet_expander.h"
 #include "output_verifier.h"
 #include "plan.h"
@@ -195,7 +196,11 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
 bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagnostics* diags,
                                SourceTexts* sources, JsonnetExpander* expander) const {
   std::map<std::string, TargetExpansion> expansions;
-  const bool expanded = expander->Expand(prepared->normalized, prepared->doc, &expansions, diags);
+  bool expanded = false;
+  {
+    const EvalWatch watch(prepared->doc.file);  // time and memory bounds (E10)
+    expanded = expander->Expand(prepared->normalized, prepared->doc, &expansions, diags);
+  }
   for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
   if (!expanded) return false;
   return Finish(prepared, &expansions, out, diags, expander);

@@ -505,6 +505,11 @@ void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::st
   std::istringstream lines(error);
   std::string first;
   std::getline(lines, first);
+  // A library's `error` may be megabytes (field-review.md E10: 1.8 MB printed
+  // whole); std::regex must not see it either (it recurses per character).
+  constexpr size_t kMaxShown = 2000;
+  const size_t full_size = first.size();
+  if (first.size() > kMaxShown) first.resize(kMaxShown);
   Location location;
   std::string message = first;
   std::smatch m;
@@ -523,6 +528,9 @@ void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::st
       location = {DisplayPath(file), std::stoi(m[2]), std::stoi(m[3])};
       break;
     }
+  }
+  if (full_size > kMaxShown) {
+    message += "... (" + std::to_string(full_size - kMaxShown) + " more bytes not shown)";
   }
   std::string prefix = target.empty() ? "" : "target " + target + ": ";
   diags->Error("library.error", prefix + message, location,

@@ -4,7 +4,9 @@
 // write would show.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <map>
 
 #include "test_support.h"
 
@@ -316,6 +318,50 @@ TEST_F(NegativeTest, ImportEscapeFromJpathLibrary) {
   Expect({"escape", spec, "evil.libsonnet:2:11: error: target onprem: ", {"--jpath", scratch_.path() + "/lib"}});
   Expect({"escape-message", spec, "import '../secret.libsonnet' uses '..'",
           {"--jpath", scratch_.path() + "/lib"}});
+}
+
+TEST_F(NegativeTest, JpathLibraryThatAllocatesOrLoopsIsStoppedWithALocatedError) {
+  // field-review.md E10: std.makeArray(2e8, ...) took all RAM and was
+  // OOM-killed after 130 s; a 1.8 MB `error` was printed whole.
+  scratch_.Write("lib/hog.libsonnet",
+                 "local v = import 'vanilla-k8s.libsonnet';\n"
+                 "v + { serviceAccountAnnotations(ctx):: { a: std.length(std.makeArray(200000000, "
+                 "function(i) i)) } }\n");
+  scratch_.Write("lib/spin.libsonnet",
+                 "local v = import 'vanilla-k8s.libsonnet';\n"
+                 "v + { serviceAccountAnnotations(ctx):: { a: std.toString(std.foldl(function(a, b) "
+                 "a + b, std.range(0, 2000000000), 0)) } }\n");
+  scratch_.Write("lib/shout.libsonnet",
+                 "local v = import 'vanilla-k8s.libsonnet';\n"
+                 "v + { serviceAccountAnnotations(ctx):: error std.join('', std.makeArray(2000000, "
+                 "function(i) 'x')) }\n");
+  struct Run {
+    const char* profile;
+    std::map<std::string, std::string> env;
+    const char* expected;
+  };
+  for (const Run& run : {Run{"hog", {{"NEMOC_MAX_RSS_MIB", "400"}}, "more than 400 MiB"},
+                         Run{"spin", {{"NEMOC_MAX_EVAL_SECONDS", "2"}, {"NEMOC_MAX_RSS_MIB", "3000"}},
+                             "took more than 2 s"},
+                         Run{"shout", {}, "more bytes not shown"}}) {
+    const std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
+                                     std::string("profile: ") + run.profile);
+    const std::string path = scratch_.Write(std::string(run.profile) + ".yaml", spec);
+    const auto start = std::chrono::steady_clock::now();
+    RunResult r = RunNemoc({"build", "--out", out(), "--jpath", scratch_.path() + "/lib", path}, "", run.env);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(1, r.exit_code) << run.profile << ":\n" << r.err.substr(0, 3000);
+    EXPECT_NE(std::string::npos, r.err.find(run.expected)) << r.err.substr(0, 3000);
+    // Stopped evaluations are located at the spec; a library's own error at its line.
+    const std::string where = std::string(run.profile) == "shout"
+                                  ? scratch_.path() + "/lib/shout.libsonnet:2:"
+                                  : path + ": error: ";
+    EXPECT_NE(std::string::npos, r.err.find(where)) << r.err.substr(0, 3000);
+    EXPECT_LT(r.err.size(), 8000u) << run.profile;
+    EXPECT_LT(seconds, 60.0) << run.profile;
+  }
+  EXPECT_EQ(before_, TreeFingerprint(out()));
 }
 
 TEST_F(NegativeTest, AbsoluteImportFromJpathLibrary) {
