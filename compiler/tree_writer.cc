@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -439,7 +440,10 @@ bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
   return true;
 }
 
-OutputLock::~OutputLock() { ::close(fd_); }  // closing drops the flock
+OutputLock::~OutputLock() {
+  ::unlink(path_.c_str());  // while still held: see Acquire
+  ::close(fd_);             // closing drops the flock
+}
 
 std::unique_ptr<OutputLock> OutputLock::Acquire(const std::string& out_dir,
                                                 const std::function<void()>& waiting,
@@ -454,26 +458,34 @@ std::unique_ptr<OutputLock> OutputLock::Acquire(const std::string& out_dir,
   std::snprintf(name, sizeof name, "nemoc-out-%016llx.lock", static_cast<unsigned long long>(h));
   const char* tmp = std::getenv("TMPDIR");
   const fs::path path = fs::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / name;
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-  if (fd < 0) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // another user's
-  if (fd < 0) {
-    *err = "cannot open the lock file " + path.string() + " for " + root.string() + ": " +
-           std::strerror(errno);
-    return nullptr;
+  // The holder unlinks the file before it unlocks (nothing is left in $TMPDIR),
+  // so a lock taken on a file that is no longer at `path` is retried.
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+      *err = "cannot open the lock file " + path.string() + " for " + root.string() + ": " +
+             std::strerror(errno);
+      return nullptr;
+    }
+    int rc = ::flock(fd, LOCK_EX | LOCK_NB);
+    if (rc != 0 && errno == EWOULDBLOCK) {
+      if (waiting) waiting();
+      do {
+        rc = ::flock(fd, LOCK_EX);
+      } while (rc != 0 && errno == EINTR);
+    }
+    if (rc != 0) {
+      *err = "cannot lock " + path.string() + ": " + std::strerror(errno);
+      ::close(fd);
+      return nullptr;
+    }
+    struct stat held {}, now {};
+    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+        held.st_dev == now.st_dev) {
+      return std::unique_ptr<OutputLock>(new OutputLock(fd, path.string()));
+    }
+    ::close(fd);  // the previous holder removed it: take the new one
   }
-  int rc = ::flock(fd, LOCK_EX | LOCK_NB);
-  if (rc != 0 && errno == EWOULDBLOCK) {
-    if (waiting) waiting();
-    do {
-      rc = ::flock(fd, LOCK_EX);
-    } while (rc != 0 && errno == EINTR);
-  }
-  if (rc != 0) {
-    *err = "cannot lock " + path.string() + ": " + std::strerror(errno);
-    ::close(fd);
-    return nullptr;
-  }
-  return std::unique_ptr<OutputLock>(new OutputLock(fd));
 }
 
 bool ReadTree(Disk& disk, const std::string& dest_dir, FileTree* tree,

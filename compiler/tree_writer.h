@@ -73,9 +73,9 @@ bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
 /// with exit 0). `build` holds this lock from its foreign-file preflight to
 /// its last write, so the siblings belong to the holder and recovery only
 /// ever sees what a dead process left. It is a flock(2) on a file in $TMPDIR
-/// (or /tmp) named after the root's canonical path: the kernel drops it when
-/// its process dies, nothing is written into the output tree, and the root
-/// need not exist yet. `waiting` runs once when another process holds it.
+/// (or /tmp) named after the root's canonical path, removed by its holder: the
+/// kernel drops it when its process dies, nothing is written into the output
+/// tree, and the root need not exist yet. `waiting` runs once when another process holds it.
 class OutputLock {
  public:
   ~OutputLock();
@@ -86,8 +86,9 @@ class OutputLock {
                                              std::string* err);
 
  private:
-  explicit OutputLock(int fd) : fd_(fd) {}
+  OutputLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   int fd_;
+  std::string path_;
 };
 
 /// Reads back what nemoc generated in dest_dir (the files its marker lists

@@ -72,6 +72,8 @@ TEST(ConcurrencyTest, TwoBuildsIntoOneOutDirLeaveOneCleanTree) {
   ASSERT_NE(tree_a, tree_b);
 
   const std::string out = scratch.path() + "/out";
+  const std::string locks = scratch.path() + "/tmp";  // where the lock files go
+  fs::create_directories(locks);
   constexpr int kRounds = 40;
   int saw_a = 0, saw_b = 0;
   for (int round = 0; round < kRounds; ++round) {
@@ -80,7 +82,8 @@ TEST(ConcurrencyTest, TwoBuildsIntoOneOutDirLeaveOneCleanTree) {
     std::vector<std::thread> threads;
     for (size_t k = 0; k < results.size(); ++k) {
       threads.emplace_back([&, k] {
-        results[k] = RunNemoc({"build", "--quiet", "--out", out, "--set", k % 2 ? b_set : a_set, spec});
+        results[k] = RunNemoc({"build", "--quiet", "--out", out, "--set", k % 2 ? b_set : a_set, spec},
+                              "", {{"TMPDIR", locks}});
       });
     }
     for (auto& t : threads) t.join();
@@ -98,6 +101,8 @@ TEST(ConcurrencyTest, TwoBuildsIntoOneOutDirLeaveOneCleanTree) {
   RunResult next = RunNemoc({"build", "--quiet", "--out", out, "--set", a_set, spec});
   ASSERT_EQ(0, next.exit_code) << next.err;
   EXPECT_EQ(tree_a, TreeFingerprint(out + "/race/onprem"));
+  // The lock's file is removed by its holder: nothing accumulates in $TMPDIR.
+  EXPECT_TRUE(fs::is_empty(locks)) << Siblings(locks).front();
   RecordProperty("a_wins", saw_a);
   RecordProperty("b_wins", saw_b);
 }
