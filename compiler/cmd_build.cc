@@ -113,19 +113,53 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   }
 
   const bool write_disk = committer == nullptr || committer->writes_work_tree();
-  for (const auto& spec : compiled) {
+  // All or nothing across every target of every spec (E4): stage each new
+  // tree completely, then swap all of them in, then drop the previous trees.
+  std::vector<std::vector<StagedTree>> staged(compiled.size());
+  if (write_disk) {
+    bool ok = true;
+    for (size_t i = 0; i < compiled.size() && ok; ++i) {
+      staged[i].resize(compiled[i].targets.size());
+      for (size_t t = 0; t < compiled[i].targets.size() && ok; ++t) {
+        const auto& target = compiled[i].targets[t];
+        if (target.up_to_date) continue;
+        ok = StageTree(disk, target.dir, target.tree, &staged[i][t], &diags, target.stamp);
+      }
+    }
+    std::vector<StagedTree*> swapped;
+    for (size_t i = 0; i < compiled.size() && ok; ++i) {
+      for (auto& st : staged[i]) {
+        if (!ok) break;
+        if (!st.pending()) continue;
+        ok = SwapStaged(disk, &st, &diags);
+        if (ok) swapped.push_back(&st);
+      }
+    }
+    if (!ok) {
+      for (auto it = swapped.rbegin(); it != swapped.rend(); ++it) UnswapStaged(disk, *it, &diags);
+      for (auto& per_spec : staged) {
+        for (auto& st : per_spec) AbandonStaged(disk, &st);
+      }
+      return fail(kExitInternal);
+    }
+    for (auto& per_spec : staged) {
+      for (auto& st : per_spec) FinishStaged(disk, &st, &diags);
+    }
+  }
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    const auto& spec = compiled[i];
     if (!write_disk) break;
     nlohmann::json spec_report = {{"path", spec.path}, {"project", spec.project},
                                   {"targets", nlohmann::json::array()}, {"removed", nlohmann::json::array()}};
-    for (const auto& target : spec.targets) {
+    for (size_t t = 0; t < spec.targets.size(); ++t) {
+      const auto& target = spec.targets[t];
       if (target.up_to_date) {
         spec_report["targets"].push_back({{"name", target.name}, {"dir", target.dir}, {"written", false},
                                           {"upToDate", true}});
         if (!flags.quiet && !json) std::printf("%s: up to date\n", target.dir.c_str());
         continue;
       }
-      WriteResult result;
-      if (!WriteTree(disk, target.dir, target.tree, &result, &diags, target.stamp)) return fail(kExitInternal);
+      const WriteResult& result = staged[i][t].result;
       spec_report["targets"].push_back({{"name", target.name},
                                         {"dir", target.dir},
                                         {"written", result.wrote},

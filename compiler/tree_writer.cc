@@ -351,21 +351,33 @@ bool FaultInjectionEnabled(std::string_view point) {
   return false;
 }
 
-bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
-               WriteResult* result, Diagnostics* diags, const std::string& stamp) {
-  WriteResult local;
-  WriteResult& r = result ? *result : local;
-  r = WriteResult{};
-  Diagnostics sink;
-  if (!diags) diags = &sink;
-
+struct StagedTree::Impl {
   Paths p;
+  bool exists = false;     // dest held a previous tree
+  bool staged = false;     // the new tree is complete in p.tmp
+  bool swapped = false;    // p.tmp is now dest; the previous tree is in p.old
+  std::string made_parent; // the highest directory this stage created, or ""
+};
+
+StagedTree::StagedTree() : impl_(std::make_unique<Impl>()) {}
+StagedTree::~StagedTree() = default;
+StagedTree::StagedTree(StagedTree&&) noexcept = default;
+StagedTree& StagedTree::operator=(StagedTree&&) noexcept = default;
+bool StagedTree::pending() const { return impl_->staged; }
+
+bool StageTree(Disk& disk, const std::string& dest_dir, const FileTree& tree, StagedTree* staged,
+               Diagnostics* diags, const std::string& stamp) {
+  StagedTree::Impl& st = *staged->impl_;
+  WriteResult& r = staged->result;
+  r = WriteResult{};
+  Paths& p = st.p;
   if (!ResolveDest(dest_dir, &p, diags)) return false;
   if (!ValidateTree(tree, p, diags)) return false;
   const bool fault_mid_tree = FaultInjectionEnabled(kFaultWriterMidTree);
   if (!Recover(disk, p, diags)) return false;
   Existing ex;
   if (!InspectDest(disk, p, &ex, diags)) return false;
+  st.exists = ex.exists;
 
   const std::string manifest = ManifestContent(tree, stamp);
   for (const auto& [path, bytes] : tree) {
@@ -386,13 +398,23 @@ bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
   if (ex.has_marker && ex.marker == manifest && ex.tree == tree) return true;
 
   // Build the complete new tree next to dest_dir.
-  std::string err, ignored;
+  std::string err;
   auto abandon = [&](const std::string& what) {
     IoError(diags, p, what);
-    disk.RemoveTree(p.tmp, &ignored);
+    AbandonStaged(disk, staged);
     return false;
   };
-  if (!p.parent.empty() && !disk.MakeDirs(p.parent, &err)) return abandon(err);
+  if (!p.parent.empty() && !disk.IsDir(p.parent)) {
+    // Remember the highest directory created, so abandoning removes it again
+    // (E4: a failed build left an empty project directory behind).
+    fs::path highest = fs::path(p.parent);
+    while (highest.has_parent_path() && !highest.parent_path().empty() &&
+           !disk.IsDir(highest.parent_path().generic_string())) {
+      highest = highest.parent_path();
+    }
+    st.made_parent = highest.generic_string();
+    if (!disk.MakeDirs(p.parent, &err)) return abandon(err);
+  }
   if (!disk.MakeDirs(p.tmp, &err)) return abandon(err);
   const size_t total = tree.size() + 1;  // + the marker, written last
   const size_t abort_at = total / 2;
@@ -415,29 +437,95 @@ bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
     if (!write_one(path, bytes)) return abandon(err);
   }
   if (!write_one(kManifestFileName, manifest)) return abandon(err);
+  st.staged = true;
+  return true;
+}
 
-  // Swap it in. Recover() undoes any crash between these steps.
-  if (ex.exists && !disk.Rename(p.dest, p.old, &err)) return abandon(err);
-  if (!disk.Rename(p.tmp, p.dest, &err)) {
+bool SwapStaged(Disk& disk, StagedTree* staged, Diagnostics* diags) {
+  StagedTree::Impl& st = *staged->impl_;
+  if (!st.staged || st.swapped) return true;
+  const Paths& p = st.p;
+  std::string err, ignored;
+  // Recover() undoes any crash between these steps.
+  if (st.exists && !disk.Rename(p.dest, p.old, &err)) {
     IoError(diags, p, err);
-    if (ex.exists && !disk.Rename(p.old, p.dest, &err)) {
-      diags->Error("output.io",
-                   "cannot move the previous tree back to " + p.dest + ": " +
-                       err + "; it is in " + p.old +
-                       " and the next nemoc run restores it",
-                   At(p.old));
-    }
-    disk.RemoveTree(p.tmp, &ignored);
     return false;
   }
-  r.wrote = true;
-  if (ex.exists && !disk.RemoveTree(p.old, &err)) {
-    diags->Warning("output.cleanup",
-                   "wrote " + p.dest + " but cannot remove the previous tree " +
-                       p.old + ": " + err + "; the next nemoc run removes it",
+  if (!disk.Rename(p.tmp, p.dest, &err)) {
+    IoError(diags, p, err);
+    if (st.exists && !disk.Rename(p.old, p.dest, &err)) {
+      diags->Error("output.io",
+                   "cannot move the previous tree back to " + p.dest + ": " + err + "; it is in " +
+                       p.old + " and the next nemoc run restores it",
                    At(p.old));
+    }
+    return false;
   }
+  st.swapped = true;
+  staged->result.wrote = true;
   return true;
+}
+
+bool UnswapStaged(Disk& disk, StagedTree* staged, Diagnostics* diags) {
+  StagedTree::Impl& st = *staged->impl_;
+  if (!st.swapped) return true;
+  const Paths& p = st.p;
+  std::string err;
+  // dest -> tmp (removed by AbandonStaged), old -> dest.
+  if (!disk.Rename(p.dest, p.tmp, &err) || (st.exists && !disk.Rename(p.old, p.dest, &err))) {
+    diags->Error("output.io",
+                 "cannot restore the previous tree of " + p.dest + ": " + err +
+                     "; the next nemoc run restores it from " + p.old,
+                 At(p.dest));
+    return false;
+  }
+  st.swapped = false;
+  staged->result.wrote = false;
+  return true;
+}
+
+void AbandonStaged(Disk& disk, StagedTree* staged) {
+  StagedTree::Impl& st = *staged->impl_;
+  if (st.swapped) return;  // UnswapStaged first
+  std::string ignored;
+  if (!st.p.tmp.empty()) disk.RemoveTree(st.p.tmp, &ignored);
+  if (!st.made_parent.empty()) {
+    TreeListing listing;
+    if (disk.ListTree(st.made_parent, &listing, &ignored) && listing.files.empty() &&
+        listing.others.empty()) {
+      disk.RemoveTree(st.made_parent, &ignored);
+    }
+  }
+  st.staged = false;
+}
+
+void FinishStaged(Disk& disk, StagedTree* staged, Diagnostics* diags) {
+  StagedTree::Impl& st = *staged->impl_;
+  if (!st.swapped) return;
+  std::string err;
+  if (st.exists && !disk.RemoveTree(st.p.old, &err)) {
+    diags->Warning("output.cleanup",
+                   "wrote " + st.p.dest + " but cannot remove the previous tree " + st.p.old +
+                       ": " + err + "; the next nemoc run removes it",
+                   At(st.p.old));
+  }
+  st.staged = false;
+  st.swapped = false;
+}
+
+bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
+               WriteResult* result, Diagnostics* diags, const std::string& stamp) {
+  Diagnostics sink;
+  if (!diags) diags = &sink;
+  StagedTree staged;
+  bool ok = StageTree(disk, dest_dir, tree, &staged, diags, stamp);
+  if (ok && !SwapStaged(disk, &staged, diags)) {
+    AbandonStaged(disk, &staged);
+    ok = false;
+  }
+  if (ok) FinishStaged(disk, &staged, diags);
+  if (result) *result = staged.result;
+  return ok;
 }
 
 OutputLock::~OutputLock() {

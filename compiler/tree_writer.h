@@ -66,6 +66,42 @@ struct WriteResult {
 bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
                WriteResult* result, Diagnostics* diags, const std::string& stamp = "");
 
+/// All-or-nothing across targets (field-review.md E4): `build` stages every
+/// changed target's complete new tree next to it (StageTree: validation,
+/// recovery, foreign-file check, every file written), and only when all are
+/// staged swaps them in (SwapStaged), then removes the previous trees
+/// (FinishStaged). An error while staging abandons every staged tree
+/// (AbandonStaged, which also removes project directories it created); an
+/// error while swapping puts the already swapped ones back (UnswapStaged).
+/// WriteTree is the one-target form of the same steps.
+class StagedTree {
+ public:
+  StagedTree();
+  ~StagedTree();
+  StagedTree(StagedTree&&) noexcept;
+  StagedTree& operator=(StagedTree&&) noexcept;
+  /// Counts against the previous tree; `wrote` once swapped in.
+  WriteResult result;
+  /// A new tree is staged (false when the target was already up to date).
+  bool pending() const;
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  friend bool StageTree(Disk&, const std::string&, const FileTree&, StagedTree*, Diagnostics*,
+                        const std::string&);
+  friend bool SwapStaged(Disk&, StagedTree*, Diagnostics*);
+  friend bool UnswapStaged(Disk&, StagedTree*, Diagnostics*);
+  friend void AbandonStaged(Disk&, StagedTree*);
+  friend void FinishStaged(Disk&, StagedTree*, Diagnostics*);
+};
+bool StageTree(Disk& disk, const std::string& dest_dir, const FileTree& tree, StagedTree* staged,
+               Diagnostics* diags, const std::string& stamp = "");
+bool SwapStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
+bool UnswapStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
+void AbandonStaged(Disk& disk, StagedTree* staged);
+void FinishStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
+
 /// An exclusive lock on one output root (`--out`), held until destroyed.
 /// Two nemoc processes writing one output root once shared the fixed
 /// .<target>.nemoc-tmp/.nemoc-old siblings, and one's recovery deleted the

@@ -107,5 +107,29 @@ TEST(ConcurrencyTest, TwoBuildsIntoOneOutDirLeaveOneCleanTree) {
   RecordProperty("b_wins", saw_b);
 }
 
+// field-review.md E4: an I/O error in a multi-spec build replaced the earlier
+// targets and left an empty project directory. Spec "race" builds first, then
+// "other" cannot be written (a regular file stands where its project
+// directory goes): "race" must keep its previous tree.
+TEST(ConcurrencyTest, MultiSpecBuildIsAllOrNothing) {
+  ScratchDir scratch;
+  const std::string spec = scratch.Write("race.yaml", kSpec);
+  std::string other_text = kSpec;
+  other_text.replace(other_text.find("name: race"), 10, "name: other");
+  const std::string other = scratch.Write("other.yaml", other_text);
+  const std::string out = scratch.path() + "/out";
+  RunResult first = RunNemoc({"build", "--quiet", "--out", out, spec});
+  ASSERT_EQ(0, first.exit_code) << first.err;
+  scratch.Write("out/other", "not a directory\n");
+  const std::string before = TreeFingerprint(out);
+
+  RunResult r = RunNemoc({"build", spec, other, "--quiet", "--out", out, "--set",
+                          "spec.stages.train.batch.global=64"});
+  EXPECT_NE(0, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("out/other")) << r.err;
+  EXPECT_EQ(before, TreeFingerprint(out)) << "a target was replaced although the build failed";
+  EXPECT_EQ(std::vector<std::string>{"onprem"}, Siblings(out + "/race"));
+}
+
 }  // namespace
 }  // namespace nemoc::testing
