@@ -71,7 +71,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       flags.out_dir,
       [&] {
         if (!flags.quiet && !json) {
-          std::fprintf(stderr, "nemoc: waiting for another nemoc writing %s\n", flags.out_dir.c_str());
+          std::fprintf(stderr, "nemoc: waiting for another nemoc writing %s\n", ForTerminal(flags.out_dir).c_str());
         }
       },
       &lock_err);
@@ -126,6 +126,15 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
         ok = StageTree(disk, target.dir, target.tree, &staged[i][t], &diags, target.stamp);
       }
     }
+    // The staged files reach the disk before any rename makes them the tree
+    // (E14: the swap was two renames without fsync; after a power loss a
+    // renamed tree could hold empty files). One syncfs(2) of the output's
+    // filesystem instead of an fsync per file.
+    bool any_staged = false;
+    for (const auto& per_spec : staged) {
+      for (const auto& st : per_spec) any_staged = any_staged || st.pending();
+    }
+    if (ok && any_staged) SyncFilesystemOf(flags.out_dir);
     std::vector<StagedTree*> swapped;
     for (size_t i = 0; i < compiled.size() && ok; ++i) {
       for (auto& st : staged[i]) {
@@ -142,6 +151,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       }
       return fail(kExitInternal);
     }
+    if (any_staged) SyncFilesystemOf(flags.out_dir);  // the renames, before old trees go
     for (auto& per_spec : staged) {
       for (auto& st : per_spec) FinishStaged(disk, &st, &diags);
     }
@@ -156,7 +166,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       if (target.up_to_date) {
         spec_report["targets"].push_back({{"name", target.name}, {"dir", target.dir}, {"written", false},
                                           {"upToDate", true}});
-        if (!flags.quiet && !json) std::printf("%s: up to date\n", target.dir.c_str());
+        if (!flags.quiet && !json) std::printf("%s: up to date\n", ForTerminal(target.dir).c_str());
         continue;
       }
       const WriteResult& result = staged[i][t].result;
@@ -169,7 +179,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
                                         {"unchanged", result.unchanged}});
       if (!flags.quiet && !json) {
         std::printf("%s: %s (%d added, %d changed, %d removed, %d unchanged)\n",
-                    target.dir.c_str(), result.wrote ? "written" : "up to date", result.added,
+                    ForTerminal(target.dir).c_str(), result.wrote ? "written" : "up to date", result.added,
                     result.changed, result.removed, result.unchanged);
       }
     }
@@ -179,7 +189,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       std::string err;
       if (disk.RemoveTree(stale, &err)) {
         spec_report["removed"].push_back(stale);
-        if (!flags.quiet && !json) std::printf("%s: removed (no longer a target)\n", stale.c_str());
+        if (!flags.quiet && !json) std::printf("%s: removed (no longer a target)\n", ForTerminal(stale).c_str());
       } else {
         diags.Error("internal.write", "cannot remove " + stale + ": " + err);
       }

@@ -57,7 +57,7 @@ int RunCheck(const CompileFlags& flags) {
     report.push_back(std::move(spec_report));
   }
   if (!json) {
-    for (const auto& change : changes) std::printf("%c %s\n", change.status, change.path.c_str());
+    for (const auto& change : changes) std::printf("%c %s\n", change.status, ForTerminal(change.path).c_str());
   }
   if (!changes.empty()) {
     diags.Error("check.drift", std::to_string(changes.size()) + " file" +

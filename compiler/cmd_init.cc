@@ -38,14 +38,14 @@ int RunInit(const InitFlags& flags) {
   DataDir data;
   std::string err;
   if (!FindDataDir(&data, &err)) {
-    std::fprintf(stderr, "nemoc: error: %s\n", err.c_str());
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
     return kExitInternal;
   }
   ModelCatalog catalog;
   AcceleratorTable accelerators;
   if (!ModelCatalog::Load(data.models(), &catalog, &err) ||
       !AcceleratorTable::Load(data.accelerators(), &accelerators, &err)) {
-    std::fprintf(stderr, "nemoc: error: %s\n", err.c_str());
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
     return kExitInternal;
   }
   StarterOptions options;
@@ -56,7 +56,7 @@ int RunInit(const InitFlags& flags) {
   options.schema_ref = SchemaRef(data, path);
   std::string yaml;
   if (!StarterSpec(options, catalog, accelerators, &yaml, &err)) {
-    std::fprintf(stderr, "nemoc: error: %s\n", err.c_str());
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
     return kExitUsage;
   }
   if (flags.to_stdout) {
@@ -71,7 +71,7 @@ int RunInit(const InitFlags& flags) {
   }
   RealDisk disk;
   if (!disk.WriteFile(path, yaml, &err)) {
-    std::fprintf(stderr, "nemoc: error: cannot write %s: %s\n", path.c_str(), err.c_str());
+    std::fprintf(stderr, "nemoc: error: cannot write %s: %s\n", ForTerminal(path).c_str(), ForTerminal(err).c_str());
     return kExitInvalid;
   }
   std::printf("wrote %s: `nemoc plan %s` shows what it runs, `nemoc build %s` writes it out\n",

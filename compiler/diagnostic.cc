@@ -116,6 +116,8 @@ std::string Printable(std::string_view in, bool keep_tab) {
 
 }  // namespace
 
+std::string ForTerminal(std::string_view text) { return Printable(text, /*keep_tab=*/false); }
+
 std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
                        bool color) {
   const char* bold = color ? "\033[1m" : "";

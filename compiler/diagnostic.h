@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,10 @@ class Diagnostics {
 using SourceTexts = std::map<std::string, std::string>;
 
 /// `file:line:col: error: message`, the source line, a caret, then the hint.
+/// `text` with control bytes, C1 controls and invalid UTF-8 shown as \xNN
+/// escapes: for every path or name printed outside a diagnostic (E14).
+std::string ForTerminal(std::string_view text);
+
 std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
                        bool color = false);
 std::string RenderText(const Diagnostics& ds, const SourceTexts& sources,

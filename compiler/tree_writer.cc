@@ -528,6 +528,18 @@ bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,
   return ok;
 }
 
+void SyncFilesystemOf(const std::string& dir) {
+  std::error_code ec;
+  fs::path at = fs::absolute(dir, ec);
+  while (!at.empty() && !fs::is_directory(at, ec) && at.has_parent_path() && at != at.parent_path()) {
+    at = at.parent_path();
+  }
+  const int fd = ::open(at.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::syncfs(fd);
+  ::close(fd);
+}
+
 OutputLock::~OutputLock() {
   ::unlink(path_.c_str());  // while still held: see Acquire
   ::close(fd_);             // closing drops the flock

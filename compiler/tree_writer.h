@@ -102,6 +102,10 @@ bool UnswapStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
 void AbandonStaged(Disk& disk, StagedTree* staged);
 void FinishStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
 
+/// syncfs(2) of the filesystem holding `dir` (or its nearest existing
+/// ancestor); best effort.
+void SyncFilesystemOf(const std::string& dir);
+
 /// An exclusive lock on one output root (`--out`), held until destroyed.
 /// Two nemoc processes writing one output root once shared the fixed
 /// .<target>.nemoc-tmp/.nemoc-old siblings, and one's recovery deleted the
