@@ -559,7 +559,7 @@ local platform = import 'platform.libsonnet';
       engines: ctx.spec.gitops.engines,
       source: ctx.spec.gitops.repoURL + ' @ ' + ctx.spec.gitops.revision + ': ' + $.sourcePath(ctx),
       platform: if ctx.spec.gitops.platform then [
-        n + ' ' + platform.components[n].tag
+        n + ' ' + platform.components[n].version
         for n in platform.needed(ctx, files)
       ] else [],
     },

@@ -17,6 +17,7 @@
 // The reviewed table of releases, pins and images is platform_releases.json
 // (tests/platform/bundle_releases.py holds the bundle to it).
 local k8s = import 'k8s.libsonnet';
+local storage = import 'storage.libsonnet';
 local releases = (import 'platform_releases.json').components;
 
 {
@@ -98,6 +99,29 @@ local releases = (import 'platform_releases.json').components;
       namespace: 'kueue-system',
       needs: [],
     },
+    // EKS: the accelerated AMI ships the NVIDIA driver and container
+    // toolkit but nothing advertises nvidia.com/gpu or vpc.amazonaws.com/efa
+    // (C9): the NVIDIA device plugin and the EFA device plugin.
+    'nvidia-device-plugin': {
+      repo: 'https://github.com/NVIDIA/k8s-device-plugin.git',
+      tag: 'v0.20.0',
+      version: 'v0.20.0',
+      path: 'deployments/helm/nvidia-device-plugin',
+      kind: 'helm',
+      namespace: 'kube-system',
+      needs: [],
+    },
+    'efa-device-plugin': {
+      // aws/eks-charts publishes the chart (v0.5.30, image v0.5.20) from its
+      // repository; v0.0.242 is the repository tag holding that chart.
+      repo: 'https://github.com/aws/eks-charts.git',
+      tag: 'v0.0.242',
+      version: 'v0.5.30',
+      path: 'stable/aws-efa-k8s-device-plugin',
+      kind: 'helm',
+      namespace: 'kube-system',
+      needs: [],
+    },
     'prometheus-operator': {
       repo: 'https://github.com/prometheus-operator/prometheus-operator.git',
       tag: 'v0.93.0',
@@ -136,7 +160,8 @@ local releases = (import 'platform_releases.json').components;
   // plus what they need first (Trainer -> JobSet), closed transitively.
   needed(ctx, files)::
     local objects = [files[p] for p in std.objectFields(files)] + $.clusterObjectList(ctx, files);
-    local fromProfile = if has(ctx.profile, 'platform') then ctx.profile.platform(ctx) else [];
+    local fromProfile = (if has(ctx.profile, 'platform') then ctx.profile.platform(ctx) else [])
+                        + (if std.objectHasEx($.cloudComponents, ctx.profile.name, false) then $.cloudComponents[ctx.profile.name] else []);
     local fromKinds = std.flattenArrays([
       local key = groupOf(o.apiVersion) + '/' + o.kind;
       if std.objectHasEx($.byKind, key, false) then $.byKind[key] else []
@@ -153,6 +178,11 @@ local releases = (import 'platform_releases.json').components;
       local next = k8s.stringSet(set + std.flattenArrays([$.components[n].needs for n in set]));
       if std.length(next) == std.length(set) then set else close(next);
     close(direct),
+
+  // Components a cloud profile needs whatever the workloads are.
+  cloudComponents: {
+    'eks-efa': ['nvidia-device-plugin', 'efa-device-plugin'],
+  },
 
   // Install order: 0 for a component that needs nothing, else one more than
   // the deepest component it needs (Argo CD sync wave; Flux dependsOn).
@@ -186,6 +216,22 @@ local releases = (import 'platform_releases.json').components;
              // (NVIDIA/gpu-operator@v26.7.0:deployments/gpu-operator/values.yaml:164-166).
              rdma: { enabled: true, useHostMofed: false },
            } else {}),
+    }
+    else if name == 'nvidia-device-plugin' then {
+      // The chart's default affinity needs NFD labels (pci-10de.present,
+      // NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/values.yaml:64-85);
+      // EKS has no NFD, so select the target's GPU instance type instead.
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{
+        matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [ctx.target.instanceType] }],
+      }] } } },
+    }
+    else if name == 'efa-device-plugin' then {
+      // GPU nodes are tainted nvidia.com/gpu (the eks-efa profile tolerates it);
+      // the chart tolerates nothing (aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin/values.yaml:332).
+      tolerations: [
+        { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+        { key: 'aws.amazon.com/efa', operator: 'Exists', effect: 'NoSchedule' },
+      ],
     }
     else {},
 
@@ -245,4 +291,80 @@ local releases = (import 'platform_releases.json').components;
     if std.objectHasEx($.byKind, key, false) then $.byKind[key]
     else if groupOf(o.apiVersion) == 'kueue.x-k8s.io' then ['kueue']
     else [],
+
+  // ---- what the bundle installs, what the cluster must already have ---------
+  // (SUMMARY.md "Platform" section; tests/platform/bundle_releases.py checks
+  // that every extended resource, storage class, CSI driver and CRD kind a
+  // workload uses is on one of the two lists.)
+
+  // Names (extended resources, group/Kind of CRDs) each component provides.
+  provides: {
+    'gpu-operator': ['nvidia.com/gpu', 'nvidia.com/ClusterPolicy'],
+    'network-operator': ['mellanox.com/NicClusterPolicy'],
+    'training-operator': ['kubeflow.org/PyTorchJob', 'kubeflow.org/MPIJob'],
+    trainer: ['trainer.kubeflow.org/TrainJob', 'trainer.kubeflow.org/TrainingRuntime', 'trainer.kubeflow.org/ClusterTrainingRuntime'],
+    'trainer-runtimes': [],
+    jobset: ['jobset.x-k8s.io/JobSet'],
+    kueue: ['kueue.x-k8s.io/ClusterQueue', 'kueue.x-k8s.io/LocalQueue', 'kueue.x-k8s.io/ResourceFlavor', 'kueue.x-k8s.io/Topology', 'kueue.x-k8s.io/WorkloadPriorityClass'],
+    'prometheus-operator': ['monitoring.coreos.com/ServiceMonitor', 'monitoring.coreos.com/PodMonitor', 'monitoring.coreos.com/PrometheusRule'],
+    'nvidia-device-plugin': ['nvidia.com/gpu'],
+    'efa-device-plugin': ['vpc.amazonaws.com/efa'],
+  },
+
+  local storageClasses(ctx, backend, default) = k8s.stringSet([
+    local v = ctx.storage[n][backend];
+    if has(v, 'storageClassName') then v.storageClassName else default
+    for n in storage.volumeNames(ctx.storage)
+    if storage.backendOf(ctx.storage[n]) == backend && !has(ctx.storage[n][backend], 'claimName')
+  ]),
+
+  // What a cluster of each profile must already have: FIXED per profile
+  // (the target's own names filled in), never derived from the workloads.
+  prerequisites(ctx)::
+    local name = ctx.profile.name;
+    if name == 'vanilla-k8s' then [
+      { what: 'a pod network (CNI) and, for RDMA targets, the Multus secondary networks named in rdma.networks (HostDeviceNetwork / NetworkAttachmentDefinition)', provides: [] },
+      { what: 'the NFS servers, PersistentVolumeClaims or host paths the storage section names', provides: [] },
+    ]
+    else if name == 'eks-efa' then [
+      { what: 'EKS accelerated AMI GPU nodes: NVIDIA driver and container toolkit, EFA kernel driver, 2 MiB huge pages', provides: ['hugepages-2Mi'] },
+      { what: 'Amazon FSx for Lustre CSI driver (EKS add-on aws-fsx-csi-driver, IAM role) and its StorageClass', provides: ['fsx.csi.aws.com'] + storageClasses(ctx, 'fsxLustre', 'fsx-sc') },
+      { what: 'Mountpoint for Amazon S3 CSI driver (EKS add-on aws-mountpoint-s3-csi-driver, IAM role)', provides: ['s3.csi.aws.com'] },
+    ]
+    else if name == 'gke-a4' then [
+      { what: 'GKE GPU node pool with automatic GPU driver installation (advertises nvidia.com/gpu)', provides: ['nvidia.com/gpu'] },
+      { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)', provides: [] },
+      { what: 'Cloud Storage FUSE CSI driver (GKE add-on GcsFuseCsiDriver, Workload Identity)', provides: ['gcsfuse.csi.storage.gke.io'] },
+    ]
+    else [],
+
+  describe(name)::
+    local c = $.components[name];
+    name + ' ' + c.version + ' (' + releases[name].release + ')',
+
+  // installs: what gitops/platform/ installs; clusterHas: the profile's fixed
+  // prerequisites, plus the components nemoc would install when the bundle
+  // is off (spec.gitops.platform false or no spec.gitops).
+  summary(ctx, files, emitted)::
+    local names = $.needed(ctx, files);
+    local objects = $.clusterObjectList(ctx, files);
+    local objectEntries = [
+      {
+        what: o.kind + ' ' + o.metadata.name,
+        provides: if o.kind == 'NicClusterPolicy' then [
+          r.resourcePrefix + '/' + r.resourceName
+          for r in std.parseJson(o.spec.sriovDevicePlugin.config).resourceList
+        ] else [],
+      }
+      for o in objects
+    ];
+    local entries = [{ what: $.describe(n), provides: $.provides[n] } for n in names] + objectEntries;
+    {
+      installs: if emitted then entries else [],
+      clusterHas: $.prerequisites(ctx) + (if emitted then [] else [
+        e { what: e.what + ' -- not installed by nemoc (no platform bundle: spec.gitops.platform)' }
+        for e in entries
+      ]),
+    },
 }
+

@@ -98,8 +98,8 @@ def check_component(where, name, version, values, kind_is_helm):
         fail(f"{where}: component {name} has no row in platform_releases.json")
         return
     row = TABLE[name]
-    if version != row["version"]:
-        fail(f"{where}: {name} at {version}, table says {row['version']}")
+    if version != row.get("tag", row["version"]):
+        fail(f"{where}: {name} at {version}, table says {row.get('tag', row['version'])}")
     for dotted, want in row["pins"].items():
         got = dig(values or {}, dotted)
         if got != want:
@@ -221,6 +221,12 @@ with tempfile.TemporaryDirectory() as tmp:
     for tree in bundles:
         if os.path.isdir(os.path.join(tree, "gitops/platform")):
             check_bundle(tree)
+            # EKS advertises neither nvidia.com/gpu nor vpc.amazonaws.com/efa by itself (C9).
+            if "| Profile | `eks-efa` |" in open(os.path.join(tree, "SUMMARY.md")).read():
+                for n in ("nvidia-device-plugin", "efa-device-plugin"):
+                    if not glob.glob(os.path.join(tree, f"gitops/platform/*/*platform*{n}.yaml")) and \
+                            not glob.glob(os.path.join(tree, f"gitops/platform/apps/argocd/*-{n}.yaml")):
+                        fail(f"{tree}: EKS bundle without {n}")
             checked += 1
     if checked == 0:
         fail("no platform bundle was generated")
