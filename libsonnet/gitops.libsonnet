@@ -283,32 +283,127 @@ local platform = import 'platform.libsonnet';
                 {}),
 
   // ---- platform bundle -------------------------------------------------------
+  //
+  // Rooted per cluster (decision F3): gitops/platform/ is never part of the
+  // project's root; its objects are named by the cluster (Argo CD) or are
+  // cluster-wide by nature (Flux runs in the cluster), carry no project label,
+  // and are the same whichever project's tree emits them, so applying the
+  // bundle from two projects' trees for one cluster converges.
+  //   gitops/platform/argocd/       the root: one Application per cluster
+  //                                 (app of apps) + the argocd-cm health checks
+  //   gitops/platform/apps/argocd/  one Application per component, ordered by
+  //                                 sync wave (dependency depth)
+  //   gitops/platform/objects/      cluster objects using the components' CRDs
+  //   gitops/platform/flux/         GitRepository + HelmRelease/Kustomization
+  //                                 per component, ordered by dependsOn
 
   platformLabels:: { 'app.kubernetes.io/managed-by': 'nemoc', 'app.kubernetes.io/part-of': 'nemoc-platform' },
 
-  platformArgocd(ctx, names)::
-    local dir = 'gitops/platform/argocd';
-    std.foldl(function(acc, name)
-      local c = platform.components[name];
-      acc + k8s.file(dir, {
-        apiVersion: $.argocdApiVersion,
-        kind: 'Application',
-        metadata: {
-          name: 'platform-' + name,
-          namespace: ctx.spec.gitops.argocd.namespace,
-          labels: $.platformLabels,
-          annotations: { 'argocd.argoproj.io/sync-wave': if std.objectHasEx(c, 'after', false) then '1' else '0' },
-        },
-        spec: {
-          project: 'default',
-          source: { repoURL: c.repo, targetRevision: c.tag, path: c.path },
-          destination: { server: 'https://kubernetes.default.svc', namespace: c.namespace },
-          // Large CRDs exceed the client-side apply annotation limit.
-          syncPolicy: { syncOptions: ['CreateNamespace=true', 'ServerSideApply=true'] }
-                      + (if ctx.spec.gitops.automated then { automated: { prune: false, selfHeal: true } } else {}),
-        },
-      }), names, {})
-    + k8s.file(dir, $.argocdHealthConfig(ctx)),
+  // The cluster a target is delivered to: its gitops.clusters entry, else
+  // Argo CD's own cluster.
+  clusterServer(ctx):: $.destination(ctx, ctx.target.name).server,
+  clusterKey(ctx)::
+    local server = $.clusterServer(ctx);
+    if server == 'https://kubernetes.default.svc' then 'in-cluster' else 'c' + std.substr(std.md5(server), 0, 10),
+  platformName(ctx, suffix):: k8s.boundedName('platform-' + $.clusterKey(ctx) + (if suffix == '' then '' else '-' + suffix), 63),
+
+  platformDir:: 'gitops/platform',
+  platformPath(ctx, sub):: $.sourcePath(ctx) + '/' + $.platformDir + '/' + sub,
+
+  // Argo CD does not re-try a failed automated sync of a revision unless told
+  // (C7): every platform Application retries with backoff.
+  platformSyncPolicy(ctx, prune):: {
+    syncOptions: ['CreateNamespace=true', 'ServerSideApply=true'],
+    retry: { limit: 10, backoff: { duration: '30s', factor: 2, maxDuration: '10m' } },
+  } + (if ctx.spec.gitops.automated then { automated: { prune: prune, selfHeal: true } } else {}),
+
+  // Wave of a component: its dependency depth; cluster objects come after
+  // every component whose CRDs they use.
+  objectsWave(objects)::
+    local needs = k8s.stringSet(std.flattenArrays([platform.objectNeeds(o) for o in objects]));
+    1 + std.foldl(std.max, [platform.depth(n) for n in needs], -1),
+
+  platformComponentApplication(ctx, name)::
+    local c = platform.components[name];
+    local values = platform.values(ctx, name);
+    {
+      apiVersion: $.argocdApiVersion,
+      kind: 'Application',
+      metadata: {
+        name: $.platformName(ctx, name),
+        namespace: ctx.spec.gitops.argocd.namespace,
+        labels: $.platformLabels,
+        annotations: { 'argocd.argoproj.io/sync-wave': std.toString(platform.depth(name)) },
+      },
+      spec: {
+        project: 'default',
+        source: { repoURL: c.repo, targetRevision: c.tag, path: c.path }
+                + (if c.kind == 'helm' then { helm: { releaseName: name } + (if std.length(values) > 0 then { valuesObject: values } else {}) } else {}),
+        destination: { server: $.clusterServer(ctx), namespace: c.namespace },
+        // Large CRDs exceed the client-side apply annotation limit.
+        syncPolicy: $.platformSyncPolicy(ctx, false),
+      },
+    },
+
+  platformArgocd(ctx, names, objects)::
+    local appsDir = $.platformDir + '/apps/argocd';
+    local apps = std.foldl(function(acc, name) acc + k8s.file(appsDir, $.platformComponentApplication(ctx, name)), names, {})
+                 + (if std.length(objects) > 0 then k8s.file(appsDir, {
+                      apiVersion: $.argocdApiVersion,
+                      kind: 'Application',
+                      metadata: {
+                        name: $.platformName(ctx, 'objects'),
+                        namespace: ctx.spec.gitops.argocd.namespace,
+                        labels: $.platformLabels,
+                        annotations: { 'argocd.argoproj.io/sync-wave': std.toString($.objectsWave(objects)) },
+                      },
+                      spec: {
+                        project: 'default',
+                        source: { repoURL: ctx.spec.gitops.repoURL, targetRevision: ctx.spec.gitops.revision, path: $.platformPath(ctx, 'objects') },
+                        destination: { server: $.clusterServer(ctx) },
+                        syncPolicy: $.platformSyncPolicy(ctx, false) { syncOptions: ['ServerSideApply=true'] },
+                      },
+                    }) else {});
+    // The root: syncs the component Applications wave by wave; a wave waits
+    // for the previous one to be Healthy thanks to the Application health
+    // check in argocd-cm (decision F4). It never prunes: another project's
+    // tree may have added components to this cluster's root.
+    local root = {
+      apiVersion: $.argocdApiVersion,
+      kind: 'Application',
+      metadata: {
+        name: $.platformName(ctx, ''),
+        namespace: ctx.spec.gitops.argocd.namespace,
+        labels: $.platformLabels,
+      },
+      spec: {
+        project: 'default',
+        source: { repoURL: ctx.spec.gitops.repoURL, targetRevision: ctx.spec.gitops.revision, path: $.platformPath(ctx, 'apps/argocd') },
+        destination: { server: 'https://kubernetes.default.svc', namespace: ctx.spec.gitops.argocd.namespace },
+        syncPolicy: $.platformSyncPolicy(ctx, false) { syncOptions: ['ServerSideApply=true'] },
+      },
+    };
+    apps
+    + k8s.file($.platformDir + '/argocd', root)
+    + k8s.file($.platformDir + '/argocd', $.argocdHealthConfig(ctx)),
+
+  // Argo CD's documented health check for Application resources (argo-cd
+  // docs/operator-manual/health.md, "Argo CD App"): since v1.8 Argo CD no
+  // longer assesses child Applications, so an app of apps would not wait
+  // for a wave to be Healthy without it.
+  applicationHealthLua::
+    'hs = {}\n'
+    + 'hs.status = "Progressing"\n'
+    + 'hs.message = ""\n'
+    + 'if obj.status ~= nil then\n'
+    + '  if obj.status.health ~= nil then\n'
+    + '    hs.status = obj.status.health.status\n'
+    + '    if obj.status.health.message ~= nil then\n'
+    + '      hs.message = obj.status.health.message\n'
+    + '    end\n'
+    + '  end\n'
+    + 'end\n'
+    + 'return hs\n',
 
   // Argo CD health checks for the workload kinds it cannot judge itself.
   // Applied server-side, this owns only these keys of argocd-cm.
@@ -325,6 +420,8 @@ local platform = import 'platform.libsonnet';
         $.healthLua($.workloads[key])
       for key in std.objectFields($.workloads)
       if !$.workloads[key].builtin
+    } + {
+      'resource.customizations.health.argoproj.io_Application': $.applicationHealthLua,
     },
   },
 
@@ -351,16 +448,29 @@ local platform = import 'platform.libsonnet';
     + 'end\n'
     + 'return hs\n',
 
-  platformFlux(ctx, names)::
-    local dir = 'gitops/platform/flux';
+  // Flux: dependsOn orders objects of one kind (HelmRelease -> HelmRelease,
+  // Kustomization -> Kustomization: kube-schemas helm v2 / kustomize v1
+  // dependsOn has name/namespace only). Across kinds (trainer-runtimes after
+  // the trainer HelmRelease, cluster objects after their operators) the
+  // Kustomization fails until the CRD exists and is retried every
+  // retryInterval.
+  platformFlux(ctx, names, objects)::
+    local dir = $.platformDir + '/flux';
     local meta(name) = {
       name: name,
       namespace: ctx.spec.gitops.flux.namespace,
       labels: $.platformLabels,
     };
+    local sameKind(name) = [
+      { name: 'platform-' + n }
+      for n in platform.components[name].needs
+      if platform.components[n].kind == platform.components[name].kind && std.member(names, n)
+    ];
     std.foldl(function(acc, name)
       local c = platform.components[name];
       local source = 'platform-' + name;
+      local values = platform.values(ctx, name);
+      local deps = sameKind(name);
       acc + k8s.file(dir, {
         apiVersion: $.fluxSourceApiVersion,
         kind: 'GitRepository',
@@ -372,24 +482,56 @@ local platform = import 'platform.libsonnet';
         metadata: meta(source),
         spec: {
           interval: '1h',
+          releaseName: name,
           targetNamespace: c.namespace,
-          install: { createNamespace: true, crds: 'CreateReplace' },
-          upgrade: { crds: 'CreateReplace' },
+          install: { createNamespace: true, crds: 'CreateReplace', remediation: { retries: 5 } },
+          upgrade: { crds: 'CreateReplace', remediation: { retries: 5 } },
           chart: { spec: { chart: './' + c.path, sourceRef: { kind: 'GitRepository', name: source } } },
-        },
+        } + (if std.length(values) > 0 then { values: values } else {})
+          + (if std.length(deps) > 0 then { dependsOn: deps } else {}),
       } else {
         apiVersion: $.fluxKustomizeApiVersion,
         kind: 'Kustomization',
         metadata: meta(source),
         spec: {
           interval: '1h',
+          retryInterval: '1m',
           path: './' + c.path,
           sourceRef: { kind: 'GitRepository', name: source },
           prune: true,
           wait: true,
           timeout: '10m',
-        } + (if std.objectHasEx(c, 'after', false) then { dependsOn: [{ name: 'platform-' + c.after }] } else {}),
-      }), names, {}),
+        } + (if std.length(deps) > 0 then { dependsOn: deps } else {}),
+      }), names, {})
+    + (if std.length(objects) > 0 then
+         local source = 'platform-' + $.clusterKey(ctx);
+         k8s.file(dir, {
+           apiVersion: $.fluxSourceApiVersion,
+           kind: 'GitRepository',
+           metadata: meta(source),
+           spec: {
+             interval: ctx.spec.gitops.flux.interval,
+             url: ctx.spec.gitops.repoURL,
+             ref: { branch: ctx.spec.gitops.revision },
+           } + (if std.objectHasEx(ctx.spec.gitops.flux, 'secretRef', false) then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
+         }) + k8s.file(dir, {
+           apiVersion: $.fluxKustomizeApiVersion,
+           kind: 'Kustomization',
+           metadata: meta('platform-objects'),
+           spec: {
+             interval: '1h',
+             retryInterval: '1m',
+             path: './' + $.platformPath(ctx, 'objects'),
+             sourceRef: { kind: 'GitRepository', name: source },
+             prune: false,
+             wait: true,
+             timeout: '10m',
+           },
+         })
+       else {}),
+
+  platformObjectFiles(objects)::
+    std.foldl(function(acc, o) acc + k8s.file($.platformDir + '/objects', o), objects, {}),
 
   // ---- entry points ----------------------------------------------------------
 
@@ -400,14 +542,16 @@ local platform = import 'platform.libsonnet';
     else
       local decorated = { [p]: $.decorate(ctx, p, files[p]) for p in std.objectFields(files) };
       local components = platform.needed(ctx, files);
+      local objects = platform.clusterObjectList(ctx, files);
       local argocd = $.engine(ctx, 'argocd');
       local flux = $.engine(ctx, 'flux');
       local withPlatform = ctx.spec.gitops.platform;
       decorated
       + (if argocd then $.argocdFiles(ctx, files) else {})
       + (if flux then $.fluxFiles(ctx, files) else {})
-      + (if argocd && withPlatform then $.platformArgocd(ctx, components) else {})
-      + (if flux && withPlatform then $.platformFlux(ctx, components) else {}),
+      + (if withPlatform then $.platformObjectFiles(objects) else {})
+      + (if argocd && withPlatform then $.platformArgocd(ctx, components, objects) else {})
+      + (if flux && withPlatform then $.platformFlux(ctx, components, objects) else {}),
 
   // Summary facts for SUMMARY.md.
   summary(ctx, files)::
@@ -415,7 +559,7 @@ local platform = import 'platform.libsonnet';
       engines: ctx.spec.gitops.engines,
       source: ctx.spec.gitops.repoURL + ' @ ' + ctx.spec.gitops.revision + ': ' + $.sourcePath(ctx),
       platform: if ctx.spec.gitops.platform then [
-        n + ' ' + platform.components[n].tag
+        n + ' ' + platform.components[n].version
         for n in platform.needed(ctx, files)
       ] else [],
     },

@@ -3,6 +3,7 @@
 // files ("<stage-dir>/<kind>-<name>.yaml" -> object), the diagnostics its
 // profile raised (located by JSON pointer into the spec) and summary facts.
 local gitops = import 'gitops.libsonnet';
+local platform = import 'platform.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local runtimes = import 'runtimes/runtimes.libsonnet';
 local base = import 'stages/base.libsonnet';
@@ -103,6 +104,7 @@ local builders = {
         accelerator: ctx.profile.accelerator(ctx),
         storage: storage.describeAll(ctx),
         stages: $.stageSummaries(ctx),
+        platform: platform.summary(ctx, stageFiles, gitops.enabled(ctx) && ctx.spec.gitops.platform),
       } + (if std.objectHasEx(ctx.spec.stages, 'train', false) then { train: train.summary(ctx) } else {})
       + (if gitops.enabled(ctx) then { gitops: gitops.summary(ctx, stageFiles) } else {}),
     },

@@ -1,16 +1,32 @@
-// The platform bundle: the cluster prerequisites a target's tree relies on,
-// as Argo CD Applications or Flux GitRepository + Kustomization/HelmRelease.
-// Every component is taken from its upstream Git repository at a pinned tag
-// (ONE table below), so both engines install the same bytes and every
-// object nemoc emits has a schema in kube-schemas (Flux's HelmRepository and
-// OCIRepository have none there). Tags follow the API versions nemoc's
-// output is validated against (../shared/kube-schemas index sources).
+// The platform bundle: the cluster components a target's tree relies on,
+// installed from their RELEASES (C6) and delivered by Argo CD Applications
+// or Flux HelmRelease/Kustomization (gitops.libsonnet, platform part).
+//
+// Source decision (kube-schemas has no Flux HelmRepository/OCIRepository):
+// both engines take each component from its upstream Git repository at the
+// release tag -- Argo CD as an Application with that path, Flux as a
+// GitRepository (ref.tag) plus a HelmRelease (chart.spec.sourceRef) or a
+// Kustomization -- and nemoc sets the values the project's release
+// packaging sets when it publishes the chart (kueue/jobset
+// hack/helm-chart-package.sh rewrite image.repository/tag; the GPU
+// Operator's git Chart.yaml says appVersion main-latest). So both engines
+// install the same bytes as the released chart, every emitted object has a
+// schema, and no OCI/Helm repository credentials are needed. Trade-off:
+// the chart is not the signed/packaged artifact, and Helm dependencies of a
+// git chart are built from their (OCI) repositories at sync time.
+// The reviewed table of releases, pins and images is platform_releases.json
+// (tests/platform/bundle_releases.py holds the bundle to it).
 local k8s = import 'k8s.libsonnet';
+local storage = import 'storage.libsonnet';
+local releases = (import 'platform_releases.json').components;
 
 {
-  // name -> where the component comes from and how it is installed.
-  //   kind: 'kustomize' (a directory with kustomization.yaml) or 'helm' (a
-  //   chart directory); Argo CD detects either from the path.
+  releases:: releases,
+
+  // name -> where the component comes from, where it goes, what it needs
+  // first (CRDs/webhooks it uses), and its values.
+  //   kind: 'kustomize' (a directory with kustomization.yaml, local bases
+  //   only) or 'helm' (a chart directory).
   components: {
     'gpu-operator': {
       repo: 'https://github.com/NVIDIA/gpu-operator.git',
@@ -19,6 +35,7 @@ local k8s = import 'k8s.libsonnet';
       path: 'deployments/gpu-operator',
       kind: 'helm',
       namespace: 'gpu-operator',
+      needs: [],
     },
     'network-operator': {
       repo: 'https://github.com/Mellanox/network-operator.git',
@@ -27,6 +44,9 @@ local k8s = import 'k8s.libsonnet';
       path: 'deployment/network-operator',
       kind: 'helm',
       namespace: 'nvidia-network-operator',
+      // GPUDirect RDMA: the GPU Operator's driver loads nvidia-peermem
+      // against the MOFED the Network Operator installs; its NFD labels nodes.
+      needs: ['gpu-operator'],
     },
     // Kubeflow Training Operator v1 (PyTorchJob, MPIJob), now kubeflow/trainer's v1 line.
     'training-operator': {
@@ -36,15 +56,20 @@ local k8s = import 'k8s.libsonnet';
       path: 'manifests/overlays/standalone',
       kind: 'kustomize',
       namespace: 'kubeflow',
+      needs: [],
     },
-    // Kubeflow Trainer v2 (TrainJob) with its JobSet dependency.
+    // Kubeflow Trainer v2 (TrainJob) from its chart, WITHOUT its bundled
+    // JobSet (jobset.install: false): JobSet is its own component, so the
+    // cluster runs one JobSet controller (C8). Trainer's webhooks and
+    // controller use the JobSet API, so JobSet comes first.
     trainer: {
       repo: 'https://github.com/kubeflow/trainer.git',
       tag: 'v2.3.0',
       version: 'v2.3.0',  // the released version targets default to (decision F2)
-      path: 'manifests/overlays/manager',
-      kind: 'kustomize',
+      path: 'charts/kubeflow-trainer',
+      kind: 'helm',
       namespace: 'kubeflow-system',
+      needs: ['jobset'],
     },
     // The ClusterTrainingRuntimes (torch-distributed, ...) TrainJobs refer to.
     'trainer-runtimes': {
@@ -54,23 +79,48 @@ local k8s = import 'k8s.libsonnet';
       path: 'manifests/overlays/runtimes',
       kind: 'kustomize',
       namespace: 'kubeflow-system',
-      after: 'trainer',
+      needs: ['trainer'],  // the ClusterTrainingRuntime CRD and webhook
     },
     jobset: {
       repo: 'https://github.com/kubernetes-sigs/jobset.git',
       tag: 'v0.12.0',
       version: 'v0.12.0',  // the released version targets default to (decision F2)
-      path: 'config/default',
-      kind: 'kustomize',
+      path: 'charts/jobset',
+      kind: 'helm',
       namespace: 'jobset-system',
+      needs: [],
     },
     kueue: {
       repo: 'https://github.com/kubernetes-sigs/kueue.git',
       tag: 'v0.19.2',
       version: 'v0.19.2',  // the released version targets default to (decision F2)
-      path: 'config/default',
-      kind: 'kustomize',
+      path: 'charts/kueue',
+      kind: 'helm',
       namespace: 'kueue-system',
+      needs: [],
+    },
+    // EKS: the accelerated AMI ships the NVIDIA driver and container
+    // toolkit but nothing advertises nvidia.com/gpu or vpc.amazonaws.com/efa
+    // (C9): the NVIDIA device plugin and the EFA device plugin.
+    'nvidia-device-plugin': {
+      repo: 'https://github.com/NVIDIA/k8s-device-plugin.git',
+      tag: 'v0.20.0',
+      version: 'v0.20.0',
+      path: 'deployments/helm/nvidia-device-plugin',
+      kind: 'helm',
+      namespace: 'kube-system',
+      needs: [],
+    },
+    'efa-device-plugin': {
+      // aws/eks-charts publishes the chart (v0.5.30, image v0.5.20) from its
+      // repository; v0.0.242 is the repository tag holding that chart.
+      repo: 'https://github.com/aws/eks-charts.git',
+      tag: 'v0.0.242',
+      version: 'v0.5.30',
+      path: 'stable/aws-efa-k8s-device-plugin',
+      kind: 'helm',
+      namespace: 'kube-system',
+      needs: [],
     },
     'prometheus-operator': {
       repo: 'https://github.com/prometheus-operator/prometheus-operator.git',
@@ -79,6 +129,7 @@ local k8s = import 'k8s.libsonnet';
       path: '.',
       kind: 'kustomize',
       namespace: 'default',
+      needs: [],
     },
   },
 
@@ -94,18 +145,23 @@ local k8s = import 'k8s.libsonnet';
     'monitoring.coreos.com/ServiceMonitor': ['prometheus-operator'],
     'monitoring.coreos.com/PodMonitor': ['prometheus-operator'],
     'monitoring.coreos.com/PrometheusRule': ['prometheus-operator'],
+    'mellanox.com/NicClusterPolicy': ['network-operator'],
+    'nvidia.com/ClusterPolicy': ['gpu-operator'],
   },
 
   local groupOf(apiVersion) =
     local parts = std.split(apiVersion, '/');
     if std.length(parts) == 1 then '' else parts[0],
+  local has(o, f) = std.objectHasEx(o, f, true),
 
   // Components a target needs: what its profile assumes (profile.platform,
   // e.g. the GPU Operator on vanilla-k8s) plus what the objects of its tree
-  // need, found from their kinds and Kueue labels (never from stage names).
+  // need, found from their kinds and Kueue labels (never from stage names),
+  // plus what they need first (Trainer -> JobSet), closed transitively.
   needed(ctx, files)::
-    local objects = [files[p] for p in std.objectFields(files)];
-    local fromProfile = if std.objectHasEx(ctx.profile, 'platform', true) then ctx.profile.platform(ctx) else [];
+    local objects = [files[p] for p in std.objectFields(files)] + $.clusterObjectList(ctx, files);
+    local fromProfile = (if has(ctx.profile, 'platform') then ctx.profile.platform(ctx) else [])
+                        + (if std.objectHasEx($.cloudComponents, ctx.profile.name, false) then $.cloudComponents[ctx.profile.name] else []);
     local fromKinds = std.flattenArrays([
       local key = groupOf(o.apiVersion) + '/' + o.kind;
       if std.objectHasEx($.byKind, key, false) then $.byKind[key] else []
@@ -117,5 +173,200 @@ local k8s = import 'k8s.libsonnet';
       if groupOf(o.apiVersion) == 'kueue.x-k8s.io'
          || (std.objectHasEx(o.metadata, 'labels', false) && std.objectHasEx(o.metadata.labels, 'kueue.x-k8s.io/queue-name', false))
     ];
-    k8s.stringSet(fromProfile + fromKinds + (if std.length(queued) > 0 then ['kueue'] else [])),
+    local direct = k8s.stringSet(fromProfile + fromKinds + (if std.length(queued) > 0 then ['kueue'] else []));
+    local close(set) =
+      local next = k8s.stringSet(set + std.flattenArrays([$.components[n].needs for n in set]));
+      if std.length(next) == std.length(set) then set else close(next);
+    close(direct),
+
+  // Components a cloud profile needs whatever the workloads are.
+  cloudComponents: {
+    'eks-efa': ['nvidia-device-plugin', 'efa-device-plugin'],
+  },
+
+  // Install order: 0 for a component that needs nothing, else one more than
+  // the deepest component it needs (Argo CD sync wave; Flux dependsOn).
+  depth(name)::
+    local needs = $.components[name].needs;
+    if std.length(needs) == 0 then 0 else 1 + std.foldl(std.max, [$.depth(n) for n in needs], 0),
+
+  // ---- values ----------------------------------------------------------------
+
+  // Dotted release pins ("image.tag": "v1") -> nested values.
+  local nest(path, value) =
+    std.foldr(function(k, acc) { [k]: acc }, std.split(path, '.'), value),
+  pinValues(name)::
+    local pins = releases[name].pins;
+    std.foldl(function(acc, p) std.mergePatch(acc, nest(p, pins[p])), std.objectFields(pins), {}),
+
+  local rdmaOf(ctx) = if has(ctx.target, 'rdma') then ctx.target.rdma else null,
+  // Clouds whose GPU node images ship the NVIDIA driver (EKS accelerated AMI,
+  // GKE COS/Ubuntu GPU nodes with the driver installer).
+  cloudShipsDriver(ctx):: std.member(['eks-efa', 'gke-a4'], ctx.profile.name),
+
+  // The values a target needs on top of the release pins (C9).
+  targetValues(ctx, name)::
+    if name == 'gpu-operator' then {
+      // One NFD in the cluster: the GPU Operator's (the Network Operator's is off).
+      nfd: { enabled: true },
+      driver: {
+        enabled: !$.cloudShipsDriver(ctx),
+      } + (if rdmaOf(ctx) != null then {
+             // GPUDirect RDMA: nvidia-peermem against the Network Operator's MOFED
+             // (NVIDIA/gpu-operator@v26.7.0:deployments/gpu-operator/values.yaml:164-166).
+             rdma: { enabled: true, useHostMofed: false },
+           } else {}),
+    }
+    else if name == 'nvidia-device-plugin' then {
+      // The chart's default affinity needs NFD labels (pci-10de.present,
+      // NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/values.yaml:64-85);
+      // EKS has no NFD, so select the target's GPU instance type instead.
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{
+        matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [ctx.target.instanceType] }],
+      }] } } },
+    }
+    else if name == 'efa-device-plugin' then {
+      // GPU nodes are tainted nvidia.com/gpu (the eks-efa profile tolerates it);
+      // the chart tolerates nothing (aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin/values.yaml:332).
+      tolerations: [
+        { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+        { key: 'aws.amazon.com/efa', operator: 'Exists', effect: 'NoSchedule' },
+      ],
+    }
+    else {},
+
+  values(ctx, name):: std.mergePatch($.pinValues(name), $.targetValues(ctx, name)),
+
+  // ---- cluster objects ---------------------------------------------------------
+
+  // Cluster-scoped objects the bundle applies after the components whose
+  // CRDs they use: the Network Operator's NicClusterPolicy creating the RDMA
+  // resource the target requests, plus whatever the profile contributes
+  // (profile.platformObjects(ctx), generic: e.g. Kueue objects owned by the
+  // cluster issue).
+  clusterObjectList(ctx, files)::
+    local rdma = rdmaOf(ctx);
+    local nic = if rdma != null && std.startsWith(rdma.resourceName, 'nvidia.com/') && ctx.profile.name == 'vanilla-k8s' then [{
+      // Mellanox/network-operator@v26.4.1:example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:63-80
+      // (sriovDevicePlugin resourcePrefix nvidia.com, resourceName hostdev,
+      // Mellanox vendor 15b3, RDMA-capable) and hack/release.yaml (images).
+      apiVersion: 'mellanox.com/v1alpha1',
+      kind: 'NicClusterPolicy',
+      metadata: { name: 'nic-cluster-policy', labels: { 'app.kubernetes.io/managed-by': 'nemoc', 'app.kubernetes.io/part-of': 'nemoc-platform' } },
+      spec: {
+        ofedDriver: {
+          image: 'doca-driver',
+          repository: 'nvcr.io/nvidia/mellanox',
+          version: 'doca3.4.1-26.04-1.1.0.0-1',
+        },
+        sriovDevicePlugin: {
+          image: 'sriov-network-device-plugin',
+          repository: 'nvcr.io/nvidia/mellanox',
+          version: 'network-operator-v26.4.1',
+          // '' + value: libjsonnet serialises natively (std.manifestJsonEx is
+          // Jsonnet code; libsonnet_test.cc keeps such calls out).
+          config: '' + ({
+            resourceList: [{
+              resourcePrefix: 'nvidia.com',
+              resourceName: std.substr(rdma.resourceName, 11, std.length(rdma.resourceName) - 11),
+              selectors: { vendors: ['15b3'], isRdma: true },
+            }],
+          }),
+        },
+      } + (if has(rdma, 'networks') && std.length(rdma.networks) > 0 then {
+             // Multus + CNI plugins for the secondary networks the pods attach
+             // to (hack/release.yaml:76-87). The networks themselves
+             // (HostDeviceNetwork/NetworkAttachmentDefinition) have no schema in
+             // kube-schemas: a cluster prerequisite named in SUMMARY.md.
+             secondaryNetwork: {
+               multus: { image: 'multus-cni', repository: 'nvcr.io/nvidia/mellanox', version: 'network-operator-v26.4.1' },
+               cniPlugins: { image: 'plugins', repository: 'nvcr.io/nvidia/mellanox', version: 'network-operator-v26.4.1' },
+             },
+           } else {}),
+    }] else [];
+    nic + (if has(ctx.profile, 'platformObjects') then ctx.profile.platformObjects(ctx) else []),
+
+  // Images nemoc's own cluster objects deploy (held to the release table).
+  // Components whose CRDs a cluster object uses.
+  objectNeeds(o)::
+    local key = groupOf(o.apiVersion) + '/' + o.kind;
+    if std.objectHasEx($.byKind, key, false) then $.byKind[key]
+    else if groupOf(o.apiVersion) == 'kueue.x-k8s.io' then ['kueue']
+    else [],
+
+  // ---- what the bundle installs, what the cluster must already have ---------
+  // (SUMMARY.md "Platform" section; tests/platform/bundle_releases.py checks
+  // that every extended resource, storage class, CSI driver and CRD kind a
+  // workload uses is on one of the two lists.)
+
+  // Names (extended resources, group/Kind of CRDs) each component provides.
+  provides: {
+    'gpu-operator': ['nvidia.com/gpu', 'nvidia.com/ClusterPolicy'],
+    'network-operator': ['mellanox.com/NicClusterPolicy'],
+    'training-operator': ['kubeflow.org/PyTorchJob', 'kubeflow.org/MPIJob'],
+    trainer: ['trainer.kubeflow.org/TrainJob', 'trainer.kubeflow.org/TrainingRuntime', 'trainer.kubeflow.org/ClusterTrainingRuntime'],
+    'trainer-runtimes': [],
+    jobset: ['jobset.x-k8s.io/JobSet'],
+    kueue: ['kueue.x-k8s.io/ClusterQueue', 'kueue.x-k8s.io/LocalQueue', 'kueue.x-k8s.io/ResourceFlavor', 'kueue.x-k8s.io/Topology', 'kueue.x-k8s.io/WorkloadPriorityClass'],
+    'prometheus-operator': ['monitoring.coreos.com/ServiceMonitor', 'monitoring.coreos.com/PodMonitor', 'monitoring.coreos.com/PrometheusRule'],
+    'nvidia-device-plugin': ['nvidia.com/gpu'],
+    'efa-device-plugin': ['vpc.amazonaws.com/efa'],
+  },
+
+  local storageClasses(ctx, backend, default) = k8s.stringSet([
+    local v = ctx.storage[n][backend];
+    if has(v, 'storageClassName') then v.storageClassName else default
+    for n in storage.volumeNames(ctx.storage)
+    if storage.backendOf(ctx.storage[n]) == backend && !has(ctx.storage[n][backend], 'claimName')
+  ]),
+
+  // What a cluster of each profile must already have: FIXED per profile
+  // (the target's own names filled in), never derived from the workloads.
+  prerequisites(ctx)::
+    local name = ctx.profile.name;
+    if name == 'vanilla-k8s' then [
+      { what: 'a pod network (CNI) and, for RDMA targets, the Multus secondary networks named in rdma.networks (HostDeviceNetwork / NetworkAttachmentDefinition)', provides: [] },
+      { what: 'the NFS servers, PersistentVolumeClaims or host paths the storage section names', provides: [] },
+    ]
+    else if name == 'eks-efa' then [
+      { what: 'EKS accelerated AMI GPU nodes: NVIDIA driver and container toolkit, EFA kernel driver, 2 MiB huge pages', provides: ['hugepages-2Mi'] },
+      { what: 'Amazon FSx for Lustre CSI driver (EKS add-on aws-fsx-csi-driver, IAM role) and its StorageClass', provides: ['fsx.csi.aws.com'] + storageClasses(ctx, 'fsxLustre', 'fsx-sc') },
+      { what: 'Mountpoint for Amazon S3 CSI driver (EKS add-on aws-mountpoint-s3-csi-driver, IAM role)', provides: ['s3.csi.aws.com'] },
+    ]
+    else if name == 'gke-a4' then [
+      { what: 'GKE GPU node pool with automatic GPU driver installation (advertises nvidia.com/gpu)', provides: ['nvidia.com/gpu'] },
+      { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)', provides: [] },
+      { what: 'Cloud Storage FUSE CSI driver (GKE add-on GcsFuseCsiDriver, Workload Identity)', provides: ['gcsfuse.csi.storage.gke.io'] },
+    ]
+    else [],
+
+  describe(name)::
+    local c = $.components[name];
+    name + ' ' + c.version + ' (' + releases[name].release + ')',
+
+  // installs: what gitops/platform/ installs; clusterHas: the profile's fixed
+  // prerequisites, plus the components nemoc would install when the bundle
+  // is off (spec.gitops.platform false or no spec.gitops).
+  summary(ctx, files, emitted)::
+    local names = $.needed(ctx, files);
+    local objects = $.clusterObjectList(ctx, files);
+    local objectEntries = [
+      {
+        what: o.kind + ' ' + o.metadata.name,
+        provides: if o.kind == 'NicClusterPolicy' then [
+          r.resourcePrefix + '/' + r.resourceName
+          for r in std.parseJson(o.spec.sriovDevicePlugin.config).resourceList
+        ] else [],
+      }
+      for o in objects
+    ];
+    local entries = [{ what: $.describe(n), provides: $.provides[n] } for n in names] + objectEntries;
+    {
+      installs: if emitted then entries else [],
+      clusterHas: $.prerequisites(ctx) + (if emitted then [] else [
+        e { what: e.what + ' -- not installed by nemoc (no platform bundle: spec.gitops.platform)' }
+        for e in entries
+      ]),
+    },
 }
+

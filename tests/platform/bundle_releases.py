@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""The platform bundle installs releases, once, in order (issue #17; C6, C7, C8, F3, F4).
+
+Builds every example and test spec with the nemoc under test into a scratch
+directory, then holds every gitops/platform/ bundle to the reviewed table
+libsonnet/platform_releases.json:
+
+  * each component is at the table's version, with the values that pin its
+    released images (the git chart at the tag carries staging/main defaults);
+  * every image the table lists for a pinned version, and every image of the
+    cluster objects nemoc emits (NicClusterPolicy), is a tagged release: no
+    :main, :latest, *-devel, *-latest, no staging registry, and listed in the table;
+  * one JobSet controller: Trainer never brings its own (jobset.install false,
+    no overlays/manager), at most one JobSet source;
+  * Argo CD: a per-cluster root Application (not named by the project), the
+    documented argoproj.io_Application health check in argocd-cm, sync waves
+    that put each component after the components whose CRDs it uses, and
+    syncPolicy.retry on every platform Application;
+  * Flux: dependsOn between same-kind components in that order, retryInterval
+    on Kustomizations.
+
+Usage: bundle_releases.py <nemoc> <source dir>
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import yaml
+except ImportError:
+    if os.environ.get("CI") == "true":
+        print("CI=true and python3-yaml is missing", file=sys.stderr)
+        sys.exit(1)
+    print("SKIP: python3-yaml missing", file=sys.stderr)
+    sys.exit(77)
+
+NEMOC, SRC = sys.argv[1], sys.argv[2]
+TABLE = json.load(open(os.path.join(SRC, "libsonnet/platform_releases.json")))["components"]
+# component -> components whose CRDs/webhooks it uses (must come first).
+NEEDS = {"trainer": ["jobset"], "trainer-runtimes": ["trainer"], "network-operator": ["gpu-operator"]}
+OBJECT_PROVIDER = {"NicClusterPolicy": "network-operator", "ClusterPolicy": "gpu-operator"}
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+
+
+def unreleased(image):
+    """Why an image reference is not a tagged release, or None."""
+    name, _, tag = image.rpartition(":")
+    if not name or "/" in tag:
+        return "no tag"
+    if "staging" in name:
+        return "staging registry"
+    if tag in ("main", "latest", "master") or tag.endswith("-devel") or tag.endswith("-latest") \
+            or tag.startswith("main-") or tag.startswith("release-"):
+        return "unreleased tag " + tag
+    return None
+
+
+def dig(values, dotted):
+    cur = values
+    for k in dotted.split("."):
+        if not isinstance(cur, dict) or k not in cur:
+            return KeyError
+        cur = cur[k]
+    return cur
+
+
+# The table itself: every listed image is a release.
+for name, row in TABLE.items():
+    for entry in row["images"]:
+        why = unreleased(entry["image"])
+        if why:
+            fail(f"table {name} {row['version']}: {entry['image']}: {why}")
+        if "@" not in entry["at"]:
+            fail(f"table {name}: image {entry['image']} does not cite repo@tag:path")
+TABLE_IMAGES = {name: {e["image"] for e in row["images"]} for name, row in TABLE.items()}
+
+
+def load_dir(d):
+    docs = []
+    for f in sorted(glob.glob(os.path.join(d, "*.yaml"))):
+        if os.path.basename(f) == "kustomization.yaml":
+            continue
+        docs.append((f, yaml.safe_load(open(f))))
+    return docs
+
+
+def check_component(where, name, version, values, kind_is_helm):
+    if name not in TABLE:
+        fail(f"{where}: component {name} has no row in platform_releases.json")
+        return
+    row = TABLE[name]
+    if version != row.get("tag", row["version"]):
+        fail(f"{where}: {name} at {version}, table says {row.get('tag', row['version'])}")
+    for dotted, want in row["pins"].items():
+        got = dig(values or {}, dotted)
+        if got != want:
+            fail(f"{where}: {name} value {dotted} = {got!r}, the release pins {want!r} ({row['pinsAt']})")
+
+
+def check_bundle(tree):
+    plat = os.path.join(tree, "gitops/platform")
+    objects = load_dir(os.path.join(plat, "objects"))
+    for f, o in objects:
+        provider = OBJECT_PROVIDER.get(o["kind"])
+        spec = o.get("spec", {})
+        images = []
+        for v in spec.values():
+            if isinstance(v, dict) and "image" in v and "repository" in v:
+                images.append(f"{v['repository']}/{v['image']}:{v['version']}")
+        for k in ("secondaryNetwork",):
+            for v in (spec.get(k) or {}).values():
+                if isinstance(v, dict) and "image" in v:
+                    images.append(f"{v['repository']}/{v['image']}:{v['version']}")
+        for image in images:
+            why = unreleased(image)
+            if why:
+                fail(f"{f}: {image}: {why}")
+            if provider and image not in TABLE_IMAGES.get(provider, set()):
+                fail(f"{f}: {image} is not in the reviewed table for {provider}")
+
+    argo_apps = os.path.join(plat, "apps/argocd")
+    if os.path.isdir(os.path.join(plat, "argocd")):
+        roots = load_dir(os.path.join(plat, "argocd"))
+        apps = [o for _, o in roots if o["kind"] == "Application"]
+        cms = [o for _, o in roots if o["kind"] == "ConfigMap"]
+        if len(apps) != 1:
+            fail(f"{plat}/argocd: expected one root Application, got {len(apps)}")
+        else:
+            root = apps[0]
+            project = os.path.basename(os.path.dirname(tree))
+            if not root["metadata"]["name"].startswith("platform-") or project in root["metadata"]["name"]:
+                fail(f"{plat}/argocd: root {root['metadata']['name']} is not named by the cluster (F3)")
+            if not root["spec"]["source"]["path"].endswith("gitops/platform/apps/argocd"):
+                fail(f"{plat}/argocd: root does not sync gitops/platform/apps/argocd")
+            if "retry" not in root["spec"].get("syncPolicy", {}):
+                fail(f"{plat}/argocd: root has no syncPolicy.retry (C7)")
+        key = "resource.customizations.health.argoproj.io_Application"
+        if not cms or key not in cms[0].get("data", {}) or "obj.status.health" not in cms[0]["data"][key]:
+            fail(f"{plat}/argocd: argocd-cm lacks the {key} health check (F4)")
+        waves = {}
+        jobsets = 0
+        for f, o in load_dir(argo_apps):
+            spec = o["spec"]
+            if "retry" not in spec.get("syncPolicy", {}):
+                fail(f"{f}: no syncPolicy.retry (C7)")
+            wave = int(o["metadata"].get("annotations", {}).get("argocd.argoproj.io/sync-wave", "0"))
+            src = spec["source"]
+            if o["metadata"]["name"].endswith("-objects"):
+                waves["@objects"] = wave
+                continue
+            helm = src.get("helm", {})
+            name = helm.get("releaseName")
+            if name is None:  # kustomize: find the row by path
+                name = {"manifests/overlays/standalone": "training-operator",
+                        "manifests/overlays/runtimes": "trainer-runtimes", ".": "prometheus-operator"}.get(src["path"], src["path"])
+            if "overlays/manager" in src["path"] or "config/default" in src["path"]:
+                fail(f"{f}: {src['path']} is a source tree with unreleased images / a bundled JobSet (C6, C8)")
+            if name == "jobset":
+                jobsets += 1
+            if name == "trainer" and dig(helm.get("valuesObject", {}), "jobset.install") is not False:
+                fail(f"{f}: Trainer installs its own JobSet (C8)")
+            check_component(f, name, src["targetRevision"], helm.get("valuesObject"), "helm" in src)
+            waves[name] = wave
+        if jobsets > 1:
+            fail(f"{argo_apps}: {jobsets} JobSet installations (C8)")
+        for name, needs in NEEDS.items():
+            for n in needs:
+                if name in waves and n in waves and not waves[name] > waves[n]:
+                    fail(f"{argo_apps}: {name} (wave {waves[name]}) does not come after {n} (wave {waves[n]})")
+        if "@objects" in waves:
+            for n in ("network-operator", "gpu-operator"):
+                if n in waves and not waves["@objects"] > waves[n]:
+                    fail(f"{argo_apps}: cluster objects (wave {waves['@objects']}) before {n} (wave {waves[n]})")
+
+    flux = os.path.join(plat, "flux")
+    if os.path.isdir(flux):
+        docs = load_dir(flux)
+        repos = {o["metadata"]["name"]: o for _, o in docs if o["kind"] == "GitRepository"}
+        for f, o in docs:
+            if o["kind"] not in ("HelmRelease", "Kustomization"):
+                continue
+            spec = o["spec"]
+            mname = o["metadata"]["name"]
+            if mname == "platform-objects":
+                continue
+            name = mname[len("platform-"):]
+            src = spec["chart"]["spec"]["sourceRef"]["name"] if o["kind"] == "HelmRelease" else spec["sourceRef"]["name"]
+            tag = repos[src]["spec"]["ref"].get("tag")
+            if "overlays/manager" in json.dumps(spec) or "config/default" in json.dumps(spec):
+                fail(f"{f}: source tree with unreleased images / bundled JobSet (C6, C8)")
+            if name == "trainer" and dig(spec.get("values", {}), "jobset.install") is not False:
+                fail(f"{f}: Trainer installs its own JobSet (C8)")
+            check_component(f, name, tag, spec.get("values"), o["kind"] == "HelmRelease")
+            for n in NEEDS.get(name, []):
+                dep_kind = "HelmRelease" if os.path.exists(os.path.join(flux, f"helmrelease-platform-{n}.yaml")) else "Kustomization"
+                if dep_kind == o["kind"] and {"name": "platform-" + n} not in spec.get("dependsOn", []):
+                    fail(f"{f}: no dependsOn platform-{n}")
+            if o["kind"] == "Kustomization" and "retryInterval" not in spec:
+                fail(f"{f}: no retryInterval")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    specs = sorted(glob.glob(os.path.join(SRC, "examples/*.yaml"))) + sorted(glob.glob(os.path.join(SRC, "tests/specs/*.yaml")))
+    env = dict(os.environ, NEMOC_DATA_DIR=SRC)
+    r = subprocess.run([NEMOC, "build", "--quiet", "--out", tmp] + specs, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout + r.stderr, file=sys.stderr)
+        sys.exit(1)
+    bundles = sorted(os.path.dirname(os.path.dirname(p)) for p in glob.glob(os.path.join(tmp, "*/*/gitops/platform")))
+    bundles = sorted(set(os.path.dirname(p) for p in glob.glob(os.path.join(tmp, "*/*/gitops"))))
+    checked = 0
+    for tree in bundles:
+        if os.path.isdir(os.path.join(tree, "gitops/platform")):
+            check_bundle(tree)
+            # EKS advertises neither nvidia.com/gpu nor vpc.amazonaws.com/efa by itself (C9).
+            if "| Profile | `eks-efa` |" in open(os.path.join(tree, "SUMMARY.md")).read():
+                for n in ("nvidia-device-plugin", "efa-device-plugin"):
+                    if not glob.glob(os.path.join(tree, f"gitops/platform/*/*platform*{n}.yaml")) and \
+                            not glob.glob(os.path.join(tree, f"gitops/platform/apps/argocd/*-{n}.yaml")):
+                        fail(f"{tree}: EKS bundle without {n}")
+            checked += 1
+    if checked == 0:
+        fail("no platform bundle was generated")
+
+for f in failures:
+    print("FAIL:", f)
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
