@@ -9,6 +9,11 @@ local k8s = import 'k8s.libsonnet';
 
   backendOf(volume):: [b for b in $.backends if std.objectHasEx(volume, b, false)][0],
 
+  // schemas relativePath allows at most one trailing '/'.
+  withoutTrailingSlash(path)::
+    local n = std.length(path);
+    if n > 0 && path[n - 1] == '/' then std.substr(path, 0, n - 1) else path,
+
   volumeNames(storage):: ['results'] + (if storage.separateData then ['data'] else []),
 
   // Objects some backends need next to the pods (PVCs, a static PV).
@@ -81,7 +86,10 @@ local k8s = import 'k8s.libsonnet';
               claimRef: { namespace: ctx.namespace, name: $.claimName(ctx, n) },
               mountOptions: ['allow-delete', 'allow-overwrite']
                             + (if std.objectHasEx(volume.s3, 'region', false) then ['region ' + volume.s3.region] else [])
-                            + (if std.objectHasEx(volume.s3, 'prefix', false) then ['prefix ' + volume.s3.prefix + '/'] else []),
+                            // B10: Mountpoint wants `prefix <p>/` with exactly one trailing slash; the
+                            // schema's relativePath allows `sft/`, so strip before appending (not `sft//`).
+                            // awslabs/mountpoint-s3 v1.23.0 doc/CONFIGURATION.md:151, mountpoint-s3-fs/src/s3/prefix.rs:8.
+                            + (if std.objectHasEx(volume.s3, 'prefix', false) then ['prefix ' + $.withoutTrailingSlash(volume.s3.prefix) + '/'] else []),
               csi: {
                 driver: 's3.csi.aws.com',
                 volumeHandle: pvName,

@@ -22,9 +22,14 @@ local storage = import 'storage.libsonnet';
     'p6-b200.48xlarge': { gpus: 8, gpu: 'b200-180gb', efa: 8 },
   },
 
-  // Hugepages for libfabric's bounce buffers; with EFA the pod must request
-  // them together with memory (awsome-distributed-training nccl-tests.yaml).
+  // Hugepages for libfabric's bounce buffers, requested only when libfabric
+  // uses them (B7): fabrics.efa sets FI_EFA_USE_HUGE_PAGE=0 (os.fork() in data
+  // loaders), so a 2Mi-hugepage request would reserve memory for nothing and
+  // leave pods Pending on nodes without preallocated hugepages. With hugepages
+  // on, the pod requests them with memory (awsome-distributed-training
+  // nccl-tests.yaml).
   hugepages: '5120Mi',
+  usesHugepages:: fabrics.efa.FI_EFA_USE_HUGE_PAGE != '0',
   defaultMemory: '32000Mi',
 
   local instanceOf(ctx) =
@@ -68,12 +73,12 @@ local storage = import 'storage.libsonnet';
       // memory request is merged over this default.
       resources: {
         'vpc.amazonaws.com/efa': instance.efa,
-        'hugepages-2Mi': $.hugepages,
         memory: $.defaultMemory,
-      },
+      } + (if $.usesHugepages then { 'hugepages-2Mi': $.hugepages } else {}),
       env: fabrics.efa,
       fabric: 'EFA: ' + instance.efa + ' × vpc.amazonaws.com/efa per ' + ctx.target.instanceType
-              + ', hugepages-2Mi ' + $.hugepages + ', libfabric provider efa',
+              + (if $.usesHugepages then ', hugepages-2Mi ' + $.hugepages else ', no hugepages (FI_EFA_USE_HUGE_PAGE=0)')
+              + ', libfabric provider efa',
     },
 
   serviceAccountAnnotations(ctx)::

@@ -1,7 +1,7 @@
 // JobSet (jobset.x-k8s.io/v1alpha2): one replicated Job "node" of `nodes`
 // indexed pods, restarted as a whole by failurePolicy. Static torchrun
-// rendezvous on pod 0, addressed through a headless Service in the spec's
-// namespace (the upstream A4 chart hard-codes "default").
+// rendezvous on pod 0, addressed through the JobSet controller's headless
+// Service in the spec's namespace (the upstream A4 chart hard-codes "default").
 local k8s = import 'k8s.libsonnet';
 local launch = import 'runtimes/launch.libsonnet';
 
@@ -16,8 +16,13 @@ local launch = import 'runtimes/launch.libsonnet';
   masterAddress(ctx, w)::
     w.name + '-' + $.replicatedJob + '-0-0.' + w.name + '.' + ctx.namespace + '.svc.cluster.local',
 
+  // No Service of nemoc's own (B15): with enableDNSHostnames the JobSet controller
+  // creates the headless Service named after the subdomain, owned by the JobSet
+  // (kubernetes-sigs/jobset v0.12.0 pkg/controllers/jobset_controller.go:788
+  // createHeadlessSvcIfNecessary: clusterIP None, selector jobset-name,
+  // publishNotReadyAddresses from spec.network). A Git-managed Service of that
+  // name would be adopted by the JobSet and garbage-collected with it.
   objects(ctx, w):: [
-    launch.headlessService(k8s, ctx, w.name, w.component, { 'jobset.sigs.k8s.io/jobset-name': w.name }),
     {
       apiVersion: 'jobset.x-k8s.io/v1alpha2',
       kind: 'JobSet',

@@ -44,6 +44,10 @@ local launch = import 'runtimes/launch.libsonnet';
       kind: 'PyTorchJob',
       metadata: k8s.metadata(ctx, w.name, w.component) + { labels+: w.workloadLabels },
       spec: {
+        // B16: without nprocPerNode the operator computes WORLD_SIZE = replicas x 1
+        // and sets PET_NPROC_PER_NODE to nothing (kubeflow/training-operator v1.9.0
+        // pkg/controller.v1/pytorch/envvar.go:63 getNprocPerNodeInt, :99).
+        nprocPerNode: std.toString(w.gpusPerNode),
         runPolicy: {
           cleanPodPolicy: 'None',  // keep finished pods for their logs
           backoffLimit: w.restarts,

@@ -44,7 +44,9 @@ local launch = import 'runtimes/launch.libsonnet';
           image: w.container.image,
           command: launchSpec.command,
           args: launchSpec.args,
-          env: w.container.env,
+          // Trainer v2.3.0 pkg/runtime/framework/plugins/jobset/jobset.go (~l.203) rejects
+          // env in a runtimePatches patch of the `node` container (B1): all env goes here.
+          env: w.container.env + $.parallelEnv(ctx.spec.stages.train),
           numNodes: w.nodes,
           numProcPerNode: w.gpusPerNode,
           resourcesPerNode: w.container.resources,
@@ -78,7 +80,6 @@ local launch = import 'runtimes/launch.libsonnet';
                           },
                           containers: [{
                             name: $.containerName,
-                            env: $.parallelEnv(ctx.spec.stages.train),
                             volumeMounts: w.container.volumeMounts,
                             securityContext: w.container.securityContext,
                           }],

@@ -22,7 +22,9 @@ local k8s = import 'k8s.libsonnet';
       image: k8s.imageRef(image),
       imagePullPolicy: image.pullPolicy,
       // Extended resources must be limits; requests = limits everywhere.
-      [if std.length(all) > 0 then 'resources']: { requests: all, limits: all },
+      // Memory is requested, not limited: /dev/shm is a Memory emptyDir that counts
+      // against a memory limit (B6, see stages/train.libsonnet container()).
+      [if std.length(all) > 0 then 'resources']: { requests: all, [if std.length(std.objectFields(all)) > (if std.objectHasEx(all, 'memory', false) then 1 else 0) then 'limits']: { [k]: all[k] for k in std.objectFields(all) if k != 'memory' } },
       [if std.length(envList) > 0 then 'env']: envList,
       securityContext: { allowPrivilegeEscalation: false }
                        + (if nonRoot != null then { capabilities: { drop: ['ALL'] } } else {}),

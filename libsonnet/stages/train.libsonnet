@@ -72,7 +72,14 @@ local order = import 'stages/order.libsonnet';
       image: k8s.imageRef(train.image),
       imagePullPolicy: train.image.pullPolicy,
       env: k8s.envList($.env(ctx, placement)),
-      resources: { requests: resources, limits: resources },
+      // B6: /dev/shm is a Memory emptyDir of train.shmSize, and memory-backed
+      // emptyDir pages count against the container's memory limit, so a limit
+      // equal to the request (32000Mi on EKS under a 256Gi /dev/shm) OOM-kills
+      // the trainer. Memory is requested, not limited, like the awsome-distributed-
+      // training PyTorchJobs; extended resources stay requests = limits.
+      // (k8s.io/api core/v1 types.go EmptyDirVolumeSource.SizeLimit: usage of a memory
+      // medium emptyDir is bounded by "the sum of memory limits of all containers in a pod".)
+      resources: { requests: resources, [if std.length(std.objectFields(resources)) > (if std.objectHasEx(resources, 'memory', false) then 1 else 0) then 'limits']: { [k]: resources[k] for k in std.objectFields(resources) if k != 'memory' } },
       securityContext: if placement.privileged then { privileged: true } else {
         allowPrivilegeEscalation: false,
       } + (

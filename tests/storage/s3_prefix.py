@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""An S3 data prefix written with a trailing slash mounts that prefix, not `p//` (B10).
+
+Builds tests/specs/profile-matrix.yaml with the eks-pytorchjob data prefix set to
+`tokenized/` and to `tokenized`, and checks that every Mountpoint PersistentVolume
+(csi.driver s3.csi.aws.com) has the mount option `prefix tokenized/` and no `//`.
+Usage: s3_prefix.py <nemoc> <source dir>
+"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import yaml
+except ImportError:  # python3-yaml
+    if os.environ.get("CI") == "true":
+        print("CI=true and python3-yaml is missing", file=sys.stderr)
+        sys.exit(1)
+    print("python3-yaml not installed: skipped", file=sys.stderr)
+    sys.exit(77)
+
+NEMOC, SRC = sys.argv[1], sys.argv[2]
+
+
+def check(prefix):
+    with open(os.path.join(SRC, "tests", "specs", "profile-matrix.yaml")) as f:
+        spec = yaml.safe_load(f)
+    spec["spec"]["targets"] = [t for t in spec["spec"]["targets"]
+                               if t["name"] == "eks-pytorchjob"]
+    spec["spec"]["targets"][0]["storage"]["data"]["s3"]["prefix"] = prefix
+    spec["spec"].pop("gitops", None)
+    errors, pvs = [], 0
+    with tempfile.TemporaryDirectory(prefix="nemoc-s3-prefix-") as tmp:
+        path = os.path.join(tmp, "profile-matrix.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(spec, f)
+        run = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(tmp, "out"), path],
+                             capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SRC))
+        if run.returncode != 0:
+            return [f"prefix {prefix!r}: build failed: {run.stderr}"]
+        for out in glob.glob(os.path.join(tmp, "out", "**", "*.yaml"), recursive=True):
+            with open(out) as f:
+                for doc in yaml.safe_load_all(f):
+                    if not isinstance(doc, dict) or doc.get("kind") != "PersistentVolume":
+                        continue
+                    if doc["spec"].get("csi", {}).get("driver") != "s3.csi.aws.com":
+                        continue
+                    pvs += 1
+                    opts = doc["spec"].get("mountOptions", [])
+                    if "prefix tokenized/" not in opts or any("//" in o for o in opts):
+                        errors.append(f"prefix {prefix!r}: {os.path.basename(out)} mountOptions {opts}")
+    if pvs == 0:
+        errors.append(f"prefix {prefix!r}: no Mountpoint PersistentVolume generated")
+    return errors
+
+
+errors = check("tokenized/") + check("tokenized")
+for e in errors:
+    print(e, file=sys.stderr)
+print(f"{len(errors)} errors")
+sys.exit(1 if errors else 0)
