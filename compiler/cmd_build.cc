@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "build_stamp.h"
 #include "disk_interface.h"
 #include "drift.h"
 #include "git_commit.h"
@@ -94,6 +95,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
 
   // --commit: the repository, and no uncommitted edits where nemoc writes.
   std::unique_ptr<GitCommitter> committer;
+  std::unique_ptr<OutputLock> repo_lock;
   if (commit.commit) {
     std::vector<CommitEntry> entries;
     for (const auto& spec : compiled) {
@@ -107,7 +109,25 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     committer = GitCommitter::Open({commit.repo, commit.branch, commit.author_name,
                                     commit.author_email},
                                    std::move(entries), &diags);
-    if (committer == nullptr || !committer->CheckClean(&diags) || !committer->Prepare(&diags)) {
+    if (committer == nullptr) return fail(ExitCodeFor(diags));
+    // One nemoc committing per repository (E2): two projects built into
+    // different --out roots of one repository would otherwise each write the
+    // index from a stale read. Taken after the output lock, always in that
+    // order, so two builds cannot deadlock.
+    repo_lock = OutputLock::Acquire(
+        committer->git_dir(),
+        [&] {
+          if (!flags.quiet && !json) {
+            std::fprintf(stderr, "nemoc: waiting for another nemoc committing to %s\n",
+                         committer->git_dir().c_str());
+          }
+        },
+        &lock_err);
+    if (repo_lock == nullptr) {
+      diags.Error("output.io", lock_err);
+      return fail(ExitCodeFor(diags));
+    }
+    if (!committer->CheckClean(&diags) || !committer->Prepare(&diags)) {
       return fail(ExitCodeFor(diags));
     }
   }
@@ -125,7 +145,10 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
         continue;
       }
       WriteResult result;
-      if (!WriteTree(disk, target.dir, target.tree, &result, &diags, target.stamp)) return fail(kExitInternal);
+      // The marker holds the file list only; the stamp is kept outside the
+      // tree (build_stamp.h StampPath): C12, C13.
+      if (!WriteTree(disk, target.dir, target.tree, &result, &diags)) return fail(kExitInternal);
+      SaveStamp(disk, target.dir, target.stamp);
       spec_report["targets"].push_back({{"name", target.name},
                                         {"dir", target.dir},
                                         {"written", result.wrote},
