@@ -1,5 +1,6 @@
 #include "build_stamp.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -254,6 +255,38 @@ bool MakeStamp(const StampCalculator& calculator, const SpecInputs& spec, const 
   return true;
 }
 
+std::string StampPath(const std::string& target_dir) {
+  std::string base;
+  if (const char* d = std::getenv("NEMOC_STAMP_DIR"); d != nullptr && *d != '\0') {
+    base = d;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') {
+    base = std::string(x) + "/nemoc/stamps";
+  } else if (const char* h = std::getenv("HOME"); h != nullptr && *h == '/') {
+    base = std::string(h) + "/.cache/nemoc/stamps";
+  } else {
+    return "";
+  }
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::absolute(target_dir, ec).lexically_normal();
+  if (ec) return "";
+  std::string key = dir.generic_string();
+  while (key.size() > 1 && key.back() == '/') key.pop_back();
+  return base + "/" + Digest128Hex(key);
+}
+
+void SaveStamp(Disk& disk, const std::string& target_dir, const std::string& stamp) {
+  const std::string path = StampPath(target_dir);
+  if (path.empty()) return;
+  std::string err;
+  FileKind kind;
+  if (stamp.empty()) {
+    if (disk.Stat(path, &kind, &err) && kind != FileKind::kMissing) disk.WriteFile(path, "", &err);
+    return;
+  }
+  if (!disk.MakeDirs(std::filesystem::path(path).parent_path().string(), &err)) return;
+  disk.WriteFile(path, stamp, &err);
+}
+
 bool TargetUpToDate(Disk& disk, const StampCalculator& calculator, const SpecInputs& spec,
                     const std::string& target, const std::string& target_dir,
                     JsonnetExpander* expander) {
@@ -266,16 +299,18 @@ bool TargetUpToDate(Disk& disk, const StampCalculator& calculator, const SpecInp
     std::string ignored;
     if (base.empty() || !disk.Stat(sibling, &kind, &ignored) || kind != FileKind::kMissing) return false;
   }
-  std::string marker, err;
+  std::string marker, err, stamp_text;
   if (!disk.ReadFile(target_dir + "/" + kManifestFileName, &marker, &err)) return false;
+  const std::string stamp_path = StampPath(target_dir);
+  if (stamp_path.empty() || !disk.ReadFile(stamp_path, &stamp_text, &err)) return false;
   Stamp stamp;
-  if (!ParseStamp(marker, &stamp)) return false;
+  if (!ParseStamp(stamp_text, &stamp)) return false;
   FileTree tree;
   Diagnostics ignored;
   if (!ReadTree(disk, target_dir, &tree, &ignored)) return false;
   if (TreeDigest(tree) != stamp.tree) return false;
   // Only the files the marker lists may be there, and all of them.
-  if (ManifestContent(tree, StampLines(stamp)) != marker) return false;
+  if (ManifestContent(tree) != marker) return false;
   std::string digest;
   if (!calculator.InputsDigest(spec, target, stamp, expander, nullptr, &digest)) return false;
   return digest == stamp.inputs;

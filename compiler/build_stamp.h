@@ -87,6 +87,20 @@ bool MakeStamp(const StampCalculator& calculator, const SpecInputs& spec,
                const std::map<std::string, nlohmann::json>& objects, const FileTree& tree,
                Stamp* stamp);
 
+/// Where the stamp of `target_dir` is kept: outside the generated tree, so a
+/// committed tree holds only what its content is made of and upgrading nemoc
+/// without a change to the output leaves it byte-identical (field review
+/// C13; a stamp in the committed marker also left `git status` dirty after
+/// `build --commit`, C12). $NEMOC_STAMP_DIR, else $XDG_CACHE_HOME/nemoc/stamps,
+/// else $HOME/.cache/nemoc/stamps; the file is named by a digest of the
+/// target directory's absolute path. "" when there is no such directory
+/// (then nothing is stamped and every build regenerates).
+std::string StampPath(const std::string& target_dir);
+
+/// Records (or, for an empty `stamp`, forgets) the stamp of a target just
+/// written. Best effort: a stamp that cannot be written only costs a rebuild.
+void SaveStamp(Disk& disk, const std::string& target_dir, const std::string& stamp);
+
 /// True when `target_dir` holds a stamped tree that is exactly what nemoc
 /// would generate now for `target` of `spec`: the recorded inputs digest
 /// matches the current inputs and the files on disk match the recorded tree

@@ -58,6 +58,8 @@ class TargetUpToDateTest : public ::testing::Test {
   SpecInputs spec{"s.yaml", "apiVersion: x\n", {}, {}};
   FileTree tree = {{"kustomization.yaml", "resources: []\n"}};
   MemoryDisk disk;
+  // Stamps live outside the tree (C13); on the in-memory disk here.
+  void SetUp() override { setenv("NEMOC_STAMP_DIR", "/stamps", 1); }
 
   // A stamp as a build would record it: one import of the entry point.
   Stamp Recorded() {
@@ -72,7 +74,8 @@ class TargetUpToDateTest : public ::testing::Test {
 
 TEST_F(TargetUpToDateTest, MatchesOnlyWhenInputsAndTreeMatch) {
   const Stamp s = Recorded();
-  ASSERT_TRUE(WriteTree(disk, "out/p/t", tree, nullptr, nullptr, StampLines(s)));
+  ASSERT_TRUE(WriteTree(disk, "out/p/t", tree, nullptr, nullptr));
+  SaveStamp(disk, "out/p/t", StampLines(s));
   EXPECT_TRUE(TargetUpToDate(disk, calculator, spec, "t", "out/p/t", &expander));
   // Another target name, other spec bytes, another --set: other inputs.
   EXPECT_FALSE(TargetUpToDate(disk, calculator, spec, "u", "out/p/t", &expander));
@@ -89,7 +92,8 @@ TEST_F(TargetUpToDateTest, MatchesOnlyWhenInputsAndTreeMatch) {
 
 TEST_F(TargetUpToDateTest, EditedTreesMissingStampsAndLeftoversAreNotUpToDate) {
   const Stamp s = Recorded();
-  ASSERT_TRUE(WriteTree(disk, "out/p/t", tree, nullptr, nullptr, StampLines(s)));
+  ASSERT_TRUE(WriteTree(disk, "out/p/t", tree, nullptr, nullptr));
+  SaveStamp(disk, "out/p/t", StampLines(s));
   MemoryDisk edited = disk;
   edited.AddFile("out/p/t/kustomization.yaml", "resources: [x]\n");
   EXPECT_FALSE(TargetUpToDate(edited, calculator, spec, "t", "out/p/t", &expander));
@@ -99,13 +103,20 @@ TEST_F(TargetUpToDateTest, EditedTreesMissingStampsAndLeftoversAreNotUpToDate) {
   MemoryDisk unstamped;
   ASSERT_TRUE(WriteTree(unstamped, "out/p/t", tree, nullptr, nullptr));
   EXPECT_FALSE(TargetUpToDate(unstamped, calculator, spec, "t", "out/p/t", &expander));
+  // The marker holds the file list only: a stamp left in it (as nemoc
+  // wrote before C13) is not trusted, the tree is rebuilt.
+  MemoryDisk old_marker;
+  ASSERT_TRUE(WriteTree(old_marker, "out/p/t", tree, nullptr, nullptr, StampLines(s)));
+  SaveStamp(old_marker, "out/p/t", StampLines(s));
+  EXPECT_FALSE(TargetUpToDate(old_marker, calculator, spec, "t", "out/p/t", &expander));
   MemoryDisk empty;
   EXPECT_FALSE(TargetUpToDate(empty, calculator, spec, "t", "out/p/t", &expander));
   // An import that no longer resolves.
   Stamp gone = s;
   gone.imports.push_back({"0:", "no-such-file.libsonnet"});
   MemoryDisk other;
-  ASSERT_TRUE(WriteTree(other, "out/p/t", tree, nullptr, nullptr, StampLines(gone)));
+  ASSERT_TRUE(WriteTree(other, "out/p/t", tree, nullptr, nullptr));
+  SaveStamp(other, "out/p/t", StampLines(gone));
   EXPECT_FALSE(TargetUpToDate(other, calculator, spec, "t", "out/p/t", &expander));
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "build_stamp.h"
 #include "disk_interface.h"
 #include "drift.h"
 #include "git_commit.h"
@@ -94,6 +95,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
 
   // --commit: the repository, and no uncommitted edits where nemoc writes.
   std::unique_ptr<GitCommitter> committer;
+  std::unique_ptr<OutputLock> repo_lock;
   if (commit.commit) {
     std::vector<CommitEntry> entries;
     for (const auto& spec : compiled) {
@@ -107,7 +109,25 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     committer = GitCommitter::Open({commit.repo, commit.branch, commit.author_name,
                                     commit.author_email},
                                    std::move(entries), &diags);
-    if (committer == nullptr || !committer->CheckClean(&diags) || !committer->Prepare(&diags)) {
+    if (committer == nullptr) return fail(ExitCodeFor(diags));
+    // One nemoc committing per repository (E2): two projects built into
+    // different --out roots of one repository would otherwise each write the
+    // index from a stale read. Taken after the output lock, always in that
+    // order, so two builds cannot deadlock.
+    repo_lock = OutputLock::Acquire(
+        committer->git_dir(),
+        [&] {
+          if (!flags.quiet && !json) {
+            std::fprintf(stderr, "nemoc: waiting for another nemoc committing to %s\n",
+                         committer->git_dir().c_str());
+          }
+        },
+        &lock_err);
+    if (repo_lock == nullptr) {
+      diags.Error("output.io", lock_err);
+      return fail(ExitCodeFor(diags));
+    }
+    if (!committer->CheckClean(&diags) || !committer->Prepare(&diags)) {
       return fail(ExitCodeFor(diags));
     }
   }
@@ -123,7 +143,9 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       for (size_t t = 0; t < compiled[i].targets.size() && ok; ++t) {
         const auto& target = compiled[i].targets[t];
         if (target.up_to_date) continue;
-        ok = StageTree(disk, target.dir, target.tree, &staged[i][t], &diags, target.stamp);
+        // The marker holds the file list only; the stamp is kept outside the
+        // tree (build_stamp.h StampPath) and saved once the tree is in place: C12, C13.
+        ok = StageTree(disk, target.dir, target.tree, &staged[i][t], &diags);
       }
     }
     // The staged files reach the disk before any rename makes them the tree
@@ -154,6 +176,11 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     if (any_staged) SyncFilesystemOf(flags.out_dir);  // the renames, before old trees go
     for (auto& per_spec : staged) {
       for (auto& st : per_spec) FinishStaged(disk, &st, &diags);
+    }
+    for (const auto& spec : compiled) {
+      for (const auto& target : spec.targets) {
+        if (!target.up_to_date) SaveStamp(disk, target.dir, target.stamp);
+      }
     }
   }
   for (size_t i = 0; i < compiled.size(); ++i) {

@@ -39,6 +39,28 @@ int RunDiff(const CompileFlags& flags) {
     const std::string text = UnifiedDiff(change, color);
     std::fwrite(text.data(), 1, text.size(), stdout);
   }
+  // Decision F8: a training workload's content-hashed name changes with its
+  // spec, so the GitOps engine prunes the old object (a running training is
+  // killed, a finished one is run again). Say so, once per training removed.
+  for (const auto& change : changes) {
+    if (change.status != 'D') continue;
+    const std::string& path = change.path;
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos || slash < 6) continue;
+    const size_t dir_start = path.rfind('/', slash - 1) + 1;
+    const std::string dir = path.substr(dir_start, slash - dir_start);
+    const std::string file = path.substr(slash + 1);
+    const bool train_dir = dir.size() > 6 && dir.compare(dir.size() - 6, 6, "-train") == 0;
+    const bool workload = file.rfind("pytorchjob-", 0) == 0 || file.rfind("mpijob-", 0) == 0 ||
+                          file.rfind("trainjob-", 0) == 0 || file.rfind("jobset-", 0) == 0 ||
+                          file.rfind("job-", 0) == 0;
+    if (!train_dir || !workload) continue;
+    std::fprintf(stderr,
+                 "note: %s: this change replaces a running or finished training: the GitOps "
+                 "engine deletes this workload and starts the new one (resuming from the last "
+                 "checkpoint only where the run's resume settings allow)\n",
+                 path.c_str());
+  }
   return ExitCodeFor(diags);
 }
 

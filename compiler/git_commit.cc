@@ -1,5 +1,6 @@
 #include "git_commit.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -63,10 +64,13 @@ struct GitCommitter::Impl {
   CommitHandle parent;
   Tree parent_tree;
   git_oid tree_id{};
+  Signature signature;
   bool prepared = false;
 };
 
 GitCommitter::~GitCommitter() = default;
+
+std::string GitCommitter::git_dir() const { return git_repository_path(impl_->repo.get()); }
 
 std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
                                                  std::vector<CommitEntry> entries,
@@ -112,8 +116,16 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
   } else {
     impl.ref_name = "refs/heads/" + options.branch;
     int valid = 0;
-    if (git_reference_name_is_valid(&valid, impl.ref_name.c_str()) != 0 || !valid) {
-      diags->Error("usage.branch", "--branch " + options.branch + " is not a valid branch name");
+    // git's own rules for a branch name (refs.c check_refname_format plus
+    // strbuf_check_branch_ref): not "HEAD", not starting with '-', not "@",
+    // and a short name, not a full ref ("refs/heads/x" would make
+    // refs/heads/refs/heads/x). E13.
+    const std::string& b = options.branch;
+    const bool git_refuses = b == "HEAD" || b == "@" || b[0] == '-' || b.rfind("refs/", 0) == 0;
+    if (git_refuses || git_reference_name_is_valid(&valid, impl.ref_name.c_str()) != 0 || !valid) {
+      diags->Error("usage.branch", "--branch " + options.branch + " is not a valid branch name", {},
+                   "name a branch as git branch would accept it, e.g. --branch gitops/" +
+                       std::string("nemoc"));
       return nullptr;
     }
   }
@@ -151,12 +163,42 @@ bool GitCommitter::CheckClean(Diagnostics* diags) {
     diags->Error("git.status", "cannot read the repository status: " + LastGitError());
     return false;
   }
+  // What nemoc is about to leave in the work tree, by repository path. A
+  // file that already holds exactly that (an earlier `nemoc build` without
+  // --commit wrote it) or is absent where nemoc writes nothing is no edit of
+  // the user's: the commit records it and the index follows (C12).
+  std::map<std::string, std::string> intended;
+  for (size_t i = 0; i < impl.entries.size(); ++i) {
+    if (impl.entries[i].tree == nullptr) continue;
+    const std::string& rel = impl.relative[i];
+    intended[rel + "/" + kManifestFileName] = ManifestContent(*impl.entries[i].tree);
+    for (const auto& [path, bytes] : *impl.entries[i].tree) intended[rel + "/" + path] = bytes;
+  }
+  const std::string workdir = git_repository_workdir(impl.repo.get());
+  auto as_nemoc_leaves_it = [&](const std::string& path) {
+    std::error_code ec;
+    const fs::path full = fs::path(workdir) / path;
+    auto it = intended.find(path);
+    if (it == intended.end()) return !fs::exists(fs::symlink_status(full, ec));
+    if (!fs::is_regular_file(fs::symlink_status(full, ec))) return false;
+    std::FILE* f = std::fopen(full.c_str(), "rb");
+    if (f == nullptr) return false;
+    std::string bytes;
+    char buffer[65536];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) bytes.append(buffer, n);
+    std::fclose(f);
+    return bytes == it->second;
+  };
   const size_t count = git_status_list_entrycount(list.get());
+  size_t refused = 0;
   for (size_t i = 0; i < count; ++i) {
     const git_status_entry* e = git_status_byindex(list.get(), i);
     const git_diff_delta* delta = e->index_to_workdir != nullptr ? e->index_to_workdir : e->head_to_index;
     if (delta == nullptr) continue;
     const char* path = delta->new_file.path != nullptr ? delta->new_file.path : delta->old_file.path;
+    if (as_nemoc_leaves_it(path)) continue;
+    ++refused;
     const char* what = (e->status & GIT_STATUS_WT_NEW) ? "untracked"
                        : (e->status & GIT_STATUS_WT_DELETED) ? "deleted, not committed"
                        : (e->status & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
@@ -167,12 +209,46 @@ bool GitCommitter::CheckClean(Diagnostics* diags) {
                  "nemoc owns this directory: commit or discard the edit (git checkout -- PATH) "
                  "before nemoc build --commit");
   }
-  return count == 0;
+  return refused == 0;
 }
 
 bool GitCommitter::Prepare(Diagnostics* diags) {
   Impl& impl = *impl_;
   git_repository* repo = impl.repo.get();
+
+  // Everything the commit step needs is checked here, before any file is
+  // written (E12): Git's own locks and the author.
+  const std::string git_dir = git_repository_path(repo);
+  std::error_code ec;
+  for (const std::string& lock : {impl.ref_name + ".lock", std::string(checked_out_ ? "index.lock" : "")}) {
+    if (lock.empty() || !fs::exists(fs::path(git_dir) / lock, ec)) continue;
+    diags->Error("git.locked",
+                 (fs::path(git_dir) / lock).string() +
+                     " exists: another git process is running, or one crashed and left it",
+                 {}, "wait for the other git command to finish; if none runs, remove the file");
+  }
+  if (diags->has_errors()) return false;
+  if (!impl.options.author_name.empty() && !impl.options.author_email.empty()) {
+    if (git_signature_now(impl.signature.out(), impl.options.author_name.c_str(),
+                          impl.options.author_email.c_str()) != 0) {
+      diags->Error("git.author", "invalid commit author: " + LastGitError());
+      return false;
+    }
+  } else {
+    Signature fallback;
+    int rc = git_signature_default(fallback.out(), repo);
+    if (rc == 0) {
+      const std::string name = impl.options.author_name.empty() ? fallback.get()->name : impl.options.author_name;
+      const std::string email = impl.options.author_email.empty() ? fallback.get()->email : impl.options.author_email;
+      rc = git_signature_now(impl.signature.out(), name.c_str(), email.c_str());
+    }
+    if (rc != 0) {
+      diags->Error("git.author", "no commit author: " + LastGitError(), {},
+                   "set user.name and user.email in git config, or pass --author-name and "
+                   "--author-email");
+      return false;
+    }
+  }
 
   // Parent: the branch's tip; a new branch starts from HEAD (if born).
   CommitHandle& parent = impl.parent;
@@ -257,29 +333,10 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   for (const auto& label : changed) message += "- " + label + ": regenerated\n";
   for (const auto& label : removed) message += "- " + label + ": no longer a target, removed\n";
 
-  Signature signature;
-  int rc;
-  if (!impl.options.author_name.empty() && !impl.options.author_email.empty()) {
-    rc = git_signature_now(signature.out(), impl.options.author_name.c_str(),
-                           impl.options.author_email.c_str());
-  } else {
-    Signature fallback;
-    rc = git_signature_default(fallback.out(), repo);
-    if (rc == 0) {
-      const std::string name = impl.options.author_name.empty() ? fallback.get()->name : impl.options.author_name;
-      const std::string email = impl.options.author_email.empty() ? fallback.get()->email : impl.options.author_email;
-      rc = git_signature_now(signature.out(), name.c_str(), email.c_str());
-    }
-  }
-  if (rc != 0) {
-    diags->Error("git.author", "no commit author: " + LastGitError(), {},
-                 "set user.name and user.email in git config, or pass --author-name and "
-                 "--author-email");
-    return false;
-  }
+  git_signature* signature = impl.signature.get();
   const git_commit* parents[] = {parent_commit};
   git_oid commit_id;
-  if (git_commit_create(&commit_id, repo, impl.ref_name.c_str(), signature.get(), signature.get(),
+  if (git_commit_create(&commit_id, repo, impl.ref_name.c_str(), signature, signature,
                         "UTF-8", message.c_str(), tree.get(), parent_commit != nullptr ? 1 : 0,
                         parents) != 0) {
     diags->Error("git.commit", "cannot commit: " + LastGitError());
@@ -289,8 +346,11 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   // The work tree already holds the files: record them in the index too, so
   // `git status` is clean. Only the entries' directories are touched.
   if (checked_out_) {
+    // Read the index now, under nemoc's repository lock (cmd_build.cc), not
+    // as libgit2 cached it when the repository was opened: the write below
+    // must not undo another process's staged changes (E2).
     Index real;
-    bool ok = git_repository_index(real.out(), repo) == 0;
+    bool ok = git_repository_index(real.out(), repo) == 0 && git_index_read(real.get(), /*force=*/1) == 0;
     for (size_t i = 0; ok && i < impl.entries.size(); ++i) {
       git_index_remove_directory(real.get(), impl.relative[i].c_str(), 0);
       if (impl.entries[i].tree == nullptr) continue;

@@ -45,6 +45,8 @@ class GitCommitter {
   /// trees are written to disk as usual (and the index is updated for them);
   /// otherwise only the branch is advanced and the disk is left alone.
   bool writes_work_tree() const { return checked_out_; }
+  /// The repository's git directory (for a lock held around the commit).
+  std::string git_dir() const;
 
   /// "git.uncommitted" for every modified, staged, deleted or untracked file
   /// below the entries' directories (only when writes_work_tree()).

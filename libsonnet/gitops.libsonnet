@@ -22,12 +22,22 @@ local platform = import 'platform.libsonnet';
   // flips and terminal conditions. Argo CD has a built-in health check only
   // for batch Jobs and Flux's kstatus understands only Jobs; the others get
   // Lua (Argo CD) and CEL (Flux) from this table.
+  // Argo CD: every workload kind gets a Lua health check, batch/v1 Job too:
+  // the built-in one (argo-cd 37ee009 gitops-engine pkg/health/health_job.go)
+  // reads any `Suspended` condition, also Kueue's Suspended=False/JobResumed,
+  // as finished (field review C3); a resource.customizations.health key
+  // replaces the built-in check (argo-cd docs/operator-manual/health.md).
+  // Flux: `cel` marks kinds read through healthCheckExprs. batch/v1 Job is
+  // not: kustomize-controller v1.9.4 internal/controller/
+  // kustomization_controller.go getClientAndPoller puts fluxcd/pkg's Job
+  // status reader (runtime/statusreaders/job.go) before the CEL reader, and
+  // the poller takes the first reader that supports the GroupKind (C4).
   workloads: {
-    'batch/Job': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', builtin: true },
-    'kubeflow.org/PyTorchJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', builtin: false },
-    'kubeflow.org/MPIJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', builtin: false },
-    'trainer.kubeflow.org/TrainJob': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', builtin: false },
-    'jobset.x-k8s.io/JobSet': { suspend: '/spec/suspend', success: 'Completed', failure: 'Failed', builtin: false },
+    'batch/Job': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: false },
+    'kubeflow.org/PyTorchJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', cel: true },
+    'kubeflow.org/MPIJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', cel: true },
+    'trainer.kubeflow.org/TrainJob': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true },
+    'jobset.x-k8s.io/JobSet': { suspend: '/spec/suspend', success: 'Completed', failure: 'Failed', cel: true },
   },
 
   groupOf(apiVersion)::
@@ -64,14 +74,17 @@ local platform = import 'platform.libsonnet';
     local annotations =
       (if $.engine(ctx, 'argocd') then {
          'argocd.argoproj.io/sync-wave': std.toString($.wave(dir)),
-       } + (if workload then {
-              // Names are content-hashed, so an existing workload only ever
-              // differs in what Kueue set; should it differ otherwise, replace it.
-              'argocd.argoproj.io/sync-options': 'Force=true,Replace=true',
-            } else {}) else {})
+         // No Replace/Force: names are content-hashed, so an existing
+         // workload is never changed, and Replace=true + Force=true would
+         // delete and re-create it (re-run it) on every sync (argo-cd 37ee009
+         // gitops-engine pkg/sync/sync_context.go, docs/user-guide/
+         // sync-options.md "for job resources that should run every time"): C1.
+       } else {})
       + (if $.engine(ctx, 'flux') && workload then {
            // Create, never patch: keeps Kueue's suspend flip and never
-           // touches a running or finished workload.
+           // touches a running or finished workload. The stage's
+           // Kustomization names it in spec.healthChecks, which Flux checks
+           // even when the object is Skipped (C2).
            'kustomize.toolkit.fluxcd.io/ssa': 'IfNotPresent',
          } else {});
     local checked = if workload then $.checkNoTtl(path, o) else o;
@@ -82,8 +95,16 @@ local platform = import 'platform.libsonnet';
   // ---- names and paths -----------------------------------------------------
 
   sourcePath(ctx):: ctx.spec.gitops.path + '/' + ctx.project + '/' + ctx.target.name,
-  targetName(ctx):: k8s.boundedName(ctx.project + '-' + ctx.target.name, 63),
-  stageObjectName(ctx, dir):: k8s.boundedName(ctx.project + '-' + ctx.target.name + '-' + $.stageName(dir), 63),
+  // Names of a project's GitOps objects (Applications, AppProjects,
+  // GitRepositories, Kustomizations) live in one namespace per engine for
+  // every project: "project-target" alone is ambiguous (team-llama/prod and
+  // team/llama-prod, field review E11), so a digest of the unambiguous
+  // "project/target[/stage]" follows it.
+  uniqueName(parts)::
+    k8s.boundedName(std.join('-', parts), 63 - 7) + '-' + std.substr(std.md5(std.join('/', parts)), 0, 6),
+  pairName(project, target):: $.uniqueName([project, target]),
+  targetName(ctx):: $.pairName(ctx.project, ctx.target.name),
+  stageObjectName(ctx, dir):: $.uniqueName([ctx.project, ctx.target.name, $.stageName(dir)]),
 
   labels(ctx):: {
     'app.kubernetes.io/managed-by': 'nemoc',
@@ -112,7 +133,7 @@ local platform = import 'platform.libsonnet';
 
   projectName(ctx, targetName)::
     if ctx.spec.gitops.argocd.createProject
-    then k8s.boundedName(ctx.project + '-' + targetName, 63)
+    then $.pairName(ctx.project, targetName)
     else ctx.spec.gitops.argocd.project,
 
   ignoreDifferences:: [
@@ -133,9 +154,16 @@ local platform = import 'platform.libsonnet';
     // Kueue admits a workload by setting suspend to false: not drift.
     ignoreDifferences: $.ignoreDifferences,
     syncPolicy: {
-      syncOptions: ['CreateNamespace=true', 'RespectIgnoreDifferences=true'],
+      // ApplyOutOfSyncOnly: Argo CD applies every resource of a sync
+      // otherwise (argo-cd 37ee009 gitops-engine pkg/sync/sync_context.go);
+      // a finished workload is never touched again (C1).
+      syncOptions: ['CreateNamespace=true', 'RespectIgnoreDifferences=true', 'ApplyOutOfSyncOnly=true'],
+      // Auto-sync does not retry a failed revision by itself (C7); bounded.
+      retry: $.argocdRetry,
     } + (if ctx.spec.gitops.automated then { automated: { prune: true, selfHeal: true } } else {}),
   },
+
+  argocdRetry:: { limit: 5, backoff: { duration: '30s', factor: 2, maxDuration: '10m' } },
 
   argocdMetadata(ctx, name):: {
     name: name,
@@ -169,7 +197,7 @@ local platform = import 'platform.libsonnet';
           elements: [
             {
               target: t.name,
-              name: k8s.boundedName(ctx.project + '-' + t.name, 63),
+              name: $.pairName(ctx.project, t.name),
               path: ctx.spec.gitops.path + '/' + ctx.project + '/' + t.name,
               server: $.destination(ctx, t.name).server,
               project: $.projectName(ctx, t.name),
@@ -246,11 +274,24 @@ local platform = import 'platform.libsonnet';
     failed: "status.conditions.exists(e, e.type == '" + w.failure + "' && e.status == 'True')",
   },
 
+  // A reference to `o` for spec.healthChecks.
+  healthCheckRef(o):: {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.metadata.name,
+  } + (if std.objectHasEx(o.metadata, 'namespace', false) then { namespace: o.metadata.namespace } else {}),
+
+  // Flux re-checks a failed health check after retryInterval instead of
+  // holding a worker for a multi-day run; a stage's own `timeout` still
+  // bounds one check.
+  fluxRetryInterval:: '5m',
+
   stageKustomization(ctx, files, dirs, i)::
     local dir = dirs[i];
-    local objects = [files[p] for p in std.objectFields(files) if $.dirOf(p) == dir];
+    local paths = [p for p in std.objectFields(files) if $.dirOf(p) == dir];
+    local objects = [files[p] for p in paths];
     local workloads = [o for o in objects if $.isWorkload(o)];
-    local custom = k8s.stringSet([$.workloadKey(o) for o in workloads if !$.workloads[$.workloadKey(o)].builtin]);
+    local custom = k8s.stringSet([$.workloadKey(o) for o in workloads if $.workloads[$.workloadKey(o)].cel]);
     local apiVersionOf(key) = [o.apiVersion for o in workloads if $.workloadKey(o) == key][0];
     {
       apiVersion: $.fluxKustomizeApiVersion,
@@ -258,14 +299,20 @@ local platform = import 'platform.libsonnet';
       metadata: $.fluxMetadata(ctx, $.stageObjectName(ctx, dir)),
       spec: {
               interval: ctx.spec.gitops.flux.interval,
+              retryInterval: $.fluxRetryInterval,
               path: './' + $.sourcePath(ctx) + '/' + dir,
               sourceRef: { kind: 'GitRepository', name: $.targetName(ctx) },
               prune: true,
-              wait: true,
+              // wait: true checks only what was applied in this reconcile:
+              // an existing IfNotPresent workload is Skipped and never
+              // checked again (kustomize-controller v1.9.4 internal/
+              // controller/kustomization_controller.go checkHealth). With
+              // wait: false the objects named in healthChecks are checked on
+              // every reconcile, Skipped or not (C2).
+              wait: false,
+              healthChecks: [$.healthCheckRef(files[p]) for p in paths],
               timeout: $.timeout(ctx, dir),
             } + (if i > 0 then { dependsOn: [{ name: $.stageObjectName(ctx, dirs[i - 1]) }] } else {})
-            // Recreate rather than fail should an immutable field ever change.
-            + (if std.length(workloads) > 0 then { force: true } else {})
             + (if std.length(custom) > 0 then {
                  healthCheckExprs: [
                    $.healthCheckExpr(apiVersionOf(key), std.split(key, '/')[1], $.workloads[key])
@@ -419,7 +466,6 @@ local platform = import 'platform.libsonnet';
       ['resource.customizations.health.' + std.split(key, '/')[0] + '_' + std.split(key, '/')[1]]:
         $.healthLua($.workloads[key])
       for key in std.objectFields($.workloads)
-      if !$.workloads[key].builtin
     } + {
       'resource.customizations.health.argoproj.io_Application': $.applicationHealthLua,
     },

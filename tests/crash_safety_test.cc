@@ -45,9 +45,14 @@ TEST(CrashSafetyTest, AbortMidTreeKeepsThePreviousTreeAndTheNextBuildRecovers) {
   }
   EXPECT_TRUE(litter.empty()) << litter.front();
   EXPECT_NE(before, TreeFingerprint(out));
-  EXPECT_NE(std::string::npos,
-            ReadFile(out + "/llama2-70b-sft/onprem/00-base/configmap-llama2-70b-sft-train-config.yaml")
-                .find("max_steps: 7"));
+  // The train ConfigMap's name is content-hashed (C5).
+  std::string config;
+  for (const auto& entry : fs::directory_iterator(out + "/llama2-70b-sft/onprem/00-base")) {
+    if (entry.path().filename().string().rfind("configmap-llama2-70b-sft-train-config-", 0) == 0) {
+      config = ReadFile(entry.path().string());
+    }
+  }
+  EXPECT_NE(std::string::npos, config.find("max_steps: 7"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "test_prerequisite.h"
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -90,7 +91,7 @@ TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
   EXPECT_EQ(Sh(dir(), "git log -1 --format='%an <%ae>'"), "CI Bot <ci@example.com>\n");
   const std::string files = Sh(dir(), "git show --name-only --format= HEAD");
   EXPECT_NE(files.find("out/demo/onprem/30-train/"), std::string::npos) << files;
-  EXPECT_NE(files.find("out/demo/onprem/gitops/flux/kustomization-demo-onprem-train.yaml"),
+  EXPECT_NE(files.find("out/demo/onprem/gitops/flux/kustomization-demo-onprem-train-"),
             std::string::npos) << files;
   EXPECT_NE(files.find("out/demo/onprem/.nemoc-manifest"), std::string::npos);
   EXPECT_EQ(files.find("spec.yaml"), std::string::npos);
@@ -132,7 +133,7 @@ TEST_F(GitRepoTest, DeletedStageIsRemovedInTheCommit) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Commits(), 4);
   const std::string status = Sh(dir(), "git show --no-renames --name-status --format= HEAD");
-  EXPECT_NE(status.find("D\tout/demo/onprem/gitops/flux/kustomization-demo-onprem-train.yaml"),
+  EXPECT_NE(status.find("D\tout/demo/onprem/gitops/flux/kustomization-demo-onprem-train-"),
             std::string::npos) << status;
   EXPECT_FALSE(fs::exists(dir() + "/out/demo/onprem/gitops"));
   EXPECT_EQ(Sh(dir(), "git ls-files out/demo/onprem/gitops"), "");
@@ -160,7 +161,7 @@ TEST_F(GitRepoTest, DeletedPipelineStageIsRemovedInTheCommit) {
       << status;
   EXPECT_NE(status.find("D\tout/demo/onprem/40-evaluate/job-demo-evaluate-"), std::string::npos)
       << status;
-  EXPECT_NE(status.find("D\tout/demo/onprem/gitops/flux/kustomization-demo-onprem-evaluate.yaml"),
+  EXPECT_NE(status.find("D\tout/demo/onprem/gitops/flux/kustomization-demo-onprem-evaluate-"),
             std::string::npos) << status;
   EXPECT_FALSE(fs::exists(dir() + "/out/demo/onprem/40-evaluate"));
   EXPECT_EQ(Sh(dir(), "git ls-files out/demo/onprem/40-evaluate"), "");
@@ -218,6 +219,176 @@ TEST_F(GitRepoTest, OtherBranchIsAdvancedWithoutTouchingTheWorkTree) {
   EXPECT_NE(Sh(dir(), "git ls-tree -r --name-only deploy").find("out/demo/onprem/kustomization.yaml"),
             std::string::npos);
   EXPECT_EQ(Sh(dir(), "git rev-list --count deploy"), "3\n");  // on top of main
+}
+
+// C12: the user's whole flow, for a spec with warnings (its targets carry no
+// build stamp) and one without (stamped): init -> build --commit -> edit ->
+// build --commit -> build -> check, and build then build --commit. The work
+// tree is clean after every step and nothing ever needs a manual reset.
+class CommitFlowTest : public GitRepoTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  std::string Spec(int steps) const {
+    std::string spec = Replace(kSpec, "maxSteps: 10", "maxSteps: " + std::to_string(steps));
+    return GetParam() ? spec : Replace(spec, "nodes: 2", "nodes: 1");  // 1 node: no RDMA warning
+  }
+  void ExpectClean(const std::string& step) {
+    EXPECT_EQ(Sh(dir(), "git status --porcelain --untracked-files=all"), "?? spec.yaml\n") << step;
+  }
+};
+
+TEST_P(CommitFlowTest, EveryStepLeavesACleanWorkTree) {
+  const bool warnings = GetParam();
+  scratch_.Write("spec.yaml", Spec(10));
+  RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning") != std::string::npos, warnings) << r.err;
+  ExpectClean("first build --commit");
+  EXPECT_EQ(Commits(), 3);
+
+  r = Nemoc({"build", "--commit", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing to commit"), std::string::npos) << r.out;
+  ExpectClean("second build --commit");
+
+  scratch_.Write("spec.yaml", Spec(20));
+  r = Nemoc({"build", "--commit", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Commits(), 4);
+  ExpectClean("build --commit after an edit");
+
+  r = Nemoc({"build", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectClean("build");
+  r = Nemoc({"check", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  ExpectClean("check");
+
+  // build (no commit) after an edit, then build --commit: the files on disk
+  // are exactly what the commit records, so it is no uncommitted edit.
+  scratch_.Write("spec.yaml", Spec(30));
+  r = Nemoc({"build", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Nemoc({"build", "--commit", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(Commits(), 5);
+  ExpectClean("build, then build --commit");
+
+  // C13: no build stamp (nemoc's own source digest) in the committed tree.
+  EXPECT_EQ(Sh(dir(), "git show HEAD:out/demo/onprem/.nemoc-manifest").find('#'), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutWarnings, CommitFlowTest, ::testing::Bool());
+
+// C5: what consumes the checkpoint is renamed (so re-run) when training
+// changes; the config training reads is content-addressed with it; a change
+// downstream alone leaves training alone.
+TEST_F(GitRepoTest, RetrainingRenamesWhatConsumesTheCheckpoint) {
+  const std::string with_eval =
+      Replace(kSpec, "      data: {mock: true}\n", "      data: {mock: true}\n    evaluate: {}\n");
+  auto files = [&](const std::string& spec) {
+    scratch_.Write("spec.yaml", spec);
+    RunResult r = Nemoc({"build", "--quiet", "spec.yaml"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, std::string> by_stage;  // "30-train" -> file names
+    for (const auto& entry : fs::recursive_directory_iterator(dir() + "/out/demo/onprem")) {
+      const std::string rel = fs::relative(entry.path(), dir() + "/out/demo/onprem").string();
+      if (entry.is_regular_file() && rel.find('/') != std::string::npos && rel.rfind("gitops", 0) != 0) {
+        by_stage[rel.substr(0, rel.find('/'))] += entry.path().filename().string() + "\n";
+      }
+    }
+    return by_stage;
+  };
+  const auto before = files(with_eval);
+  ASSERT_TRUE(before.count("40-evaluate"));
+  const auto retrained = files(Replace(with_eval, "maxSteps: 10", "maxSteps: 20"));
+  EXPECT_NE(before.at("30-train"), retrained.at("30-train"));
+  EXPECT_NE(before.at("40-evaluate"), retrained.at("40-evaluate"));
+  EXPECT_NE(before.at("00-base"), retrained.at("00-base"));  // configmap-demo-train-config-<hash>
+  EXPECT_NE(retrained.at("00-base").find("configmap-demo-train-config-"), std::string::npos);
+}
+
+// E11: project team-llama/target prod and project team/target llama-prod
+// share no Argo CD or Flux object name.
+TEST_F(GitRepoTest, ProjectDerivedNamesAreUniqueAcrossProjects) {
+  std::string a = Replace(kSpec, "name: demo", "name: team-llama");
+  a = Replace(a, "- name: onprem", "- name: prod");
+  std::string b = Replace(kSpec, "name: demo", "name: team");
+  b = Replace(b, "- name: onprem", "- name: llama-prod");
+  scratch_.Write("a.yaml", a);
+  scratch_.Write("b.yaml", b);
+  RunResult r = Nemoc({"build", "--quiet", "a.yaml", "b.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> owner;  // kind/name -> tree
+  int names = 0;
+  for (const char* tree : {"out/team-llama/prod", "out/team/llama-prod"}) {
+    for (const char* engine : {"/gitops/argocd", "/gitops/flux"}) {
+      const std::string d = dir() + "/" + tree + engine;
+      if (!fs::is_directory(d)) continue;
+      for (const auto& entry : fs::directory_iterator(d)) {
+        if (entry.path().filename() == "kustomization.yaml") continue;
+        const YAML::Node doc = YAML::LoadFile(entry.path().string());
+        const std::string key = doc["kind"].as<std::string>() + "/" + doc["metadata"]["name"].as<std::string>();
+        ++names;
+        auto [it, fresh] = owner.emplace(key, tree);
+        EXPECT_TRUE(fresh || it->second == tree) << key << " in " << tree << " and " << it->second;
+      }
+    }
+  }
+  EXPECT_GE(names, 8);
+}
+
+// F8: diff says when a change replaces a running or finished training.
+TEST_F(GitRepoTest, DiffSaysWhenAChangeReplacesTraining) {
+  scratch_.Write("spec.yaml", kSpec);
+  ASSERT_EQ(Nemoc({"build", "--quiet", "spec.yaml"}).exit_code, 0);
+  RunResult r = Nemoc({"diff", "spec.yaml"});
+  EXPECT_EQ(r.err.find("replaces a running or finished training"), std::string::npos) << r.err;
+  scratch_.Write("spec.yaml", Replace(kSpec, "maxSteps: 10", "maxSteps: 20"));
+  r = Nemoc({"diff", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("replaces a running or finished training"), std::string::npos) << r.err;
+}
+
+// E12: a commit step that cannot succeed is found before anything is written.
+TEST_F(GitRepoTest, CommitThatCannotSucceedWritesNothing) {
+  scratch_.Write("spec.yaml", kSpec);
+  const std::string head = Sh(dir(), "git rev-parse HEAD");
+  scratch_.Write(".git/index.lock", "");
+  RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("index.lock"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/out")) << "out/ written before the commit failed";
+  fs::remove(dir() + "/.git/index.lock");
+
+  scratch_.Write(".git/refs/heads/main.lock", "");
+  r = Nemoc({"build", "--commit", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("main.lock"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/out"));
+  fs::remove(dir() + "/.git/refs/heads/main.lock");
+
+  Sh(dir(), "git config --unset user.name; git config --unset user.email");
+  r = RunNemoc({"build", "--commit", "spec.yaml"}, dir(),
+               {{"HOME", dir()}, {"XDG_CONFIG_HOME", dir()}, {"GIT_CONFIG_NOSYSTEM", "1"},
+                {"EMAIL", ""}, {"GIT_AUTHOR_NAME", ""}, {"GIT_COMMITTER_NAME", ""}});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("no commit author"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/out"));
+  EXPECT_EQ(Sh(dir(), "git rev-parse HEAD"), head);
+  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
+}
+
+// E13: only names git itself accepts for a branch.
+TEST_F(GitRepoTest, BranchMustBeAValidBranchName) {
+  scratch_.Write("spec.yaml", kSpec);
+  for (const char* branch : {"HEAD", "@", "-x", "refs/heads/x", "a..b", "x.lock"}) {
+    RunResult r = Nemoc({"build", "--commit", std::string("--branch=") + branch, "spec.yaml"});
+    EXPECT_EQ(r.exit_code, 2) << branch << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("not a valid branch name"), std::string::npos) << branch << ": " << r.err;
+  }
+  EXPECT_EQ(Sh(dir(), "git for-each-ref --format='%(refname)' refs/heads"), "refs/heads/main\n");
+  RunResult r = Nemoc({"build", "--commit", "--branch", "gitops/demo", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST(GitCommitUsageTest, OutsideARepositoryIsAnError) {
@@ -288,10 +459,62 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
     const YAML::Node doc = YAML::LoadFile(file.path().string());
     if (doc["kind"].as<std::string>() != "Kustomization" || !doc["spec"]) continue;
     const std::string p = doc["spec"]["path"].as<std::string>();
-    kustomized.insert(p.substr(p.rfind('/') + 4));
-    EXPECT_TRUE(doc["spec"]["wait"].as<bool>());
+    const std::string stage_dir = p.substr(p.rfind('/') + 1);
+    kustomized.insert(stage_dir.substr(3));
+    // C2: wait: true skips the health of Skipped (IfNotPresent, existing)
+    // objects; wait: false + healthChecks by name checks them every time.
+    EXPECT_FALSE(doc["spec"]["wait"].as<bool>(true)) << file.path();
+    std::set<std::string> checked, present;
+    for (const auto& ref : doc["spec"]["healthChecks"]) {
+      checked.insert(ref["kind"].as<std::string>() + "/" + ref["name"].as<std::string>());
+    }
+    for (const auto& object : fs::directory_iterator(target + "/" + stage_dir)) {
+      if (object.path().filename() == "kustomization.yaml") continue;
+      const YAML::Node o = YAML::LoadFile(object.path().string());
+      present.insert(o["kind"].as<std::string>() + "/" + o["metadata"]["name"].as<std::string>());
+    }
+    EXPECT_EQ(checked, present) << file.path();
+    EXPECT_TRUE(doc["spec"]["retryInterval"]) << file.path();
+    EXPECT_FALSE(doc["spec"]["force"]) << file.path();
   }
   EXPECT_EQ(stages, kustomized);
+}
+
+// C1, C7: nothing makes Argo CD delete and re-create a finished workload, it
+// applies only what is out of sync, and a failed sync is retried, boundedly.
+TEST(GitopsGoldenTest, ArgoNeverReplacesWorkloadsAndRetriesBoundedly) {
+  int applications = 0, objects = 0;
+  for (const std::string root : {"out", "tests/golden"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(SourceDir() + "/" + root)) {
+      const std::string path = entry.path().string();
+      if (!entry.is_regular_file() || entry.path().extension() != ".yaml" ||
+          entry.path().filename() == "kustomization.yaml") {
+        continue;
+      }
+      YAML::Node doc;
+      try {
+        doc = YAML::LoadFile(path);
+      } catch (const YAML::Exception&) {
+        continue;  // multi-document files (platform manifests) are not stage objects
+      }
+      if (!doc.IsMap() || !doc["kind"] || !doc["metadata"].IsMap()) continue;
+      ++objects;
+      const std::string options =
+          doc["metadata"]["annotations"]["argocd.argoproj.io/sync-options"].as<std::string>("");
+      EXPECT_EQ(options.find("Replace=true"), std::string::npos) << path;
+      EXPECT_EQ(options.find("Force=true"), std::string::npos) << path;
+      if (doc["kind"].as<std::string>() != "Application" || path.find("/gitops/argocd/") == std::string::npos) {
+        continue;
+      }
+      ++applications;
+      std::set<std::string> sync_options;
+      for (const auto& o : doc["spec"]["syncPolicy"]["syncOptions"]) sync_options.insert(o.as<std::string>());
+      EXPECT_TRUE(sync_options.count("ApplyOutOfSyncOnly=true")) << path;
+      EXPECT_GT(doc["spec"]["syncPolicy"]["retry"]["limit"].as<int>(0), 0) << path;
+    }
+  }
+  EXPECT_GT(objects, 100);
+  EXPECT_GT(applications, 0);
 }
 
 TEST(GitopsGoldenTest, EveryGitopsDirectoryBuildsWithKubectlKustomize) {

@@ -40,7 +40,7 @@ local pod = import 'stages/pod.libsonnet';
                                     gpus=convert.gpus,
                                     resources=convert.resources,
                                     envRefs=pod.hfTokenEnv(ctx)) + run;
-    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container)),
+    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, upstream=pod.upstreamTraining(ctx))),
 
   summary(ctx)::
     local convert = ctx.spec.stages.convert;

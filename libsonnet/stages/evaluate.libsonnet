@@ -53,7 +53,7 @@ local pod = import 'stages/pod.libsonnet';
                                     gpus=$.gpus(evaluate),
                                     resources=evaluate.resources,
                                     envRefs=pod.hfTokenEnv(ctx)) + run;
-    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container)),
+    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, upstream=pod.upstreamTraining(ctx))),
 
   summary(ctx)::
     local evaluate = ctx.spec.stages.evaluate;

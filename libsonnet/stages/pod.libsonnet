@@ -63,13 +63,21 @@ local k8s = import 'k8s.libsonnet';
   // the name is `base` plus a content hash of the Job spec (k8s.contentName),
   // so a changed stage gives a new Job under GitOps and an unchanged one keeps
   // its name (and is never re-run).
-  job(ctx, base, component, placement, container, volumes=[])::
+  // `upstream`: names of the workloads whose output this Job consumes (the
+  // training workload for evaluate, convert, the engine build). They are
+  // hashed into the name, so retraining re-runs what reads the checkpoint
+  // (field review C5); null for stages that read no workload's output.
+  job(ctx, base, component, placement, container, volumes=[], upstream=null)::
     local spec = {
       backoffLimit: $.backoffLimit,
       template: $.template(ctx, component, placement, [container], volumes, restartPolicy='Never'),
     };
-    local hashed = k8s.hashed(base, 63, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend });
+    local hashed = k8s.hashed(base, 63, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend }
+                                        + (if upstream == null then {} else { upstream: upstream }));
     job.job(ctx, hashed.name, component, hashed.value.spec, hashed.value.labels, hashed.value.suspend),
+
+  // The training workload a downstream stage consumes, for Job(upstream=).
+  upstreamTraining(ctx):: if ctx.trainBuilt == null then null else [ctx.trainBuilt.name],
 
   // argv that creates `dirs` first, then execs `argv`: arguments stay argv
   // entries and never pass through the shell as text.

@@ -85,7 +85,7 @@ local pod = import 'stages/pod.libsonnet';
                                     mounts=[{ name: 'scripts', mountPath: paths.scriptsDir, readOnly: true }]) + run;
     local volumes = [{ name: 'scripts', configMap: { name: $.configMapName(ctx) } }];
     k8s.file($.dir, k8s.configMap(ctx, $.configMapName(ctx), { [$.scriptName]: $.script }, $.component))
-    + k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, volumes)),
+    + k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, volumes, upstream=pod.upstreamTraining(ctx))),
 
   summary(ctx)::
     local trt = ctx.spec.stages.tensorrtLLM;

@@ -12,7 +12,11 @@ local order = import 'stages/order.libsonnet';
   dir: order.dir.train,
   component: 'train',
 
-  configMapName(ctx):: k8s.boundedName(ctx.project + '-train-config', 63),
+  // Content-addressed like the workload (field review C5): a changed config
+  // is a new ConfigMap next to the old one, never an in-place update under a
+  // running job (whose pods would read the new config on a restart); the
+  // engines prune the old one with the old workload.
+  configMapName(ctx):: k8s.contentName(ctx.project + '-train-config', 63, $.configData(ctx)),
   // Controllers derive pod hostnames and Services from the workload name
   // ("-worker-12", "-node-0-127"): 46 characters leave room for them. The
   // name carries a content hash of what the workload runs (k8s.contentName):
