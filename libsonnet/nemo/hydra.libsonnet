@@ -57,6 +57,10 @@ local paths = import 'paths.libsonnet';
       save_top_k: checkpoint.keep,
       save_last: checkpoint.saveLast,
       every_n_train_steps: checkpoint.every,
+      // NeMo's CallbackParams defaults every_n_epochs to 1 (NVIDIA/NeMo
+      // r2.0.0rc1..v2.4.0 nemo/utils/exp_manager.py:117 / :133) and Lightning's
+      // ModelCheckpoint refuses both intervals at once: step checkpoints only.
+      every_n_epochs: 0,
       always_save_nemo: false,
       // Evaluation and conversion read the final .nemo (paths.trainedNemo).
       save_nemo_on_train_end: train.mode != 'pretrain'
@@ -119,7 +123,12 @@ local paths = import 'paths.libsonnet';
       pre_process: true,
       post_process: true,
       persist_layer_norm: true,
-      bias: false,
+      // Megatron's TransformerConfig refuses gelu bias-activation fusion
+      // without add_bias_linear (Megatron-LM core_r0.8.0
+      // megatron/core/transformer/transformer_config.py:408, core_r0.13.0
+      // :1049); GPT-style gelu models carry biases (NeMo's base config:
+      // bias: True with activation: gelu).
+      bias: $.gelu(a.activation),
       activation: a.activation,
       headscale: false,
       transformer_block_type: 'pre_ln',
@@ -136,10 +145,20 @@ local paths = import 'paths.libsonnet';
       } else {}
     ),
 
-  fusions:: {
+  // activation_to_func (NeMo megatron_base_model.py) maps gelu/geglu to
+  // F.gelu and swiglu/fast-swiglu to F.silu; Megatron fuses bias+activation
+  // only for those two (core_r0.8.0 transformer_config.py:404, core_r0.13.0
+  // :1044: "activation function should be either gelu or swiglu").
+  gelu(activation):: activation == 'gelu',
+  fusableActivation(activation)::
+    std.member(['gelu', 'geglu', 'fast-geglu', 'swiglu', 'fast-swiglu'], activation),
+
+  // A fine-tuning config restores the architecture from the .nemo file; the
+  // activation nemoc knows (preset or architecture) decides the fusion still.
+  fusions(model):: {
     grad_div_ar_fusion: true,
     gradient_accumulation_fusion: true,
-    bias_activation_fusion: true,
+    bias_activation_fusion: $.fusableActivation(model.architecture.activation),
     bias_dropout_add_fusion: true,
     masked_softmax_fusion: true,
     apply_rope_fusion: true,
@@ -159,25 +178,50 @@ local paths = import 'paths.libsonnet';
     sentencepiece_legacy: false,
   },
 
-  optim(train):: {
-    local o = train.optimizer,
-    name: 'distributed_fused_adam',
-    lr: o.lr,
-    weight_decay: o.weightDecay,
-    betas: [0.9, 0.95],
-    bucket_cap_mb: 125,
-    overlap_grad_sync: true,
-    overlap_param_sync: true,
-    contiguous_grad_buffer: true,
-    contiguous_param_buffer: true,
-    grad_sync_dtype: 'bf16',
-    sched: {
-      name: 'CosineAnnealing',
-      warmup_steps: o.warmupSteps,
-      constant_steps: 0,
-      min_lr: o.minLr,
-    },
-  },
+  // The optimizer NeMo accepts for the run:
+  // - PEFT: fused_adam; nlp_adapter_mixins.add_adapter raises "distributed_fused_adam
+  //   is not supported for PEFT" (NVIDIA/NeMo r2.0.0rc1
+  //   nemo/collections/nlp/parts/mixins/nlp_adapter_mixins.py:221, v2.4.0 :233).
+  // - expert parallelism: mcore_distributed_optim; megatron_gpt_model.py refuses
+  //   the Apex distributed optimizer (r2.0.0rc1
+  //   nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py:322,
+  //   v2.4.0 :367); NeMo-Framework-Launcher conf/training/mixtral/mixtral_8x7b.yaml uses it.
+  // - otherwise Apex distributed_fused_adam (the launcher's GPT/Llama configs).
+  optimizerName(train)::
+    if train.mode == 'lora' then 'fused_adam'
+    else if train.parallelism.expert > 1 then 'mcore_distributed_optim'
+    else 'distributed_fused_adam',
+
+  optim(train)::
+    local o = train.optimizer;
+    local name = $.optimizerName(train);
+    {
+      name: name,
+      lr: o.lr,
+      weight_decay: o.weightDecay,
+      betas: [0.9, 0.95],
+      sched: {
+        name: 'CosineAnnealing',
+        warmup_steps: o.warmupSteps,
+        constant_steps: 0,
+        min_lr: o.minLr,
+      },
+    } + (
+      // fused_adam (apex FusedAdam) takes every remaining optim key as a
+      // constructor argument: it gets none of the distributed ones.
+      if name == 'distributed_fused_adam' then {
+        bucket_cap_mb: 125,
+        overlap_grad_sync: true,
+        overlap_param_sync: true,
+        contiguous_grad_buffer: true,
+        contiguous_param_buffer: true,
+        grad_sync_dtype: 'bf16',
+      } else if name == 'mcore_distributed_optim' then {
+        // modelPT.setup_megatron_optimization reads these two from cfg.optim.
+        overlap_grad_sync: true,
+        overlap_param_sync: true,
+      } else {}
+    ),
 
   // Blended Megatron prefixes: [weight, path, weight, path, ...].
   dataPrefix(ctx, data)::
@@ -265,7 +309,13 @@ local paths = import 'paths.libsonnet';
     model:
       $.parallelism(train)
       + $.precision(train)
-      + $.fusions
+      + $.fusions(model)
+      + {
+        // MegatronTrainerBuilder._training_strategy reads it unconditionally
+        // (NVIDIA/NeMo r2.0.0rc1 nemo/collections/nlp/parts/megatron_trainer_builder.py:89,
+        // v2.4.0 :90).
+        gradient_as_bucket_view: true,
+      }
       + { optim: $.optim(train) }
       + (
         if finetune then {
