@@ -2,7 +2,29 @@
 // for megatron_gpt_pretraining.py and megatron_gpt_finetuning.py.
 // Section layout follows the gpu-recipes / NeMo launcher configs.
 local loraModules = import 'nemo/lora_modules.libsonnet';
+local defaultsTable = import 'nemo/nemo1_defaults.json';
+local versions = import 'nemo/versions.libsonnet';
 local paths = import 'paths.libsonnet';
+
+// Rows [{path: [...], value}] -> nested object (a key with one row and no
+// further path is a leaf).
+local nest(rows) = {
+  [k]: (
+    local sub = [r for r in rows if r.path[0] == k];
+    if std.length(sub) == 1 && std.length(sub[0].path) == 1 then sub[0].value
+    else nest([{ path: r.path[1:], value: r.value } for r in sub if std.length(r.path) > 1])
+  )
+  for k in std.set([r.path[0] for r in rows])
+};
+
+// b laid over a, recursively for objects; null is a value (std.mergePatch
+// would delete the key).
+local deepMerge(a, b) =
+  if std.isObject(a) && std.isObject(b) then {
+    [k]: if std.objectHas(a, k) && std.objectHas(b, k) then deepMerge(a[k], b[k])
+    else if std.objectHas(b, k) then b[k] else a[k]
+    for k in std.setUnion(std.objectFields(a), std.objectFields(b))
+  } else b;
 
 {
   scripts: {
@@ -11,6 +33,24 @@ local paths = import 'paths.libsonnet';
   },
 
   script(train):: if train.mode == 'pretrain' then $.scripts.pretrain else $.scripts.finetune,
+
+  // The NVIDIA/NeMo tag whose base config the run's container carries
+  // (nemo/versions.json): the image's release, else the newest table release
+  // not after it (an unknown or local image: the newest).
+  nemoTag(train)::
+    local release = versions.release(train.image);
+    local known = std.sort(std.objectFields(versions.releases));
+    local older = if release == null then known else [r for r in known if r <= release];
+    versions.releases[if std.length(older) > 0 then older[std.length(older) - 1] else known[0]].nemo,
+
+  // NeMo's own defaults for that tag and script (nemo/nemo1_defaults.json,
+  // rows citing the base config line): pretraining reads
+  // megatron_gpt_config.yaml's keys, SFT/LoRA megatron_gpt_finetuning_config.yaml's.
+  defaults(tag, kind):: nest([
+    { path: std.split(row.key, '.'), value: row.value }
+    for row in defaultsTable[kind]
+    if std.objectHas(row.at, tag)
+  ]),
 
   // Hydra's safe form: `++key=value` adds or overrides, so a user override of
   // a key nemoc's config does not carry (model.ub_tp_comm_overlap) works
@@ -162,7 +202,6 @@ local paths = import 'paths.libsonnet';
     bias_dropout_add_fusion: true,
     masked_softmax_fusion: true,
     apply_rope_fusion: true,
-    cross_entropy_loss_fusion: true,
     use_flash_attention: true,
     seed: 1234,
   },
@@ -298,12 +337,18 @@ local paths = import 'paths.libsonnet';
       },
     } else { peft_scheme: 'none', restore_from_path: null },
 
-  // The whole config.yaml as a JSON value (rendered to YAML by nemoc's C++ emitter).
-  config(ctx):: {
+  // The whole config.yaml as a JSON value (rendered to YAML by nemoc's C++
+  // emitter): NeMo's defaults for the container's NeMo version with nemoc's
+  // values laid over them, so every key NeMo reads without a default exists.
+  config(ctx)::
+    local train = ctx.spec.stages.train;
+    deepMerge($.defaults($.nemoTag(train), if train.mode == 'pretrain' then 'pretrain' else 'finetune'), $.values(ctx)),
+
+  // What nemoc decides.
+  values(ctx):: {
     local train = ctx.spec.stages.train,
     local model = ctx.spec.model,
     local finetune = train.mode != 'pretrain',
-    run: { name: ctx.project + '-' + train.mode, results_dir: paths.trainDir(ctx) },
     trainer: $.trainer(train),
     exp_manager: $.expManager(ctx, train),
     model:

@@ -154,10 +154,16 @@ def value_rules(cfg, tag, finetune):
     return problems
 
 
-def key_rules(cfg, base, extras, tag):
+def key_rules(cfg, base, extras, tag, pretrain_base=None, finetune_rule=None):
     got = flatten(cfg)
     want = flatten(base)
     problems = []
+    if pretrain_base is not None and finetune_rule and tag in finetune_rule.get("tags", []):
+        # megatron_gpt_finetuning.py merges cfg.model over the restored pretraining model config.
+        want_model = {k: v for k, v in flatten(pretrain_base).items() if k.startswith("model.")}
+        allowed_from_pretrain = set(want_model)
+    else:
+        allowed_from_pretrain = set()
     for key in sorted(want):
         if key == "defaults" or key.startswith("defaults."):
             continue
@@ -165,11 +171,15 @@ def key_rules(cfg, base, extras, tag):
             problems.append(f"missing base key {key}")
     allowed = {row["key"] for row in extras if tag in row.get("tags", [tag])}
     for key in sorted(got):
-        if key in want or key in allowed:
+        if key in want or key in allowed or key in allowed_from_pretrain:
             continue
+        ancestors = [key.rsplit(".", n)[0] for n in range(1, key.count(".") + 1)]
+        if any(a in allowed or a in allowed_from_pretrain for a in ancestors):
+            continue  # inside a mapping a table row allows as a whole
         parent = key.rsplit(".", 1)[0] if "." in key else None
         # A subtree nemoc added as a whole is reported once, at its root.
-        if parent is not None and parent not in want and parent not in allowed and parent in got:
+        if parent is not None and parent not in want and parent not in allowed \
+                and parent not in allowed_from_pretrain and parent in got:
             continue
         problems.append(f"key {key} not in NeMo {tag}'s base config and not in nemo1_extra_keys.json")
     return problems
@@ -190,10 +200,11 @@ def main():
     with open(os.path.join(source, "libsonnet", "nemo", "versions.json")) as f:
         releases = json.load(f)["releases"]
     extras_path = os.path.join(source, "libsonnet", "nemo", "nemo1_extra_keys.json")
-    extras = []
+    extras, finetune_rule = [], None
     if os.path.exists(extras_path):
         with open(extras_path) as f:
-            extras = json.load(f)["keys"]
+            table = json.load(f)
+        extras, finetune_rule = table["keys"], table.get("finetuneModelKeysFromPretrain")
 
     failures = 0
     checked = 0
@@ -224,7 +235,11 @@ def main():
                 if args.check in ("values", "all"):
                     problems += value_rules(cfg, tag, finetune)
                 if args.check in ("keys", "all"):
-                    problems += key_rules(cfg, base, extras, tag)
+                    pretrain_base = None
+                    if finetune:
+                        pretrain_base = OmegaConf.to_container(
+                            OmegaConf.load(os.path.join(upstream, tag, "megatron_gpt_config.yaml")), resolve=False)
+                    problems += key_rules(cfg, base, extras, tag, pretrain_base, finetune_rule)
                 checked += 1
                 if problems:
                     failures += 1
