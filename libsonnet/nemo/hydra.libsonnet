@@ -2,6 +2,7 @@
 // for megatron_gpt_pretraining.py and megatron_gpt_finetuning.py.
 // Section layout follows the gpu-recipes / NeMo launcher configs.
 local loraModules = import 'nemo/lora_modules.libsonnet';
+local k8s = import 'k8s.libsonnet';
 local defaultsTable = import 'nemo/nemo1_defaults.json';
 local versions = import 'nemo/versions.libsonnet';
 local paths = import 'paths.libsonnet';
@@ -14,15 +15,15 @@ local nest(rows) = {
     if std.length(sub) == 1 && std.length(sub[0].path) == 1 then sub[0].value
     else nest([{ path: r.path[1:], value: r.value } for r in sub if std.length(r.path) > 1])
   )
-  for k in std.set([r.path[0] for r in rows])
+  for k in k8s.stringSet([r.path[0] for r in rows])
 };
 
 // b laid over a, recursively for objects; null is a value (std.mergePatch
 // would delete the key).
 local deepMerge(a, b) =
   if std.isObject(a) && std.isObject(b) then {
-    [k]: if std.objectHas(a, k) && std.objectHas(b, k) then deepMerge(a[k], b[k])
-    else if std.objectHas(b, k) then b[k] else a[k]
+    [k]: if std.objectHasEx(a, k, false) && std.objectHasEx(b, k, false) then deepMerge(a[k], b[k])
+    else if std.objectHasEx(b, k, false) then b[k] else a[k]
     for k in std.setUnion(std.objectFields(a), std.objectFields(b))
   } else b;
 
@@ -39,7 +40,7 @@ local deepMerge(a, b) =
   // not after it (an unknown or local image: the newest).
   nemoTag(train)::
     local release = versions.release(train.image);
-    local known = std.sort(std.objectFields(versions.releases));
+    local known = std.objectFields(versions.releases);  // sorted
     local older = if release == null then known else [r for r in known if r <= release];
     versions.releases[if std.length(older) > 0 then older[std.length(older) - 1] else known[0]].nemo,
 
@@ -49,7 +50,7 @@ local deepMerge(a, b) =
   defaults(tag, kind):: nest([
     { path: std.split(row.key, '.'), value: row.value }
     for row in defaultsTable[kind]
-    if std.objectHas(row.at, tag)
+    if std.objectHasEx(row.at, tag, false)
   ]),
 
   // Hydra's safe form: `++key=value` adds or overrides, so a user override of
@@ -87,7 +88,18 @@ local deepMerge(a, b) =
     create_wandb_logger: false,
     create_tensorboard_logger: true,
     create_dllogger_logger: true,
-    dllogger_logger_kwargs: { verbose: true, stdout: true },
+    // DLLogger's JSON on shared storage, one file per rank (every rank opens
+    // json_file; NeMo's DLLoggerParams default is ./dllogger.json in the pod:
+    // NVIDIA/NeMo r2.0.0rc1..v2.4.0 nemo/utils/loggers/dllogger.py:48). Same
+    // layout as NeMo 2 (nemo2.libsonnet), where `nemoc metrics` reads rank 0.
+    // exp_manager resolves the interpolation (OmegaConf.to_container(cfg,
+    // resolve=True), exp_manager.py:402 at r2.0.0rc1, :572 at v2.4.0); torchrun
+    // sets RANK.
+    dllogger_logger_kwargs: {
+      verbose: true,
+      stdout: true,
+      json_file: paths.dlloggerDir(ctx) + '/rank-${oc.env:RANK,0}/dllogger.json',
+    },
     resume_if_exists: checkpoint.resume == 'auto',
     resume_ignore_no_checkpoint: true,
     create_checkpoint_callback: checkpoint.enabled,
@@ -337,6 +349,17 @@ local deepMerge(a, b) =
       },
     } else { peft_scheme: 'none', restore_from_path: null },
 
+  // Llama 3.1's RoPE frequency scaling: NeMo 1 applies it when
+  // model.scale_positional_embedding is set (NVIDIA/NeMo v2.0.0
+  // nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py:182,
+  // v2.4.0 :197; NeMo-Framework-Launcher conf/training/llama/llama3_1_8b.yaml
+  // sets it). r2.0.0rc1 (24.07) lacks it: compiler/framework_check.cc refuses
+  // Llama 3.1 there. Fine-tuning sets it too: cfg.model is merged over the
+  // restored config (megatron_gpt_finetuning.py:62).
+  ropeScaling(ctx)::
+    local preset = if std.objectHasEx(ctx.spec.model, 'preset', false) then ctx.spec.model.preset else '';
+    if std.startsWith(preset, 'llama3.1-') then { scale_positional_embedding: true } else {},
+
   // The whole config.yaml as a JSON value (rendered to YAML by nemoc's C++
   // emitter): NeMo's defaults for the container's NeMo version with nemoc's
   // values laid over them, so every key NeMo reads without a default exists.
@@ -362,6 +385,7 @@ local deepMerge(a, b) =
         gradient_as_bucket_view: true,
       }
       + { optim: $.optim(train) }
+      + $.ropeScaling(ctx)
       + (
         if finetune then {
           restore_from_path: paths.sourceNemo(ctx),

@@ -31,7 +31,7 @@ local yymm(s) =
   // The NVIDIA/NeMo tag of the image's release, or null (unknown release).
   tag(image)::
     local r = $.release(image);
-    if r != null && std.objectHas(table.releases, r) then table.releases[r].nemo else null,
+    if r != null && std.objectHasEx(table.releases, r, false) then table.releases[r].nemo else null,
 
   // Release comparison; an image whose release is unknown counts as newest
   // (a locally built image: nemoc cannot tell, and does not refuse it).
@@ -40,5 +40,5 @@ local yymm(s) =
     r == null || r >= release,
 
   // The first release in the table at or after `release` ("24.09").
-  firstAtLeast(release):: [r for r in std.sort(std.objectFields(table.releases)) if r >= release][0],
+  firstAtLeast(release):: [r for r in std.objectFields(table.releases) if r >= release][0],  // fields are sorted
 }

@@ -113,8 +113,9 @@ FUSED_ADAM_ARGS = {"name", "lr", "weight_decay", "betas", "eps", "amsgrad", "sch
 FUSABLE = {"gelu", "geglu", "fast-geglu", "swiglu", "fast-swiglu"}
 
 
-def value_rules(cfg, tag, finetune):
+def value_rules(cfg, tag, finetune, spec):
     problems = []
+    preset = ((spec.get("spec") or {}).get("model") or {}).get("preset", "")
     model = cfg.get("model", {})
     # A1: MegatronTrainerBuilder._training_strategy reads model.gradient_as_bucket_view without a
     # default (NVIDIA/NeMo r2.0.0rc1..v2.4.0 nemo/collections/nlp/parts/megatron_trainer_builder.py:89/:90).
@@ -151,6 +152,27 @@ def value_rules(cfg, tag, finetune):
             problems.append(f"A6 bias_activation_fusion with activation {activation} (only gelu or swiglu fuse)")
         elif activation == "gelu" and not model.get("bias", True):
             problems.append("A6 bias_activation_fusion with gelu and bias: false (add_bias_linear required)")
+    # A7: DLLogger JSON on shared storage, per rank (DLLoggerParams.json_file defaults to
+    # ./dllogger.json, lost with the pod: nemo/utils/loggers/dllogger.py:48).
+    if em.get("create_dllogger_logger", False):
+        json_file = (em.get("dllogger_logger_kwargs") or {}).get("json_file")
+        log_dir = em.get("explicit_log_dir") or ""
+        if not json_file or not log_dir or not str(json_file).startswith(log_dir + "/"):
+            problems.append(f"A7 DLLogger json_file {json_file!r} not under exp_manager.explicit_log_dir {log_dir!r}")
+        elif "${oc.env:RANK" not in str(json_file):
+            problems.append(f"A7 DLLogger json_file {json_file!r} is one file for every rank")
+    # A8: Llama 3.1 needs RoPE scaling (megatron_gpt_model.py:182 at v2.0.0); r2.0.0rc1 lacks it.
+    if preset.startswith("llama3.1-"):
+        if tag == "r2.0.0rc1":
+            problems.append("A8 Llama 3.1 on NeMo r2.0.0rc1 (24.07), which has no scale_positional_embedding")
+        elif model.get("scale_positional_embedding") is not True:
+            problems.append("A8 Llama 3.1 without model.scale_positional_embedding: true")
+    # A19: full SFT of a trained model at a fine-tuning learning rate (NeMo 2's llama31_70b
+    # finetune_recipe: 5e-6 for full SFT, v2.4.0 recipes/llama31_70b.py:313), unless the spec sets one.
+    train_spec = (((spec.get("spec") or {}).get("stages") or {}).get("train") or {})
+    if finetune and peft in (None, "none") and "lr" not in (train_spec.get("optimizer") or {}):
+        if float(optim.get("lr", 1)) > 1e-5:
+            problems.append(f"A19 full SFT with the default learning rate {optim.get('lr')} (fine-tuning: <= 1e-5)")
     return problems
 
 
@@ -233,7 +255,9 @@ def main():
                 base = OmegaConf.to_container(OmegaConf.load(os.path.join(upstream, tag, base_file)), resolve=False)
                 problems = []
                 if args.check in ("values", "all"):
-                    problems += value_rules(cfg, tag, finetune)
+                    with open(spec) as f:
+                        spec_doc = yaml.safe_load(f)
+                    problems += value_rules(cfg, tag, finetune, spec_doc)
                 if args.check in ("keys", "all"):
                     pretrain_base = None
                     if finetune:
