@@ -157,6 +157,19 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagno
   const int release = NemoRelease(image.value("repository", ""), tag);
   if (framework == "nemo2") {
     CheckNemo2(doc, spec, release, tag, diags);
+  } else if (release > 0 && release < kFirstNemo1Llama31Release &&
+             spec["model"].value("preset", "").rfind("llama3.1-", 0) == 0) {
+    // Llama 3.1 needs its RoPE frequency scaling: NeMo 1 reads
+    // model.scale_positional_embedding from NVIDIA/NeMo v2.0.0 (NeMo 24.09)
+    // on (megatron_gpt_model.py:182); r2.0.0rc1 (24.07) has no such key and
+    // would train with unscaled RoPE (field-review.md A8, decision F9).
+    diags->Error("spec.framework-image",
+                 "Llama 3.1 needs RoPE scaling (model.scale_positional_embedding), which NeMo 1 reads "
+                 "from NeMo " + Release(kFirstNemo1Llama31Release) + " on; image tag " + tag + " is NeMo " +
+                     Release(release),
+                 doc.map.Locate(ImageTagPointer(doc)),
+                 "use a NeMo " + Release(kFirstNemo1Llama31Release) +
+                     " or later image (25.02 or later on Blackwell GPUs)");
   } else if (release > kLastNemo1Release) {
     diags->Error("spec.framework-image",
                  "framework nemo1 runs NeMo 1 Hydra scripts (megatron_gpt_*.py), which NeMo " +

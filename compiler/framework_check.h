@@ -23,6 +23,10 @@ int NemoRelease(const std::string& repository, const std::string& tag);
 /// NeMo 1 training scripts (megatron_gpt_*.py) are absent from this release on.
 constexpr int kLastNemo1Release = 2507;
 
+/// First release whose NeMo 1 reads model.scale_positional_embedding (Llama
+/// 3.1 RoPE scaling): NeMo 24.09 = NVIDIA/NeMo v2.0.0.
+constexpr int kFirstNemo1Llama31Release = 2409;
+
 /// Checks spec.stages.train.framework against the image, the model catalog's
 /// NeMo 2 recipe, the mode's checkpoint source, the data and the overrides.
 void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags);

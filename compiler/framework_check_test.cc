@@ -119,6 +119,17 @@ TEST(FrameworkCheckTest, Nemo1OnAContainerWithoutNemo1ScriptsIsRefused) {
   EXPECT_EQ(Lines{}, Check(Spec("25.07", "llama3-8b", nemo1)));
 }
 
+// A8 / F9: NeMo 24.07 (r2.0.0rc1) has no scale_positional_embedding.
+TEST(FrameworkCheckTest, Llama31OnNemo1Before2409IsRefusedAtTheTag) {
+  const std::string nemo1 = "      nodes: 1\n      batch: {global: 8}\n      data: {mock: true}\n";
+  EXPECT_EQ(Lines{"spec.framework-image@6:49: Llama 3.1 needs RoPE scaling "
+                  "(model.scale_positional_embedding), which NeMo 1 reads from NeMo 24.09 on; image "
+                  "tag 24.07 is NeMo 24.07"},
+            Check(Spec("24.07", "llama3.1-8b", nemo1)));
+  EXPECT_EQ(Lines{}, Check(Spec("24.09", "llama3.1-8b", nemo1)));
+  EXPECT_EQ(Lines{}, Check(Spec("24.07", "llama3-8b", nemo1)));
+}
+
 TEST(FrameworkCheckTest, Nemo2FineTuningNeedsANemo2CheckpointAndNemo2DataLayout) {
   const std::string spec =
       "apiVersion: nemoc.dev/v1alpha1\n"

@@ -105,6 +105,17 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     if (train.value("mode", "") == "lora" && !train.contains("peft")) {
       train["peft"] = nlohmann::json::object();
     }
+    // Fine-tuning starts from a trained model: its learning rate is far below
+    // pretraining's (the schema default, 3e-4), and decays to 0. NeMo 2's
+    // recipes: full SFT 5e-6, LoRA 1e-4 (NVIDIA/NeMo v2.4.0
+    // nemo/collections/llm/recipes/llama31_70b.py:313, :324), min_lr 0
+    // (recipes/finetune_default.py:88). field-review.md A19.
+    const std::string mode = train.value("mode", "");
+    nlohmann::json& optimizer = train["optimizer"];
+    if ((mode == "sft" || mode == "lora") && optimizer.is_object()) {
+      if (!optimizer.contains("lr")) optimizer["lr"] = mode == "sft" ? 5e-6 : 1e-4;
+      if (!optimizer.contains("minLr")) optimizer["minLr"] = 0.0;
+    }
   }
   if (!out["spec"].contains("monitoring")) out["spec"]["monitoring"] = nlohmann::json::object();
   if (!out["spec"].contains("serviceAccount")) {

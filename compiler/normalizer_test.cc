@@ -372,6 +372,23 @@ TEST(NormalizerTestTrain, LoraGetsPeftDefaults) {
   EXPECT_EQ("{input} {output}", n.out["spec"]["stages"]["train"]["data"]["jsonl"]["promptTemplate"]);
 }
 
+// A19: fine-tuning a trained model defaults to NeMo 2's fine-tuning rates,
+// not pretraining's 3e-4; what the spec writes wins.
+TEST(NormalizerTestTrain, FineTuningGetsFineTuningLearningRates) {
+  std::string text = Replace(kBase, "data: {mock: true}", "data: {jsonl: {train: d/train.jsonl}}");
+  text = Replace(text, "    preset: llama2-7b\n", "    preset: llama2-7b\n    source: {nemo: m.nemo}\n");
+  for (const auto& [mode, lr] : std::vector<std::pair<std::string, double>>{{"sft", 5e-6}, {"lora", 1e-4}}) {
+    Normalized n = NormalizeSpec(Replace(text, "      nodes: 2\n", "      mode: " + mode + "\n      nodes: 2\n"));
+    ASSERT_TRUE(n.ok) << mode << ::testing::PrintToString(RenderAll(n.diags));
+    EXPECT_EQ(lr, n.out["spec"]["stages"]["train"]["optimizer"]["lr"]) << mode;
+    EXPECT_EQ(0.0, n.out["spec"]["stages"]["train"]["optimizer"]["minLr"]) << mode;
+  }
+  Normalized n = NormalizeSpec(Replace(text, "      nodes: 2\n",
+                                       "      mode: sft\n      optimizer: {lr: 0.00001}\n      nodes: 2\n"));
+  ASSERT_TRUE(n.ok);
+  EXPECT_EQ(1e-5, n.out["spec"]["stages"]["train"]["optimizer"]["lr"]);
+}
+
 TEST(NormalizerTestTrain, ServiceAccountDefaults) {
   Normalized n = NormalizeSpec(kBase);
   ASSERT_TRUE(n.ok);

@@ -2,7 +2,22 @@
 // for megatron_gpt_pretraining.py and megatron_gpt_finetuning.py.
 // Section layout follows the gpu-recipes / NeMo launcher configs.
 local loraModules = import 'nemo/lora_modules.libsonnet';
+local defaultsTable = import 'nemo/nemo1_defaults.json';
+local versions = import 'nemo/versions.libsonnet';
 local paths = import 'paths.libsonnet';
+
+// One table row as an overlay: "model.optim.lr" = v -> {model+: {optim+: {lr: v}}}.
+local overlay(path, i, value) =
+  if i == std.length(path) - 1 then { [path[i]]: value } else { [path[i]]+: overlay(path, i + 1, value) };
+
+// b laid over a, recursively for objects; null is a value (std.mergePatch
+// would delete the key).
+local deepMerge(a, b) =
+  if std.isObject(a) && std.isObject(b) then {
+    [k]: if std.objectHasEx(a, k, false) && std.objectHasEx(b, k, false) then deepMerge(a[k], b[k])
+    else if std.objectHasEx(b, k, false) then b[k] else a[k]
+    for k in std.setUnion(std.objectFields(a), std.objectFields(b))
+  } else b;
 
 {
   scripts: {
@@ -11,6 +26,28 @@ local paths = import 'paths.libsonnet';
   },
 
   script(train):: if train.mode == 'pretrain' then $.scripts.pretrain else $.scripts.finetune,
+
+  // The NVIDIA/NeMo tag whose base config the run's container carries
+  // (nemo/versions.json): the image's release, else the newest table release
+  // not after it (an unknown or local image: the newest).
+  nemoTag(train)::
+    local release = versions.release(train.image);
+    local known = std.objectFields(versions.releases);  // sorted
+    local older = if release == null then known else [r for r in known if r <= release];
+    versions.releases[if std.length(older) > 0 then older[std.length(older) - 1] else known[0]].nemo,
+
+  // NeMo's own defaults for that tag and script (nemo/nemo1_defaults.json,
+  // rows citing the base config line): pretraining reads
+  // megatron_gpt_config.yaml's keys, SFT/LoRA megatron_gpt_finetuning_config.yaml's.
+  // The rows are summed as overlays (native object inheritance) and the result
+  // is made concrete once (std.parseJson of the native string form): libjsonnet
+  // re-evaluates object fields on every access, and a row-grouping comprehension
+  // here cost ~4 s per build (measured; the summed overlays ~15 ms).
+  defaults(tag, kind):: std.parseJson('' + std.foldl(
+    function(acc, row) acc + overlay(std.split(row.key, '.'), 0, row.value),
+    [row for row in defaultsTable[kind] if std.objectHasEx(row.at, tag, false)],
+    {}
+  )),
 
   // Hydra's safe form: `++key=value` adds or overrides, so a user override of
   // a key nemoc's config does not carry (model.ub_tp_comm_overlap) works
@@ -47,7 +84,18 @@ local paths = import 'paths.libsonnet';
     create_wandb_logger: false,
     create_tensorboard_logger: true,
     create_dllogger_logger: true,
-    dllogger_logger_kwargs: { verbose: true, stdout: true },
+    // DLLogger's JSON on shared storage, one file per rank (every rank opens
+    // json_file; NeMo's DLLoggerParams default is ./dllogger.json in the pod:
+    // NVIDIA/NeMo r2.0.0rc1..v2.4.0 nemo/utils/loggers/dllogger.py:48). Same
+    // layout as NeMo 2 (nemo2.libsonnet), where `nemoc metrics` reads rank 0.
+    // exp_manager resolves the interpolation (OmegaConf.to_container(cfg,
+    // resolve=True), exp_manager.py:402 at r2.0.0rc1, :572 at v2.4.0); torchrun
+    // sets RANK.
+    dllogger_logger_kwargs: {
+      verbose: true,
+      stdout: true,
+      json_file: paths.dlloggerDir(ctx) + '/rank-${oc.env:RANK,0}/dllogger.json',
+    },
     resume_if_exists: checkpoint.resume == 'auto',
     resume_ignore_no_checkpoint: true,
     create_checkpoint_callback: checkpoint.enabled,
@@ -57,6 +105,10 @@ local paths = import 'paths.libsonnet';
       save_top_k: checkpoint.keep,
       save_last: checkpoint.saveLast,
       every_n_train_steps: checkpoint.every,
+      // NeMo's CallbackParams defaults every_n_epochs to 1 (NVIDIA/NeMo
+      // r2.0.0rc1..v2.4.0 nemo/utils/exp_manager.py:117 / :133) and Lightning's
+      // ModelCheckpoint refuses both intervals at once: step checkpoints only.
+      every_n_epochs: 0,
       always_save_nemo: false,
       // Evaluation and conversion read the final .nemo (paths.trainedNemo).
       save_nemo_on_train_end: train.mode != 'pretrain'
@@ -119,7 +171,12 @@ local paths = import 'paths.libsonnet';
       pre_process: true,
       post_process: true,
       persist_layer_norm: true,
-      bias: false,
+      // Megatron's TransformerConfig refuses gelu bias-activation fusion
+      // without add_bias_linear (Megatron-LM core_r0.8.0
+      // megatron/core/transformer/transformer_config.py:408, core_r0.13.0
+      // :1049); GPT-style gelu models carry biases (NeMo's base config:
+      // bias: True with activation: gelu).
+      bias: $.gelu(a.activation),
       activation: a.activation,
       headscale: false,
       transformer_block_type: 'pre_ln',
@@ -136,14 +193,23 @@ local paths = import 'paths.libsonnet';
       } else {}
     ),
 
-  fusions:: {
+  // activation_to_func (NeMo megatron_base_model.py) maps gelu/geglu to
+  // F.gelu and swiglu/fast-swiglu to F.silu; Megatron fuses bias+activation
+  // only for those two (core_r0.8.0 transformer_config.py:404, core_r0.13.0
+  // :1044: "activation function should be either gelu or swiglu").
+  gelu(activation):: activation == 'gelu',
+  fusableActivation(activation)::
+    std.member(['gelu', 'geglu', 'fast-geglu', 'swiglu', 'fast-swiglu'], activation),
+
+  // A fine-tuning config restores the architecture from the .nemo file; the
+  // activation nemoc knows (preset or architecture) decides the fusion still.
+  fusions(model):: {
     grad_div_ar_fusion: true,
     gradient_accumulation_fusion: true,
-    bias_activation_fusion: true,
+    bias_activation_fusion: $.fusableActivation(model.architecture.activation),
     bias_dropout_add_fusion: true,
     masked_softmax_fusion: true,
     apply_rope_fusion: true,
-    cross_entropy_loss_fusion: true,
     use_flash_attention: true,
     seed: 1234,
   },
@@ -159,25 +225,50 @@ local paths = import 'paths.libsonnet';
     sentencepiece_legacy: false,
   },
 
-  optim(train):: {
-    local o = train.optimizer,
-    name: 'distributed_fused_adam',
-    lr: o.lr,
-    weight_decay: o.weightDecay,
-    betas: [0.9, 0.95],
-    bucket_cap_mb: 125,
-    overlap_grad_sync: true,
-    overlap_param_sync: true,
-    contiguous_grad_buffer: true,
-    contiguous_param_buffer: true,
-    grad_sync_dtype: 'bf16',
-    sched: {
-      name: 'CosineAnnealing',
-      warmup_steps: o.warmupSteps,
-      constant_steps: 0,
-      min_lr: o.minLr,
-    },
-  },
+  // The optimizer NeMo accepts for the run:
+  // - PEFT: fused_adam; nlp_adapter_mixins.add_adapter raises "distributed_fused_adam
+  //   is not supported for PEFT" (NVIDIA/NeMo r2.0.0rc1
+  //   nemo/collections/nlp/parts/mixins/nlp_adapter_mixins.py:221, v2.4.0 :233).
+  // - expert parallelism: mcore_distributed_optim; megatron_gpt_model.py refuses
+  //   the Apex distributed optimizer (r2.0.0rc1
+  //   nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py:322,
+  //   v2.4.0 :367); NeMo-Framework-Launcher conf/training/mixtral/mixtral_8x7b.yaml uses it.
+  // - otherwise Apex distributed_fused_adam (the launcher's GPT/Llama configs).
+  optimizerName(train)::
+    if train.mode == 'lora' then 'fused_adam'
+    else if train.parallelism.expert > 1 then 'mcore_distributed_optim'
+    else 'distributed_fused_adam',
+
+  optim(train)::
+    local o = train.optimizer;
+    local name = $.optimizerName(train);
+    {
+      name: name,
+      lr: o.lr,
+      weight_decay: o.weightDecay,
+      betas: [0.9, 0.95],
+      sched: {
+        name: 'CosineAnnealing',
+        warmup_steps: o.warmupSteps,
+        constant_steps: 0,
+        min_lr: o.minLr,
+      },
+    } + (
+      // fused_adam (apex FusedAdam) takes every remaining optim key as a
+      // constructor argument: it gets none of the distributed ones.
+      if name == 'distributed_fused_adam' then {
+        bucket_cap_mb: 125,
+        overlap_grad_sync: true,
+        overlap_param_sync: true,
+        contiguous_grad_buffer: true,
+        contiguous_param_buffer: true,
+        grad_sync_dtype: 'bf16',
+      } else if name == 'mcore_distributed_optim' then {
+        // modelPT.setup_megatron_optimization reads these two from cfg.optim.
+        overlap_grad_sync: true,
+        overlap_param_sync: true,
+      } else {}
+    ),
 
   // Blended Megatron prefixes: [weight, path, weight, path, ...].
   dataPrefix(ctx, data)::
@@ -254,19 +345,43 @@ local paths = import 'paths.libsonnet';
       },
     } else { peft_scheme: 'none', restore_from_path: null },
 
-  // The whole config.yaml as a JSON value (rendered to YAML by nemoc's C++ emitter).
-  config(ctx):: {
+  // Llama 3.1's RoPE frequency scaling: NeMo 1 applies it when
+  // model.scale_positional_embedding is set (NVIDIA/NeMo v2.0.0
+  // nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py:182,
+  // v2.4.0 :197; NeMo-Framework-Launcher conf/training/llama/llama3_1_8b.yaml
+  // sets it). r2.0.0rc1 (24.07) lacks it: compiler/framework_check.cc refuses
+  // Llama 3.1 there. Fine-tuning sets it too: cfg.model is merged over the
+  // restored config (megatron_gpt_finetuning.py:62).
+  ropeScaling(ctx)::
+    local preset = if std.objectHasEx(ctx.spec.model, 'preset', false) then ctx.spec.model.preset else '';
+    if std.startsWith(preset, 'llama3.1-') then { scale_positional_embedding: true } else {},
+
+  // The whole config.yaml as a JSON value (rendered to YAML by nemoc's C++
+  // emitter): NeMo's defaults for the container's NeMo version with nemoc's
+  // values laid over them, so every key NeMo reads without a default exists.
+  config(ctx)::
+    local train = ctx.spec.stages.train;
+    deepMerge($.defaults($.nemoTag(train), if train.mode == 'pretrain' then 'pretrain' else 'finetune'), $.values(ctx)),
+
+  // What nemoc decides.
+  values(ctx):: {
     local train = ctx.spec.stages.train,
     local model = ctx.spec.model,
     local finetune = train.mode != 'pretrain',
-    run: { name: ctx.project + '-' + train.mode, results_dir: paths.trainDir(ctx) },
     trainer: $.trainer(train),
     exp_manager: $.expManager(ctx, train),
     model:
       $.parallelism(train)
       + $.precision(train)
-      + $.fusions
+      + $.fusions(model)
+      + {
+        // MegatronTrainerBuilder._training_strategy reads it unconditionally
+        // (NVIDIA/NeMo r2.0.0rc1 nemo/collections/nlp/parts/megatron_trainer_builder.py:89,
+        // v2.4.0 :90).
+        gradient_as_bucket_view: true,
+      }
       + { optim: $.optim(train) }
+      + $.ropeScaling(ctx)
       + (
         if finetune then {
           restore_from_path: paths.sourceNemo(ctx),

@@ -1,0 +1,44 @@
+// Which NeMo a container runs: the NeMo Framework release of an image
+// ("24.07"), and the NVIDIA/NeMo git tag that release ships (versions.json,
+// each row citing the NeMo Framework "Software Component Versions" page).
+// The same rule as compiler/framework_check.cc NemoRelease(): an NGC
+// .../nemo image tagged YY.MM[...], or a tag that embeds "nemoYY.MM"
+// (gpu-recipes' pytorch-gpu-nemo-nccl:nemo25.02-gib1.0.5-A4).
+local table = import 'nemo/versions.json';
+
+local isDigit(c) = c >= '0' && c <= '9';
+// "YY.MM" at the start of s when followed by no further digit.
+local yymm(s) =
+  if std.length(s) >= 5 && isDigit(s[0]) && isDigit(s[1]) && s[2] == '.' && isDigit(s[3]) && isDigit(s[4])
+     && (std.length(s) == 5 || !isDigit(s[5]))
+  then std.substr(s, 0, 5) else null;
+
+{
+  releases: table.releases,
+
+  // "YY.MM" or null when the image does not say.
+  release(image)::
+    local repository = if std.objectHasEx(image, 'repository', false) then image.repository else '';
+    local tag = if std.objectHasEx(image, 'tag', false) then image.tag else '';
+    local parts = std.split(repository, '/');
+    local name = parts[std.length(parts) - 1];
+    local embedded = [yymm(std.substr(tag, i + 4, std.length(tag))) for i in std.findSubstr('nemo', tag)];
+    local found = [r for r in embedded if r != null];
+    if name == 'nemo' && yymm(tag) != null then yymm(tag)
+    else if std.length(found) > 0 then found[0]
+    else null,
+
+  // The NVIDIA/NeMo tag of the image's release, or null (unknown release).
+  tag(image)::
+    local r = $.release(image);
+    if r != null && std.objectHasEx(table.releases, r, false) then table.releases[r].nemo else null,
+
+  // Release comparison; an image whose release is unknown counts as newest
+  // (a locally built image: nemoc cannot tell, and does not refuse it).
+  atLeast(image, release)::
+    local r = $.release(image);
+    r == null || r >= release,
+
+  // The first release in the table at or after `release` ("24.09").
+  firstAtLeast(release):: [r for r in std.objectFields(table.releases) if r >= release][0],  // fields are sorted
+}
