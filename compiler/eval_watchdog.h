@@ -6,7 +6,7 @@
 // before every spec has been evaluated, so nothing on disk changes.
 //
 // Limits (environment, for CI containers that have less):
-//   NEMOC_MAX_EVAL_SECONDS  one evaluation, default 120
+//   NEMOC_MAX_EVAL_SECONDS  CPU seconds of one evaluation's thread, default 120
 //   NEMOC_MAX_RSS_MIB       resident memory of the process, default 4096
 #ifndef NEMOC_EVAL_WATCHDOG_H_
 #define NEMOC_EVAL_WATCHDOG_H_
@@ -16,7 +16,8 @@
 
 namespace nemoc {
 
-/// Registers "an evaluation of `what` (a spec path) runs now" for its lifetime.
+/// Registers "an evaluation of `what` (a spec path) runs now, on this thread"
+/// for its lifetime (the thread's CPU time is what the limit bounds).
 class EvalWatch {
  public:
   explicit EvalWatch(const std::string& what);

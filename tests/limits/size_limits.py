@@ -112,12 +112,14 @@ def measured(spec, tmp, tag):
     pid = os.fork()
     if pid == 0:
         devnull = os.open(os.devnull, os.O_WRONLY)
+        errors = os.open(path + ".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
+        os.dup2(errors, 2)
         os.execv(NEMOC, [NEMOC, "build", "--quiet", "-j", "1", "--out", out, path])
     _, status, usage = os.wait4(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
-        fail("%s: build failed (exit %d)" % (tag, os.waitstatus_to_exitcode(status)))
+        with open(path + ".stderr", errors="replace") as f:
+            fail("%s: build failed (exit %d):\n%s" % (tag, os.waitstatus_to_exitcode(status), f.read()[-3000:]))
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
