@@ -118,7 +118,7 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
     // Cloud-specific fields on a profile that would ignore them.
     const std::pair<const char*, const char*> owned_by[] = {
         {"instanceType", "eks-efa"}, {"iamRoleArn", "eks-efa"},
-        {"gcpServiceAccount", "gke-a4"}, {"kueue", "gke-a4"},
+        {"gcpServiceAccount", "gke-a4"},
         {"hostNetwork", "gke-a4"}, {"rdma", "vanilla-k8s"}};
     for (const auto& [field, owner] : owned_by) {
       if (target.contains(field) && profile != owner && kBuiltinProfiles.count(profile)) {

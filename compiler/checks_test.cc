@@ -727,11 +727,10 @@ TEST(ChecksTestSpec, FieldsOwnedByAnotherProfile) {
   EXPECT_EQ(Lines{"error spec.wrong-profile@23:7: spec.targets[0].instanceType applies to profile "
                   "eks-efa, not vanilla-k8s"},
             c.lines);
-  c = RunCheckSpec(std::string(kBase) + "      kueue: {queue: team-a}\n      hostNetwork: true\n");
+  // Kueue is common on every profile (issue #15): no longer owned by gke-a4.
+  c = RunCheckSpec(std::string(kBase) + "      kueue: {clusterQueue: team-a, covers: [nvidia.com/gpu]}\n      hostNetwork: true\n");
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ((Lines{"error spec.wrong-profile@23:7: spec.targets[0].kueue applies to profile "
-                   "gke-a4, not vanilla-k8s",
-                   "error spec.wrong-profile@24:7: spec.targets[0].hostNetwork applies to profile "
+  EXPECT_EQ((Lines{"error spec.wrong-profile@24:7: spec.targets[0].hostNetwork applies to profile "
                    "gke-a4, not vanilla-k8s"}),
             c.lines);
   c = RunCheckSpec(std::string(kBase) + "      rdma: {count: 4}\n");
@@ -749,7 +748,7 @@ TEST(ChecksTestSpec, FieldsOwnedByAnotherBuiltinCloudProfile) {
                    "vanilla-k8s, not eks-efa"}),
             c.lines);
   c = RunCheckSpec(Replace(kBase, "profile: vanilla-k8s", "profile: gke-a4") +
-                   "      iamRoleArn: arn:aws:iam::123456789012:role/x\n      kueue: {queue: q}\n");
+                   "      iamRoleArn: arn:aws:iam::123456789012:role/x\n      kueue: {clusterQueue: q, covers: [nvidia.com/gpu]}\n");
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(Lines{"error spec.wrong-profile@23:7: spec.targets[0].iamRoleArn applies to profile "
                   "eks-efa, not gke-a4"},

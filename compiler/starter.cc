@@ -32,8 +32,9 @@ const Template kTemplates[] = {
      "      # iamRoleArn: arn:aws:iam::123456789012:role/nemo-training   # IRSA for S3\n"},
     {"gke-a4", "gke-a4", "b200-180gb",
      "        gcs: {bucket: my-training-bucket}   # Cloud Storage FUSE; or pvc, nfs\n",
-     "      # Kueue gang admission with topology-aware placement (needs the A4 Kueue setup).\n"
-     "      kueue: {queue: a4, topology: block}\n"
+     "      # Kueue gang admission with topology-aware placement. clusterQueue: `kubectl get clusterqueues`\n"
+     "      # (Cluster Toolkit: a4 or a4-high); covers: what it covers (Toolkit queues: GPUs only).\n"
+     "      kueue: {clusterQueue: a4, covers: [nvidia.com/gpu], topology: block}\n"
      "      # gcpServiceAccount: nemo-training@my-project.iam.gserviceaccount.com   # Workload Identity\n"},
 };
 

@@ -92,6 +92,11 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     if (facts.contains("train")) {
       out += Row("Runtime", facts["train"].value("runtime", ""));
       out += Row("Fabric", facts["train"].value("fabric", ""));
+      // Memory request/limit and QoS of the training pods, and their queue (issue #15).
+      if (facts["train"].contains("resources")) {
+        out += Row("Training pod resources", facts["train"]["resources"].get<std::string>());
+      }
+      if (facts["train"].contains("queue")) out += Row("Queue", facts["train"]["queue"].get<std::string>());
       std::string privileges;
       for (const auto& p : facts["train"].value("privileges", nlohmann::json::array())) {
         privileges += (privileges.empty() ? "" : "; ") + p.get<std::string>();

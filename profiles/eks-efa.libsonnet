@@ -3,6 +3,7 @@
 // (vpc.amazonaws.com/efa), FSx for Lustre or Mountpoint for S3 storage, and
 // IAM roles for service accounts. Facts: awsome-distributed-training.
 local fabrics = import 'fabrics.libsonnet';
+local kueue = import 'kueue.libsonnet';
 local storage = import 'storage.libsonnet';
 
 {
@@ -47,8 +48,9 @@ local storage = import 'storage.libsonnet';
     local pod = storage.pod(ctx);
     {
       annotations: {},
-      workloadLabels: {},
-      suspend: false,
+      workloadLabels: kueue.workloadLabels(ctx),
+      // Kueue admits the workload by flipping suspend to false.
+      suspend: kueue.suspend(ctx),
       resources: {},
       capabilities: [],
       privilegeReason: '',
@@ -84,7 +86,6 @@ local storage = import 'storage.libsonnet';
   serviceAccountAnnotations(ctx)::
     if std.objectHasEx(ctx.target, 'iamRoleArn', false) then { 'eks.amazonaws.com/role-arn': ctx.target.iamRoleArn } else {},
 
-  clusterObjects(ctx):: [],
 
   diagnostics(ctx)::
     local target = ctx.target;

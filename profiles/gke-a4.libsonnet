@@ -4,6 +4,7 @@
 // Facts: AI-Hypercomputer/gpu-recipes (A4 charts) and Cluster Toolkit gke-a4.
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
+local kueueLib = import 'kueue.libsonnet';
 local storage = import 'storage.libsonnet';
 
 {
@@ -32,6 +33,10 @@ local storage = import 'storage.libsonnet';
     host: 'cloud.google.com/gce-topology-host',
     hostname: 'kubernetes.io/hostname',
   },
+  topologyOrder: ['block', 'subblock', 'host', 'hostname'],
+  // Levels whose every domain is one a4-highgpu-8g node (a VM takes its
+  // whole host): a required topology there holds one pod (B4).
+  singleNodeLevels: ['host', 'hostname'],
 
   // Multi-networking: eth0 default VPC, eth1 the second gVNIC, eth2..eth9 the
   // eight RoCE NICs (GKE Network objects gvnic-1 and rdma-0..rdma-7).
@@ -60,9 +65,9 @@ local storage = import 'storage.libsonnet';
         'gke-gcsfuse/memory-limit': '0',
         'gke-gcsfuse/ephemeral-storage-limit': '0',
       } else {},
-      workloadLabels: if kueue != null then { 'kueue.x-k8s.io/queue-name': kueue.queue } else {},
+      workloadLabels: kueueLib.workloadLabels(ctx),
       // Kueue admits the workload by flipping suspend to false.
-      suspend: kueue != null,
+      suspend: kueueLib.suspend(ctx),
       resources: {},
       capabilities: [],
       privilegeReason: '',
@@ -78,7 +83,7 @@ local storage = import 'storage.libsonnet';
       volumes: pod.volumes,
       mounts: pod.mounts,
       prologue: null,
-      fabric: 'none (single node)' + (if kueue != null then '; Kueue queue ' + kueue.queue else ''),
+      fabric: 'none (single node)',
     },
 
   // Placement of multi-node workloads (training, NCCL preflight): the local
@@ -93,7 +98,11 @@ local storage = import 'storage.libsonnet';
         (if kueue != null && std.objectHasEx(kueue, 'topology', false) then {
            [if kueue.required then 'kueue.x-k8s.io/podset-required-topology'
            else 'kueue.x-k8s.io/podset-preferred-topology']: $.topologyLevels[kueue.topology],
-         } else {})
+         }
+         // PyTorchJob's Master and Worker are two pod sets: one group is
+         // placed in one domain (kueue v0.19.2 apis/kueue/v1beta1/topology_types.go:82-84).
+         + (if ctx.runtime == 'pytorchjob' then { 'kueue.x-k8s.io/podset-group-name': 'training' } else {})
+         else {})
         + (if hostNetwork then {} else {
              'networking.gke.io/default-interface': 'eth0',
              'networking.gke.io/interfaces': k8s.jsonDocument($.interfaces),
@@ -128,63 +137,13 @@ local storage = import 'storage.libsonnet';
       ]),
       fabric: 'GPUDirect RDMA over RoCE with the gIB NCCL plugin ('
               + (if hostNetwork then 'hostNetwork' else 'GKE multi-networking eth0..eth9') + ')'
-              + (if kueue != null then '; Kueue queue ' + kueue.queue
-                                       + (if std.objectHasEx(kueue, 'topology', false) then ', topology ' + kueue.topology
-                                                                                   + (if kueue.required then ' (required)' else ' (preferred)') else '')
+              + (if kueue != null && std.objectHasEx(kueue, 'topology', false)
+                 then '; Kueue topology ' + kueue.topology + (if kueue.required then ' (required)' else ' (preferred)')
                  else ''),
     },
 
   serviceAccountAnnotations(ctx)::
     if std.objectHasEx(ctx.target, 'gcpServiceAccount', false) then { 'iam.gke.io/gcp-service-account': ctx.target.gcpServiceAccount } else {},
-
-  // The cluster side of Kueue (Cluster Toolkit's kueue-configuration), on request.
-  clusterObjects(ctx)::
-    local kueue = kueueOf(ctx.target);
-    local stages = ctx.spec.stages;
-    // Quota for the largest GPU workload: training (or its NCCL preflight) or one stage pod.
-    local nodes = if std.objectHasEx(stages, 'train', false) then stages.train.nodes else 1;
-    local gpus = if std.objectHasEx(stages, 'train', false) then nodes * stages.train.gpusPerNode else $.gpusPerNode;
-    if kueue == null || !kueue.clusterObjects then [] else [
-      {
-        apiVersion: 'kueue.x-k8s.io/v1beta2',
-        kind: 'Topology',
-        metadata: k8s.metadata(ctx, 'gke-default', namespaced=false),
-        spec: { levels: [{ nodeLabel: $.topologyLevels[l] } for l in ['block', 'subblock', 'host', 'hostname']] },
-      },
-      {
-        apiVersion: 'kueue.x-k8s.io/v1beta2',
-        kind: 'ResourceFlavor',
-        metadata: k8s.metadata(ctx, 'a4', namespaced=false),
-        spec: {
-          nodeLabels: { 'cloud.google.com/gke-accelerator': $.gkeAccelerator },
-          topologyName: 'gke-default',
-          tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-        },
-      },
-      {
-        apiVersion: 'kueue.x-k8s.io/v1beta2',
-        kind: 'ClusterQueue',
-        metadata: k8s.metadata(ctx, kueue.queue, namespaced=false),
-        spec: {
-          namespaceSelector: {},
-          resourceGroups: [{
-            // Kueue admits only workloads whose every requested resource is covered.
-            coveredResources: ['cpu', 'memory', 'nvidia.com/gpu'],
-            flavors: [{ name: 'a4', resources: [
-              { name: 'cpu', nominalQuota: nodes * $.nodeCpu },
-              { name: 'memory', nominalQuota: std.toString(nodes * $.nodeMemoryGi) + 'Gi' },
-              { name: 'nvidia.com/gpu', nominalQuota: gpus },
-            ] }],
-          }],
-        },
-      },
-      {
-        apiVersion: 'kueue.x-k8s.io/v1beta2',
-        kind: 'LocalQueue',
-        metadata: k8s.metadata(ctx, kueue.queue),
-        spec: { clusterQueue: kueue.queue },
-      },
-    ],
 
   diagnostics(ctx)::
     local target = ctx.target;
@@ -218,7 +177,7 @@ local storage = import 'storage.libsonnet';
          code: 'profile.no-kueue',
          pointer: ctx.targetPointer,
          message: 'no kueue queue: pods go straight to kube-scheduler without gang admission or topology-aware placement',
-         hint: 'set kueue: {queue: a4, topology: block}',
+         hint: 'set kueue: {clusterQueue: <kubectl get clusterqueues>, covers: [nvidia.com/gpu], topology: block} (Cluster Toolkit queues cover GPUs only), or clusterObjects: true',
        }] else [])
     + storage.check(ctx, $.storageBackends),
 }

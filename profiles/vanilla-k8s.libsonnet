@@ -3,6 +3,7 @@
 // extended resource and Multus networks) and NFS or an existing PVC: the
 // setup of the NeMo Framework Launcher's Kubernetes support.
 local fabrics = import 'fabrics.libsonnet';
+local kueue = import 'kueue.libsonnet';
 local storage = import 'storage.libsonnet';
 
 {
@@ -27,8 +28,9 @@ local storage = import 'storage.libsonnet';
     local pod = storage.pod(ctx);
     {
       annotations: {},
-      workloadLabels: {},
-      suspend: false,
+      workloadLabels: kueue.workloadLabels(ctx),
+      // Kueue admits the workload by flipping suspend to false.
+      suspend: kueue.suspend(ctx),
       resources: {},
       capabilities: [],
       privilegeReason: '',
@@ -69,7 +71,6 @@ local storage = import 'storage.libsonnet';
     },
 
   serviceAccountAnnotations(ctx):: {},
-  clusterObjects(ctx):: [],
 
   diagnostics(ctx)::
     local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;

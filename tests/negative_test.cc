@@ -262,9 +262,31 @@ TEST_F(NegativeTest, ModelDoesNotFitInGpuMemory) {
 
 TEST_F(NegativeTest, TrainJobCannotCarryGibOnGke) {
   std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
-                             "profile: gke-a4\n      runtime: trainjob\n      kueue: {queue: a4}");
+                             "profile: gke-a4\n      runtime: trainjob\n      kueue: {clusterQueue: a4, covers: [nvidia.com/gpu]}");
   spec = Replace(spec, "      nfs: {server: nfs.internal, path: /export}", "      gcs: {bucket: logs}");
   Expect({"gib", spec, At(spec, "trainjob") + "target onprem: runtime trainjob cannot add the gIB NCCL plugin init container", {}});
+}
+
+// Kueue rules (issue #15, kubernetes-sigs/kueue v0.19.2; libsonnet/kueue.libsonnet):
+// each is what a cluster would never admit, refused at the field to change.
+TEST_F(NegativeTest, KueueRulesAreLocatedErrors) {
+  const std::string vanilla = "      rdma: {count: 4}\n";
+  // B3: the cluster's ClusterQueue without the resources it covers.
+  std::string spec = Replace(kBaseSpec, vanilla, vanilla + "      runtime: jobset\n      kueue: {clusterQueue: gpu}\n");
+  Expect({"covers", spec, At(spec, "{clusterQueue: gpu}") + "target onprem: kueue: name the resources ClusterQueue gpu covers", {}});
+  spec = Replace(kBaseSpec, vanilla, vanilla + "      runtime: jobset\n      kueue: {clusterQueue: gpu, clusterObjects: true, covers: [cpu]}\n");
+  Expect({"covers-and-own", spec, At(spec, "covers: [cpu]") + "target onprem: covers describes the cluster's ClusterQueue", {}});
+  // B5: PyTorchJob (the vanilla default runtime) is not a default integration of Kueue v0.19.2.
+  spec = Replace(kBaseSpec, vanilla, vanilla + "      kueue: {clusterQueue: gpu, clusterObjects: true}\n");
+  Expect({"integration", spec, At(spec, "name: onprem") + "target onprem: Kueue v0.19.2 does not manage kubeflow.org/pytorchjob", {}});
+  // Topology levels are known for gke-a4 only.
+  spec = Replace(kBaseSpec, vanilla, vanilla + "      runtime: jobset\n      kueue: {clusterQueue: gpu, clusterObjects: true, topology: block}\n");
+  Expect({"topology", spec, At(spec, "block}") + "target onprem: topology-aware scheduling needs the node labels", {}});
+  // B4: a required level of single nodes cannot hold two training pods.
+  spec = Replace(kBaseSpec, "      profile: vanilla-k8s\n" + vanilla,
+                 "      profile: gke-a4\n      kueue: {clusterQueue: a4, covers: [nvidia.com/gpu], topology: hostname, required: true}\n");
+  spec = Replace(spec, "      nfs: {server: nfs.internal, path: /export}", "      gcs: {bucket: logs}");
+  Expect({"required-single-node", spec, At(spec, "hostname, required") + "target onprem: required topology hostname puts all 2 training pods on one node", {}});
 }
 
 TEST_F(NegativeTest, InvalidProjectName) {

@@ -14,6 +14,6 @@ local storage = import 'storage.libsonnet';
       else {}
     )
     + std.foldl(function(acc, o) acc + k8s.file(self.dir, o),
-                storage.objects(ctx) + ctx.profile.clusterObjects(ctx),
+                storage.objects(ctx),
                 {}),
 }

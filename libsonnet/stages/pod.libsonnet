@@ -5,6 +5,7 @@
 // their pods in stages/train.libsonnet instead (multi-node fabric).
 local job = import 'job.libsonnet';
 local k8s = import 'k8s.libsonnet';
+local kueue = import 'kueue.libsonnet';
 
 {
   // NCCL inside one node and PyTorch data loaders need more than the 64Mi default.
@@ -68,9 +69,18 @@ local k8s = import 'k8s.libsonnet';
   // hashed into the name, so retraining re-runs what reads the checkpoint
   // (field review C5); null for stages that read no workload's output.
   job(ctx, base, component, placement, container, volumes=[], upstream=null)::
+    // A queued Job requests only what its ClusterQueue covers (kueue.libsonnet, B3).
+    local admitted = if !std.objectHasEx(container, 'resources', false) then container else (
+      local requests = kueue.admissible(ctx, container.resources.requests);
+      local limits = if std.objectHasEx(container.resources, 'limits', false) then kueue.admissible(ctx, container.resources.limits) else {};
+      if std.length(requests) + std.length(limits) == 0 then container { resources:: null }  // hidden: not emitted
+      else container {
+        resources: { [if std.length(requests) > 0 then 'requests']: requests, [if std.length(limits) > 0 then 'limits']: limits },
+      }
+    );
     local spec = {
       backoffLimit: $.backoffLimit,
-      template: $.template(ctx, component, placement, [container], volumes, restartPolicy='Never'),
+      template: $.template(ctx, component, placement, [admitted], volumes, restartPolicy='Never'),
     };
     local hashed = k8s.hashed(base, 63, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend }
                                         + (if upstream == null then {} else { upstream: upstream }));

@@ -3,6 +3,7 @@
 // rendezvous. Nothing here tests which cloud it is.
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
+local kueue = import 'kueue.libsonnet';
 local hydra = import 'nemo/hydra.libsonnet';
 local nemo2 = import 'nemo/nemo2.libsonnet';
 local paths = import 'paths.libsonnet';
@@ -67,11 +68,19 @@ local order = import 'stages/order.libsonnet';
     local targetEnv = if std.objectHasEx(ctx.target, 'env', false) then ctx.target.env else {};
     fabrics.common + placement.env + $.nemoEnv(train) + $.topologyEnv(ctx) + targetEnv + train.env,
 
-  container(ctx, placement)::
+  resources(ctx, placement)::
     local train = ctx.spec.stages.train;
     local gpus = { [ctx.profile.gpuResource]: train.gpusPerNode };
+    kueue.admissible(ctx, gpus + placement.resources + { memory: train.shmSize } + train.resources),
+
+  container(ctx, placement)::
+    local train = ctx.spec.stages.train;
     // Extended resources must be limits; requests = limits everywhere.
-    local resources = gpus + placement.resources + train.resources;
+    // Memory: the spec's, else the size of /dev/shm, whose pages are charged
+    // to the pod: a pod requesting less (or nothing: BestEffort, first to be
+    // evicted) is scheduled on memory it will use (B13).
+    // A queued pod requests only what its ClusterQueue covers (kueue.libsonnet, B3).
+    local resources = $.resources(ctx, placement);
     {
       image: k8s.imageRef(train.image),
       imagePullPolicy: train.image.pullPolicy,
@@ -164,11 +173,34 @@ local order = import 'stages/order.libsonnet';
     k8s.file(order.dir.base, config)
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, built.workload), {}),
 
+  describeResources(ctx, resources)::
+    local train = ctx.spec.stages.train;
+    local gpus = { [ctx.profile.gpuResource]: train.gpusPerNode };
+    local all = gpus + ctx.placement.resources + { memory: train.shmSize } + train.resources;
+    local dropped = kueue.dropped(ctx, all);
+    local list(o) = std.join(', ', [k + ' ' + o[k] for k in std.objectFields(o)]);
+    local limits = { [k]: resources[k] for k in std.objectFields(resources) if k != 'memory' };
+    // core/v1 QoS: Guaranteed needs cpu and memory limits = requests (memory is
+    // never limited here), BestEffort has no request at all.
+    local qos = if !std.objectHasEx(resources, 'memory', false) && !std.objectHasEx(resources, 'cpu', false) then 'BestEffort' else 'Burstable';
+    'requests ' + (if std.length(resources) > 0 then list(resources) else 'none')
+    + '; limits ' + (if std.length(limits) > 0 then list(limits) else 'none')
+    + (if std.objectHasEx(resources, 'memory', false) then '; memory not limited (/dev/shm ' + train.shmSize + ' is memory-backed, B6)' else '')
+    + '; QoS ' + qos
+    + (if std.length(dropped) > 0 then '; RISK: ' + std.join(', ', dropped) + ' not requested because ClusterQueue ' + kueue.of(ctx.target).clusterQueue
+                                        + ' covers only ' + std.join(', ', kueue.of(ctx.target).covers)
+                                        + (if qos == 'BestEffort' then ' -- BestEffort pods are evicted first under memory pressure' else '')
+       else ''),
+
   summary(ctx)::
     local placement = ctx.placement;
     {
       runtime: ctx.runtimeImpl.describe,
       fabric: placement.fabric,
+      // Requests, limits and QoS class of a training pod's container, and the
+      // queue it waits in.
+      resources: $.describeResources(ctx, $.resources(ctx, placement)),
+      queue: kueue.describe(ctx),
       // Every privilege the pods get, with the reason; reviewers see it in SUMMARY.md.
       privileges: (
                     if placement.privileged then [

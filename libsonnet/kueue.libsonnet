@@ -1,0 +1,268 @@
+// Kueue admission for every profile (field review B2, B3, B4, B5, B13 and
+// decision F1). The rules are those of kubernetes-sigs/kueue v0.19.2, the
+// version libsonnet/platform.libsonnet installs:
+// - a workload is admitted only through a LocalQueue in its own namespace
+//   (apis/kueue/v1beta2 localqueue_types.go; pkg/controller/jobframework
+//   reconciler.go looks the queue-name label up in the job's namespace), so
+//   the LocalQueue is always emitted next to the workloads (B2);
+// - every resource a pod set requests must be covered by a resource group of
+//   the ClusterQueue, else "resource X unavailable in ClusterQueue"
+//   (pkg/scheduler/flavorassigner/flavorassigner.go:1071), so queued pods
+//   request only what the ClusterQueue covers (B3);
+// - a required topology puts every pod of a pod set in one domain of that
+//   level (apis/kueue/v1beta1/topology_types.go:22-28), which a level of
+//   single nodes cannot hold for more than one node (B4);
+// - Kueue manages only the frameworks its configuration enables; v0.19.2
+//   ships kubeflow.org/pytorchjob disabled (charts/kueue/values.yaml:166-181,
+//   config/components/manager/controller_manager_config.yaml:54) (B5).
+// Decision F1: a target either uses nemoc's own ResourceFlavor + ClusterQueue
+// (clusterObjects: true), which cover every resource the queued workloads
+// request with a quota that fits the largest of them, or the cluster's
+// ClusterQueue, whose covered resources the target names (covers).
+local k8s = import 'k8s.libsonnet';
+
+// Quantities nemoc itself writes: plain or decimal-suffixed numbers, binary
+// suffixes, millicores. Memory-like values in bytes, cpu in millicores.
+local suffixes = { Ki: 1024, Mi: 1048576, Gi: 1073741824, Ti: 1099511627776, k: 1000, M: 1000000, G: 1000000000, T: 1000000000000, m: 0.001 };
+local isDigit(c) = c >= '0' && c <= '9';
+local digits(s) =
+  local n = std.length(s);
+  local go(i) = if i < n && (isDigit(s[i]) || s[i] == '.') then go(i + 1) else i;
+  go(0);
+local amount(q) =
+  if std.isNumber(q) then q
+  else
+    local s = q;
+    local i = digits(s);
+    local number = std.parseJson(std.substr(s, 0, i));
+    local unit = std.substr(s, i, std.length(s) - i);
+    if unit == '' then number else number * suffixes[unit];
+
+// A total back to a quantity: memory-like in the largest exact binary unit,
+// cpu in cores or millicores, counts as integers.
+local quantity(resource, value) =
+  if resource == 'cpu' then (
+    local milli = std.round(value * 1000);
+    if milli % 1000 == 0 then std.toString(milli / 1000) else std.toString(milli) + 'm'
+  ) else if resource == 'memory' || std.startsWith(resource, 'hugepages-') || resource == 'ephemeral-storage' then (
+    local gi = suffixes.Gi;
+    local mi = suffixes.Mi;
+    if value % gi == 0 then std.toString(value / gi) + 'Gi'
+    else if value % mi == 0 then std.toString(value / mi) + 'Mi'
+    else std.toString(value)
+  ) else value;
+
+// The default integrations of Kueue v0.19.2 (charts/kueue/values.yaml:166-181).
+local defaultIntegrations = [
+  'batch/job',
+  'kubeflow.org/mpijob',
+  'ray.io/rayjob',
+  'ray.io/rayservice',
+  'ray.io/raycluster',
+  'jobset.x-k8s.io/jobset',
+  'workload.codeflare.dev/appwrapper',
+  'trainer.kubeflow.org/trainjob',
+  'pod',
+  'deployment',
+  'statefulset',
+  'leaderworkerset.x-k8s.io/leaderworkerset',
+];
+
+{
+  version: 'v0.19.2',
+  defaultIntegrations: defaultIntegrations,
+  queueLabel: 'kueue.x-k8s.io/queue-name',
+
+  of(target):: if std.objectHasEx(target, 'kueue', false) then target.kueue else null,
+  enabled(ctx):: $.of(ctx.target) != null,
+
+  // The LocalQueue the workloads name: the target's, else the project's own
+  // (unique per project in a shared namespace).
+  localQueue(ctx)::
+    local k = $.of(ctx.target);
+    if std.objectHasEx(k, 'localQueue', false) then k.localQueue else ctx.project,
+
+  // Labels and suspend of a queued workload (Jobs, JobSets, PyTorchJobs, TrainJobs).
+  workloadLabels(ctx):: if $.enabled(ctx) then { [$.queueLabel]: $.localQueue(ctx) } else {},
+  suspend(ctx):: $.enabled(ctx),
+
+  // What a queued pod may request: everything when nemoc's ClusterQueue
+  // covers what the workloads request, else only what the target says the
+  // cluster's ClusterQueue covers (B3; F1 b). Unqueued pods keep everything.
+  admissible(ctx, resources)::
+    local k = $.of(ctx.target);
+    if k == null || k.clusterObjects then resources
+    else { [r]: resources[r] for r in std.objectFields(resources) if std.member(k.covers, r) },
+
+  // Resource names a queued pod would request but may not (SUMMARY risk).
+  dropped(ctx, resources)::
+    local k = $.of(ctx.target);
+    if k == null || k.clusterObjects then []
+    else [r for r in std.objectFields(resources) if !std.member(k.covers, r)],
+
+  // ---- pod sets of the emitted workloads (what Kueue's jobframework sees) ----
+
+  // [{count, requests: {resource: amount}}] per queued object.
+  local containerRequests(c) =
+    if !std.objectHasEx(c, 'resources', false) then {}
+    else
+      local r = c.resources;
+      local limits = if std.objectHasEx(r, 'limits', false) then r.limits else {};
+      // The API server defaults a missing request to the limit.
+      limits + (if std.objectHasEx(r, 'requests', false) then r.requests else {}),
+  local podRequests(podSpec) =
+    std.foldl(function(acc, c)
+                local req = containerRequests(c);
+                acc + { [k]: amount(req[k]) + (if std.objectHasEx(acc, k, false) then acc[k] else 0) for k in std.objectFields(req) },
+              podSpec.containers, {}),
+  local or1(o, f) = if std.objectHasEx(o, f, false) then o[f] else 1,
+  podSets(o)::
+    local key = (if std.length(std.split(o.apiVersion, '/')) == 1 then '' else std.split(o.apiVersion, '/')[0]) + '/' + o.kind;
+    if key == 'batch/Job' then [{ count: or1(o.spec, 'parallelism'), requests: podRequests(o.spec.template.spec) }]
+    else if key == 'jobset.x-k8s.io/JobSet' then [
+      { count: or1(rj, 'replicas') * or1(rj.template.spec, 'parallelism'), requests: podRequests(rj.template.spec.template.spec) }
+      for rj in o.spec.replicatedJobs
+    ]
+    else if key == 'kubeflow.org/PyTorchJob' then [
+      local rs = o.spec.pytorchReplicaSpecs[n];
+      { count: or1(rs, 'replicas'), requests: podRequests(rs.template.spec) }
+      for n in std.objectFields(o.spec.pytorchReplicaSpecs)
+    ]
+    else if key == 'trainer.kubeflow.org/TrainJob' then [
+      // Trainer puts resourcesPerNode on the node container of each node pod.
+      local req = containerRequests({ resources: o.spec.trainer.resourcesPerNode });
+      { count: or1(o.spec.trainer, 'numNodes'), requests: { [k]: amount(req[k]) for k in std.objectFields(req) } },
+    ]
+    else [],
+
+  queued(files):: [
+    files[p]
+    for p in std.objectFields(files)
+    if std.objectHasEx(files[p].metadata, 'labels', false) && std.objectHasEx(files[p].metadata.labels, $.queueLabel, false)
+  ],
+
+  // Per resource, the most any one queued workload requests in total.
+  quotas(files)::
+    local totals = [
+      std.foldl(function(acc, ps)
+                  acc + { [k]: ps.count * ps.requests[k] + (if std.objectHasEx(acc, k, false) then acc[k] else 0) for k in std.objectFields(ps.requests) },
+                $.podSets(o), {})
+      for o in $.queued(files)
+    ];
+    std.foldl(function(acc, t)
+                acc + { [k]: if std.objectHasEx(acc, k, false) && acc[k] > t[k] then acc[k] else t[k] for k in std.objectFields(t) },
+              totals, {}),
+
+  // ---- objects ------------------------------------------------------------
+
+  // The LocalQueue in the workloads' namespace (always, B2) and, with
+  // clusterObjects, nemoc's ResourceFlavor, ClusterQueue and (where the
+  // profile knows the levels) Topology.
+  objects(ctx, files)::
+    local k = $.of(ctx.target);
+    if k == null then [] else
+      local quotas = $.quotas(files);
+      local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
+      local topology = k.clusterObjects && levels != null && std.objectHasEx(k, 'topology', false);
+      [{
+        apiVersion: 'kueue.x-k8s.io/v1beta2',
+        kind: 'LocalQueue',
+        metadata: k8s.metadata(ctx, $.localQueue(ctx)),
+        spec: { clusterQueue: k.clusterQueue },
+      }]
+      + (if !k.clusterObjects then [] else
+           (if topology then [{
+              apiVersion: 'kueue.x-k8s.io/v1beta2',
+              kind: 'Topology',
+              metadata: k8s.metadata(ctx, k.clusterQueue, namespaced=false),
+              spec: { levels: [{ nodeLabel: levels[l] } for l in ctx.profile.topologyOrder] },
+            }] else [])
+           + [
+             {
+               apiVersion: 'kueue.x-k8s.io/v1beta2',
+               kind: 'ResourceFlavor',
+               metadata: k8s.metadata(ctx, k.clusterQueue, namespaced=false),
+               // The nodes the training placement selects.
+               spec: { nodeLabels: ctx.placement.nodeSelector }
+                     + (if topology then { topologyName: k.clusterQueue } else {}),
+             },
+             {
+               apiVersion: 'kueue.x-k8s.io/v1beta2',
+               kind: 'ClusterQueue',
+               metadata: k8s.metadata(ctx, k.clusterQueue, namespaced=false),
+               spec: {
+                 namespaceSelector: {},
+                 resourceGroups: [{
+                   // Every resource a queued workload requests, with the quota
+                   // of the largest one (the stages run one after another).
+                   coveredResources: std.objectFields(quotas),
+                   flavors: [{
+                     name: k.clusterQueue,
+                     resources: [{ name: r, nominalQuota: quantity(r, quotas[r]) } for r in std.objectFields(quotas)],
+                   }],
+                 }],
+               },
+             },
+           ]),
+
+  // SUMMARY.md: the queue the workloads wait in.
+  describe(ctx)::
+    local k = $.of(ctx.target);
+    if k == null then 'none: pods go straight to kube-scheduler'
+    else 'LocalQueue ' + $.localQueue(ctx) + ' (namespace ' + ctx.namespace + ') -> ClusterQueue ' + k.clusterQueue
+         + (if k.clusterObjects then " (nemoc's, covering every resource the queued workloads request)"
+            else " (the cluster's, covering " + std.join(', ', k.covers) + ')'),
+
+  // ---- rules ----------------------------------------------------------------
+
+  // The kind of a runtime's workload as Kueue names the integration.
+  integrationOf:: {
+    jobset: 'jobset.x-k8s.io/jobset',
+    'indexed-job': 'batch/job',
+    pytorchjob: 'kubeflow.org/pytorchjob',
+    trainjob: 'trainer.kubeflow.org/trainjob',
+  },
+
+  diagnostics(ctx)::
+    local k = $.of(ctx.target);
+    local pointer = ctx.targetPointer + '/kueue';
+    local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
+    local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
+    local integrations = if k != null && std.objectHasEx(k, 'integrations', false) then k.integrations else defaultIntegrations;
+    local integration = if std.objectHasEx($.integrationOf, ctx.runtime, false) then $.integrationOf[ctx.runtime] else null;
+    if k == null then [] else
+      (if !k.clusterObjects && !std.objectHasEx(k, 'covers', false) then [{
+         code: 'kueue.covers',
+         pointer: pointer,
+         message: 'kueue: name the resources ClusterQueue ' + k.clusterQueue + ' covers (covers), or set clusterObjects: true for nemoc to emit one that covers what the workloads request',
+         hint: 'kubectl get clusterqueue ' + k.clusterQueue + " -o jsonpath='{.spec.resourceGroups[*].coveredResources}'; Kueue refuses a workload requesting any other resource (kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go:1071)",
+       }] else [])
+      + (if k.clusterObjects && std.objectHasEx(k, 'covers', false) then [{
+           code: 'kueue.covers',
+           pointer: pointer + '/covers',
+           atKey: true,
+           message: "covers describes the cluster's ClusterQueue; with clusterObjects: true nemoc's ClusterQueue covers what the workloads request",
+           hint: 'remove covers, or clusterObjects',
+         }] else [])
+      + (if std.objectHasEx(k, 'topology', false) && levels == null then [{
+           code: 'kueue.topology',
+           pointer: pointer + '/topology',
+           message: 'topology-aware scheduling needs the node labels of each topology level; nemoc knows them for gke-a4 only',
+           hint: 'remove topology',
+         }] else [])
+      // B4: all pods of a pod set in one domain of a level of single nodes.
+      + (if std.objectHasEx(k, 'topology', false) && levels != null && k.required
+            && std.member(ctx.profile.singleNodeLevels, k.topology) && train != null && train.nodes > 1 then [{
+           code: 'kueue.topology-required',
+           pointer: pointer + '/topology',
+           message: 'required topology ' + k.topology + ' puts all ' + train.nodes + ' training pods on one node: Kueue never admits it (kueue v0.19.2 apis/kueue/v1beta1/topology_types.go:22-28)',
+           hint: 'require a level that holds ' + train.nodes + ' nodes (' + std.join(', ', [l for l in ctx.profile.topologyOrder if !std.member(ctx.profile.singleNodeLevels, l)]) + '), or set required: false',
+         }] else [])
+      // B5: the runtime's kind must be an enabled integration.
+      + (if integration != null && !std.member(integrations, integration) then [{
+           code: 'kueue.integration',
+           pointer: ctx.targetPointer + (if std.objectHasEx(ctx.target, 'runtime', false) then '/runtime' else ''),
+           message: 'Kueue ' + $.version + ' does not manage ' + integration + ' workloads unless its configuration enables that integration (kueue v0.19.2 charts/kueue/values.yaml:166-181 leaves it off): the training would stay suspended',
+           hint: 'use runtime jobset, or enable ' + integration + " in the cluster's Kueue and list it in kueue.integrations",
+         }] else []),
+}
