@@ -13,7 +13,7 @@
 //   level (apis/kueue/v1beta1/topology_types.go:22-28), which a level of
 //   single nodes cannot hold for more than one node (B4);
 // - Kueue manages only the frameworks its configuration enables; v0.19.2
-//   ships kubeflow.org/pytorchjob disabled (charts/kueue/values.yaml:166-181,
+//   ships kubeflow.org/pytorchjob disabled (charts/kueue/values.yaml:165-184,
 //   config/components/manager/controller_manager_config.yaml:54) (B5).
 // Decision F1: a target either uses nemoc's own ResourceFlavor + ClusterQueue
 // (clusterObjects: true), which cover every resource the queued workloads
@@ -52,7 +52,7 @@ local quantity(resource, value) =
     else std.toString(value)
   ) else value;
 
-// The default integrations of Kueue v0.19.2 (charts/kueue/values.yaml:166-181).
+// The default integrations of Kueue v0.19.2 (charts/kueue/values.yaml:165-184).
 local defaultIntegrations = [
   'batch/job',
   'kubeflow.org/mpijob',
@@ -70,6 +70,44 @@ local defaultIntegrations = [
 
 {
   version: 'v0.19.2',
+
+  // The chart's controller_manager_config.yaml (kueue v0.19.2
+  // charts/kueue/values.yaml:119-184) with `frameworks` enabled; the chart
+  // parses the value with fromYaml (templates/manager/manager-config.yaml),
+  // so JSON text is what it reads.
+  managerConfig(frameworks):: '' + {
+    apiVersion: 'config.kueue.x-k8s.io/v1beta2',
+    kind: 'Configuration',
+    health: { healthProbeBindAddress: ':8081' },
+    metrics: { bindAddress: ':8443' },
+    webhook: { port: 9443 },
+    leaderElection: { leaderElect: true, resourceName: 'c1f6bfd2.kueue.x-k8s.io' },
+    controller: { groupKindConcurrency: {
+      'Job.batch': 5,
+      Pod: 5,
+      'Workload.kueue.x-k8s.io': 10,
+      'LocalQueue.kueue.x-k8s.io': 5,
+      'ClusterQueue.kueue.x-k8s.io': 5,
+      'ResourceFlavor.kueue.x-k8s.io': 1,
+    } },
+    clientConnection: { qps: 300, burst: 500 },
+    integrations: { frameworks: frameworks },
+  },
+
+  // Where nemoc installs Kueue (the platform bundle), it enables what the
+  // target's runtime needs (decision F2): the integrations the target's Kueue has.
+  bundled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false) && ctx.spec.gitops.platform,
+  integrations(ctx)::
+    local k = $.of(ctx.target);
+    local needed = if std.objectHasEx($.integrationOf, ctx.runtime, false) then [$.integrationOf[ctx.runtime]] else [];
+    if k != null && std.objectHasEx(k, 'integrations', false) then k.integrations
+    else if $.bundled(ctx) then defaultIntegrations + [n for n in needed if !std.member(defaultIntegrations, n)]
+    else defaultIntegrations,
+  // The bundle's Kueue values: the default configuration unless the target needs more.
+  chartValues(ctx)::
+    local frameworks = $.integrations(ctx);
+    if !$.enabled(ctx) || frameworks == defaultIntegrations then {}
+    else { managerConfig: { controllerManagerConfigYaml: $.managerConfig(frameworks) } },
   defaultIntegrations: defaultIntegrations,
   queueLabel: 'kueue.x-k8s.io/queue-name',
 
@@ -228,7 +266,7 @@ local defaultIntegrations = [
     local pointer = ctx.targetPointer + '/kueue';
     local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
     local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
-    local integrations = if k != null && std.objectHasEx(k, 'integrations', false) then k.integrations else defaultIntegrations;
+    local integrations = if k != null then $.integrations(ctx) else [];
     local integration = if std.objectHasEx($.integrationOf, ctx.runtime, false) then $.integrationOf[ctx.runtime] else null;
     if k == null then [] else
       (if !k.clusterObjects && !std.objectHasEx(k, 'covers', false) then [{
@@ -262,7 +300,7 @@ local defaultIntegrations = [
       + (if integration != null && !std.member(integrations, integration) then [{
            code: 'kueue.integration',
            pointer: ctx.targetPointer + (if std.objectHasEx(ctx.target, 'runtime', false) then '/runtime' else ''),
-           message: 'Kueue ' + $.version + ' does not manage ' + integration + ' workloads unless its configuration enables that integration (kueue v0.19.2 charts/kueue/values.yaml:166-181 leaves it off): the training would stay suspended',
-           hint: 'use runtime jobset, or enable ' + integration + " in the cluster's Kueue and list it in kueue.integrations",
+           message: 'Kueue ' + $.version + ' does not manage ' + integration + ' workloads unless its configuration enables that integration (kueue v0.19.2 charts/kueue/values.yaml:165-184 leaves it off): the training would stay suspended',
+           hint: 'use runtime jobset, enable ' + integration + " in the cluster's Kueue and list it in kueue.integrations, or let nemoc install Kueue with it (spec.gitops.platform)",
          }] else []),
 }

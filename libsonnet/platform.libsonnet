@@ -17,6 +17,7 @@
 // The reviewed table of releases, pins and images is platform_releases.json
 // (tests/platform/bundle_releases.py holds the bundle to it).
 local k8s = import 'k8s.libsonnet';
+local kueue = import 'kueue.libsonnet';
 local storage = import 'storage.libsonnet';
 local releases = (import 'platform_releases.json').components;
 
@@ -225,6 +226,7 @@ local releases = (import 'platform_releases.json').components;
         matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [ctx.target.instanceType] }],
       }] } } },
     }
+    else if name == 'kueue' then kueue.chartValues(ctx)
     else if name == 'efa-device-plugin' then {
       // GPU nodes are tainted nvidia.com/gpu (the eks-efa profile tolerates it);
       // the chart tolerates nothing (aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin/values.yaml:332).

@@ -17,8 +17,9 @@ kubernetes-sigs/kueue v0.19.2 does with each workload labelled kueue.x-k8s.io/qu
     spec's kueue.covers -- B3;
   - a required topology at a level of single nodes holds one pod
     (apis/kueue/v1beta1/topology_types.go:22-28) -- B4;
-  - the workload's framework is an enabled integration (charts/kueue/values.yaml:166-181:
-    kubeflow.org/pytorchjob is off by default) -- B5; PyTorchJob pod sets under topology
+  - the workload's framework is an enabled integration of the Kueue that runs: the one the
+    tree's platform bundle installs (its manager config), else the spec's kueue.integrations or
+    the defaults (charts/kueue/values.yaml:165-184: kubeflow.org/pytorchjob is off) -- B5, F2; PyTorchJob pod sets under topology
     share a podset-group-name (topology_types.go:82-84).
 
 Usage: admission.py <nemoc> <source dir>
@@ -45,7 +46,7 @@ PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
 GROUP = "kueue.x-k8s.io/podset-group-name"
 # Node labels whose every domain is a single node (GKE A4: a VM takes its whole host).
 SINGLE_NODE_LEVELS = {"kubernetes.io/hostname", "cloud.google.com/gce-topology-host"}
-# kubernetes-sigs/kueue v0.19.2 charts/kueue/values.yaml:166-181 (enabled by default).
+# kubernetes-sigs/kueue v0.19.2 charts/kueue/values.yaml:165-184 (enabled by default).
 DEFAULT_INTEGRATIONS = {
     "batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "ray.io/rayservice", "ray.io/raycluster",
     "jobset.x-k8s.io/jobset", "workload.codeflare.dev/appwrapper", "trainer.kubeflow.org/trainjob",
@@ -133,6 +134,7 @@ def main():
     specs, kueue_of = spec_targets()
     errors = []
     queued_count, per_profile, trees_with_cq = 0, set(), 0
+    bundles_read = [0]
     with tempfile.TemporaryDirectory(prefix="nemoc-kueue-") as out:
         env = dict(os.environ, NEMOC_DATA_DIR=SRC)
         run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs,
@@ -155,6 +157,16 @@ def main():
                 trees_with_cq += 1
             spec_kueue = kueue_of.get((project, target))
             integrations = set(spec_kueue.get("integrations", DEFAULT_INTEGRATIONS)) if spec_kueue else DEFAULT_INTEGRATIONS
+            # Where the tree installs Kueue (gitops/platform), the Kueue that runs is that one:
+            # its chart reads managerConfig.controllerManagerConfigYaml with fromYaml
+            # (charts/kueue/templates/manager/manager-config.yaml), the chart default otherwise.
+            bundle = os.path.join(tree, "gitops", "platform", "flux", "helmrelease-platform-kueue.yaml")
+            if os.path.exists(bundle):
+                with open(bundle) as f:
+                    values = yaml.safe_load(f)["spec"].get("values") or {}
+                text = (values.get("managerConfig") or {}).get("controllerManagerConfigYaml")
+                integrations = set(yaml.safe_load(text)["integrations"]["frameworks"]) if text else DEFAULT_INTEGRATIONS
+                bundles_read[0] += 1
             for rel, o in objects:
                 labels = o["metadata"].get("labels") or {}
                 if QUEUE not in labels:
@@ -222,9 +234,10 @@ def main():
                 for k in sorted(totals):  # B3
                     if k not in covered:
                         errors.append(f"{where}: resource {k} unavailable in ClusterQueue {cq_name} (B3)")
-    if queued_count < 10 or trees_with_cq < 2 or len(per_profile) < 4:
+    if queued_count < 10 or trees_with_cq < 2 or len(per_profile) < 4 or bundles_read[0] < 2:
         errors.append(f"too few queued workloads to prove anything: {queued_count} workloads, "
-                      f"{trees_with_cq} trees with nemoc's ClusterQueue, targets {sorted(per_profile)}")
+                      f"{trees_with_cq} trees with nemoc's ClusterQueue, targets {sorted(per_profile)}, "
+                      f"{bundles_read[0]} Kueue bundles read")
     for e in errors:
         print(e, file=sys.stderr)
     print(f"{queued_count} queued workloads in {len(per_profile)} targets, {trees_with_cq} with nemoc's ClusterQueue: "
