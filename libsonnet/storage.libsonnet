@@ -93,7 +93,11 @@ local k8s = import 'k8s.libsonnet';
               csi: {
                 driver: 's3.csi.aws.com',
                 volumeHandle: pvName,
-                volumeAttributes: { bucketName: volume.s3.bucket },
+                // With an IAM role for the target's service account, Mountpoint mounts
+                // with the pod's credentials, not the driver's role (B9;
+                // awslabs/mountpoint-s3-csi-driver v2.7.0 docs/CONFIGURATION.md:43,375).
+                volumeAttributes: { bucketName: volume.s3.bucket }
+                                  + (if std.objectHasEx(ctx.target, 'iamRoleArn', false) then { authenticationSource: 'pod' } else {}),
               },
             },
           },
@@ -120,7 +124,7 @@ local k8s = import 'k8s.libsonnet';
      else if backend == 'hostPath' then 'hostPath ' + volume.hostPath.path
      else if backend == 'fsxLustre' then 'FSx for Lustre (fsx.csi.aws.com)'
                                          + (if std.objectHasEx(volume.fsxLustre, 'claimName', false) then ' PVC ' + volume.fsxLustre.claimName else '')
-     else if backend == 's3' then 'S3 bucket ' + volume.s3.bucket + ' (Mountpoint for Amazon S3 CSI)'
+     else if backend == 's3' then 'S3 bucket ' + volume.s3.bucket + ' (Mountpoint for Amazon S3 CSI, read-only use)'
      else 'GCS bucket ' + volume.gcs.bucket + ' (Cloud Storage FUSE CSI)')
     + ' at ' + volume.mountPath,
 
@@ -130,7 +134,18 @@ local k8s = import 'k8s.libsonnet';
   },
 
   // Diagnostics for backends a profile cannot mount.
-  check(ctx, allowed):: [
+  check(ctx, allowed)::
+    // B9: Mountpoint for S3 does not rename or append on general-purpose buckets
+    // (awslabs/mountpoint-s3 v1.23.0 doc/SEMANTICS.md:8,18-21): checkpoints and
+    // results (written by every stage) cannot live there; datasets can.
+    (if std.objectHasEx(ctx.storage, 'results', false) && $.backendOf(ctx.storage.results) == 's3' then [{
+       code: 'storage.s3-results',
+       pointer: ctx.storagePointer + '/results/s3',
+       atKey: true,
+       message: 'Mountpoint for S3 cannot hold results: checkpoint saving renames files, which Mountpoint refuses on general-purpose buckets (awslabs/mountpoint-s3 v1.23.0 doc/SEMANTICS.md:8)',
+       hint: 'put results on fsxLustre, pvc or nfs; keep s3 for the data volume',
+     }] else [])
+    + [
     {
       code: 'profile.storage',
       pointer: ctx.storagePointer + '/' + n + '/' + $.backendOf(ctx.storage[n]),

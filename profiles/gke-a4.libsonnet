@@ -5,6 +5,7 @@
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local kueueLib = import 'kueue.libsonnet';
+local nemoVersions = import 'nemo/versions.libsonnet';
 local storage = import 'storage.libsonnet';
 
 {
@@ -20,7 +21,16 @@ local storage = import 'storage.libsonnet';
   gkeAccelerator: 'nvidia-b200',
 
   gib: {
-    image: 'us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib:v1.0.5',
+    repository: 'us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib',
+    // The gIB plugin must match the NCCL of the training image (B12). The
+    // pairs AI-Hypercomputer/gpu-recipes ships for A4 (@2e1fd5e), newest first;
+    // a NeMo release takes the first row at or below it, an image whose
+    // release nemoc cannot tell the newest.
+    versions: [
+      { release: '25.11', tag: 'v1.1.1', at: 'training/a4/wan_14b/nemo-gke/nemo2511/32gpus-bf16-gbs64/recipe/values.yaml:4; nemo2602 recipes values.yaml:30' },
+      { release: '25.07', tag: 'v1.1.0', at: 'training/a4/llama31_405b/nemo-gke/nemo2507/128gpus-fp8-gbs128/recipe/recipe/values.yaml:4' },
+      { release: '00.00', tag: 'v1.0.5', at: 'image pytorch-gpu-nemo-nccl:nemo25.02-gib1.0.5-A4 (training/a4/llama3-1-405b, shared/reference/gke-a4.md:38)' },
+    ],
     dir: '/usr/local/gib',
     tunerConfig: '/usr/local/gib/configs/tuner_config_a4.txtpb',
   },
@@ -49,6 +59,12 @@ local storage = import 'storage.libsonnet';
   local kueueOf(target) = if std.objectHasEx(target, 'kueue', false) then target.kueue else null,
 
   accelerator(ctx):: 'b200-180gb',
+
+  // The gIB plugin tag for the training image (B12).
+  gibTag(ctx)::
+    local release = if std.objectHasEx(ctx.spec.stages, 'train', false) then nemoVersions.release(ctx.spec.stages.train.image) else null;
+    [v.tag for v in $.gib.versions if release == null || v.release <= release][0],
+  gibImage(ctx):: $.gib.repository + ':' + $.gibTag(ctx),
 
   // Placement of single-node stage pods (data preparation, evaluation,
   // conversion, engine build, serving): A4 nodes, shared storage and the
@@ -115,7 +131,7 @@ local storage = import 'storage.libsonnet';
       env: fabrics.gib,
       initContainers: [{
         name: 'nccl-plugin-installer',
-        image: $.gib.image,
+        image: $.gibImage(ctx),
         imagePullPolicy: 'IfNotPresent',
         command: ['/bin/sh', '-c'],
         args: [std.join('\n', [
@@ -126,7 +142,16 @@ local storage = import 'storage.libsonnet';
         ])],
         volumeMounts: [{ name: 'gib', mountPath: '/target' + $.gib.dir }],
       }],
-      volumes: [{ name: 'gib', emptyDir: {} }] + single.volumes,
+      // Cloud Storage FUSE in a hostNetwork pod authenticates as the pod's
+      // Kubernetes service account only with hostNetworkPodKSA (B11;
+      // GoogleCloudPlatform/gcs-fuse-csi-driver v1.24.0 docs/authentication.md:29-40,
+      // pkg/csi_driver/utils.go:63); without it the node's identity is used.
+      volumes: [{ name: 'gib', emptyDir: {} }] + [
+        if hostNetwork && std.objectHasEx(v, 'csi', false) && v.csi.driver == 'gcsfuse.csi.storage.gke.io'
+        then v { csi+: { volumeAttributes+: { hostNetworkPodKSA: 'true' } } }
+        else v
+        for v in single.volumes
+      ],
       mounts: [{ name: 'gib', mountPath: $.gib.dir }] + single.mounts,
       // gIB's NCCL settings come as a shell script inside the plugin image.
       prologue: std.join('\n', [
@@ -135,7 +160,7 @@ local storage = import 'storage.libsonnet';
         'export NCCL_SOCKET_IFNAME=eth0,eth1',
         'export NCCL_TUNER_CONFIG_PATH=' + $.gib.tunerConfig,
       ]),
-      fabric: 'GPUDirect RDMA over RoCE with the gIB NCCL plugin ('
+      fabric: 'GPUDirect RDMA over RoCE with the gIB NCCL plugin ' + $.gibTag(ctx) + ' ('
               + (if hostNetwork then 'hostNetwork' else 'GKE multi-networking eth0..eth9') + ')'
               + (if kueue != null && std.objectHasEx(kueue, 'topology', false)
                  then '; Kueue topology ' + kueue.topology + (if kueue.required then ' (required)' else ' (preferred)')

@@ -289,6 +289,14 @@ TEST_F(NegativeTest, KueueRulesAreLocatedErrors) {
   Expect({"required-single-node", spec, At(spec, "hostname, required") + "target onprem: required topology hostname puts all 2 training pods on one node", {}});
 }
 
+// B9: Mountpoint for S3 cannot rename: results (checkpoints) there are refused.
+TEST_F(NegativeTest, MountpointForS3CannotHoldResults) {
+  std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
+                             "profile: eks-efa\n      instanceType: p5.48xlarge");
+  spec = Replace(spec, "      nfs: {server: nfs.internal, path: /export}", "      s3: {bucket: ckpt}");
+  Expect({"s3-results", spec, At(spec, "s3: {bucket") + "target onprem: Mountpoint for S3 cannot hold results", {}});
+}
+
 TEST_F(NegativeTest, InvalidProjectName) {
   std::string spec = Replace(kBaseSpec, "name: neg", "name: Neg_Project");
   Expect({"name", spec, At(spec, "Neg_Project") + "metadata.name: \"Neg_Project\" is not valid", {}});

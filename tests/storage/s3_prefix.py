@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""An S3 data prefix written with a trailing slash mounts that prefix, not `p//` (B10).
+"""An S3 data prefix written with a trailing slash mounts that prefix, not `p//` (B10), with
+the pod's credentials when the target has an IAM role (B9).
 
 Builds tests/specs/profile-matrix.yaml with the eks-pytorchjob data prefix set to
 `tokenized/` and to `tokenized`, and checks that every Mountpoint PersistentVolume
@@ -48,6 +49,12 @@ def check(prefix):
                     if doc["spec"].get("csi", {}).get("driver") != "s3.csi.aws.com":
                         continue
                     pvs += 1
+                    # B9: the target has an IAM role (iamRoleArn): Mountpoint mounts with the
+                    # pod's credentials (awslabs/mountpoint-s3-csi-driver v2.7.0
+                    # docs/CONFIGURATION.md:375), not the driver's role.
+                    auth = doc["spec"]["csi"].get("volumeAttributes", {}).get("authenticationSource")
+                    if auth != "pod":
+                        errors.append(f"prefix {prefix!r}: {os.path.basename(out)} authenticationSource {auth!r}, expected 'pod'")
                     opts = doc["spec"].get("mountOptions", [])
                     if "prefix tokenized/" not in opts or any("//" in o for o in opts):
                         errors.append(f"prefix {prefix!r}: {os.path.basename(out)} mountOptions {opts}")

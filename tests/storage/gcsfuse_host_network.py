@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""Cloud Storage FUSE volumes of hostNetwork pods use the pod's service account (B11).
+
+GoogleCloudPlatform/gcs-fuse-csi-driver v1.24.0 docs/authentication.md:29-40: a pod on the host
+network reaches Workload Identity only with the volume attribute hostNetworkPodKSA: "true"
+(pkg/csi_driver/utils.go:63 VolumeContextKeyHostNetworkPodKSA); other pods must not set it.
+Builds every example and test spec and checks each pod template with a gcsfuse CSI volume.
+
+Usage: gcsfuse_host_network.py <nemoc> <source dir>
+"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import yaml
+except ImportError:  # python3-yaml
+    if os.environ.get("CI") == "true":
+        print("CI=true and python3-yaml is missing", file=sys.stderr)
+        sys.exit(1)
+    print("python3-yaml not installed: skipped", file=sys.stderr)
+    sys.exit(77)
+
+NEMOC, SRC = sys.argv[1], sys.argv[2]
+
+
+def pod_specs(node):
+    """Every pod spec (a mapping with containers) under node."""
+    if isinstance(node, dict):
+        if "containers" in node and isinstance(node["containers"], list):
+            yield node
+        for v in node.values():
+            yield from pod_specs(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from pod_specs(v)
+
+
+def main():
+    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
+                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
+    errors, host, other = [], 0, 0
+    with tempfile.TemporaryDirectory(prefix="nemoc-gcsfuse-") as out:
+        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs,
+                             capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SRC))
+        if run.returncode != 0:
+            print(run.stderr, file=sys.stderr)
+            return 1
+        for path in glob.glob(os.path.join(out, "*", "*", "[0-9][0-9]-*", "*.yaml")):
+            with open(path) as f:
+                doc = yaml.safe_load(f)
+            for pod in pod_specs(doc):
+                for v in pod.get("volumes", []) or []:
+                    csi = v.get("csi") or {}
+                    if csi.get("driver") != "gcsfuse.csi.storage.gke.io":
+                        continue
+                    ksa = (csi.get("volumeAttributes") or {}).get("hostNetworkPodKSA")
+                    if pod.get("hostNetwork"):
+                        host += 1
+                        if ksa != "true":
+                            errors.append(f"{os.path.relpath(path, out)}: hostNetwork pod, volume {v['name']} without hostNetworkPodKSA")
+                    else:
+                        other += 1
+                        if ksa is not None:
+                            errors.append(f"{os.path.relpath(path, out)}: pod network, volume {v['name']} sets hostNetworkPodKSA")
+    if host < 3 or other < 3:
+        errors.append(f"too few gcsfuse volumes to prove anything: {host} on hostNetwork pods, {other} on others")
+    for e in errors:
+        print(e, file=sys.stderr)
+    print(f"{host} gcsfuse volumes on hostNetwork pods, {other} on others: {len(errors)} errors")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
