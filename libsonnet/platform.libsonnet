@@ -140,7 +140,10 @@ local releases = (import 'platform_releases.json').components;
   byKind: {
     'kubeflow.org/PyTorchJob': ['training-operator'],
     'kubeflow.org/MPIJob': ['training-operator'],
-    'trainer.kubeflow.org/TrainJob': ['trainer', 'trainer-runtimes'],
+    // TrainJobs refer to the TrainingRuntime nemoc emits beside them (B14),
+    // not to the ClusterTrainingRuntimes of trainer-runtimes.
+    'trainer.kubeflow.org/TrainJob': ['trainer'],
+    'trainer.kubeflow.org/TrainingRuntime': ['trainer'],
     'jobset.x-k8s.io/JobSet': ['jobset'],
     'monitoring.coreos.com/ServiceMonitor': ['prometheus-operator'],
     'monitoring.coreos.com/PodMonitor': ['prometheus-operator'],
