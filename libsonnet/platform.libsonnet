@@ -240,6 +240,12 @@ local releases = (import 'platform_releases.json').components;
 
   values(ctx, name):: std.mergePatch($.pinValues(name), $.targetValues(ctx, name)),
 
+  // Kustomize patches a kustomize component's release needs (platform_releases.json
+  // "patches", reviewed with "patchesAt"): Argo CD source.kustomize.patches, Flux
+  // Kustomization spec.patches. B16: training-operator's PyTorchJob init container image.
+  kustomizePatches(name)::
+    if std.objectHasEx(releases[name], 'patches', false) then releases[name].patches else [],
+
   // ---- cluster objects ---------------------------------------------------------
 
   // Cluster-scoped objects the bundle applies after the components whose
@@ -345,7 +351,11 @@ local releases = (import 'platform_releases.json').components;
 
   describe(name)::
     local c = $.components[name];
-    name + ' ' + c.version + ' (' + releases[name].release + ')',
+    name + ' ' + c.version + ' (' + releases[name].release + ')'
+    + $.patchesSummary(name),
+  // B16: what a component's kustomize patches change, for SUMMARY.md.
+  patchesSummary(name)::
+    if std.objectHasEx(releases[name], 'patchesSummary', false) then ' (' + releases[name].patchesSummary + ')' else '',
 
   // installs: what gitops/platform/ installs; clusterHas: the profile's fixed
   // prerequisites, plus the components nemoc would install when the bundle
