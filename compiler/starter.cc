@@ -104,13 +104,15 @@ std::vector<std::string> StarterProfiles() {
 
 bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
                  const AcceleratorTable& accelerators, std::string* yaml, std::string* err) {
-  // metadata.name's rule (schema definition shortName): the file is NAME.yaml.
-  bool name_ok = !o.name.empty() && o.name.size() <= 40 && o.name.front() >= 'a' &&
+  // metadata.name's rule (schema definition projectName): the file is NAME.yaml.
+  // 63: the name is the value of label app.kubernetes.io/part-of (B18).
+  bool name_ok = !o.name.empty() && o.name.size() <= 63 && o.name.front() >= 'a' &&
                  o.name.front() <= 'z' && o.name.back() != '-';
   for (char c : o.name) name_ok = name_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
   if (!name_ok) {
-    *err = "project name '" + o.name + "' must be a DNS-1123 label of at most 40 characters "
-           "starting with a letter (lowercase letters, digits, '-')";
+    *err = "project name '" + o.name + "' must be a DNS-1123 label of at most 63 characters "
+           "starting with a letter (lowercase letters, digits, '-'): it is the value of label "
+           "app.kubernetes.io/part-of, at most 63 characters";
     return false;
   }
   const Template* tmpl = nullptr;

@@ -385,7 +385,8 @@ local platform = import 'platform.libsonnet';
       spec: {
         project: 'default',
         source: { repoURL: c.repo, targetRevision: c.tag, path: c.path }
-                + (if c.kind == 'helm' then { helm: { releaseName: name } + (if std.length(values) > 0 then { valuesObject: values } else {}) } else {}),
+                + (if c.kind == 'helm' then { helm: { releaseName: name } + (if std.length(values) > 0 then { valuesObject: values } else {}) } else {})
+                + (if c.kind == 'kustomize' && std.length(platform.kustomizePatches(name)) > 0 then { kustomize: { patches: platform.kustomizePatches(name) } } else {}),
         destination: { server: $.clusterServer(ctx), namespace: c.namespace },
         // Large CRDs exceed the client-side apply annotation limit.
         syncPolicy: $.platformSyncPolicy(ctx, false),
@@ -547,7 +548,8 @@ local platform = import 'platform.libsonnet';
           prune: true,
           wait: true,
           timeout: '10m',
-        } + (if std.length(deps) > 0 then { dependsOn: deps } else {}),
+        } + (if std.length(deps) > 0 then { dependsOn: deps } else {})
+          + (if std.length(platform.kustomizePatches(name)) > 0 then { patches: platform.kustomizePatches(name) } else {}),
       }), names, {})
     + (if std.length(objects) > 0 then
          local source = 'platform-' + $.clusterKey(ctx);
@@ -605,7 +607,7 @@ local platform = import 'platform.libsonnet';
       engines: ctx.spec.gitops.engines,
       source: ctx.spec.gitops.repoURL + ' @ ' + ctx.spec.gitops.revision + ': ' + $.sourcePath(ctx),
       platform: if ctx.spec.gitops.platform then [
-        n + ' ' + platform.components[n].version
+        n + ' ' + platform.components[n].version + platform.patchesSummary(n)
         for n in platform.needed(ctx, files)
       ] else [],
     },

@@ -141,7 +141,10 @@ local releases = (import 'platform_releases.json').components;
   byKind: {
     'kubeflow.org/PyTorchJob': ['training-operator'],
     'kubeflow.org/MPIJob': ['training-operator'],
-    'trainer.kubeflow.org/TrainJob': ['trainer', 'trainer-runtimes'],
+    // TrainJobs refer to the TrainingRuntime nemoc emits beside them (B14),
+    // not to the ClusterTrainingRuntimes of trainer-runtimes.
+    'trainer.kubeflow.org/TrainJob': ['trainer'],
+    'trainer.kubeflow.org/TrainingRuntime': ['trainer'],
     'jobset.x-k8s.io/JobSet': ['jobset'],
     'monitoring.coreos.com/ServiceMonitor': ['prometheus-operator'],
     'monitoring.coreos.com/PodMonitor': ['prometheus-operator'],
@@ -238,6 +241,12 @@ local releases = (import 'platform_releases.json').components;
     else {},
 
   values(ctx, name):: std.mergePatch($.pinValues(name), $.targetValues(ctx, name)),
+
+  // Kustomize patches a kustomize component's release needs (platform_releases.json
+  // "patches", reviewed with "patchesAt"): Argo CD source.kustomize.patches, Flux
+  // Kustomization spec.patches. B16: training-operator's PyTorchJob init container image.
+  kustomizePatches(name)::
+    if std.objectHasEx(releases[name], 'patches', false) then releases[name].patches else [],
 
   // ---- cluster objects ---------------------------------------------------------
 
@@ -344,7 +353,11 @@ local releases = (import 'platform_releases.json').components;
 
   describe(name)::
     local c = $.components[name];
-    name + ' ' + c.version + ' (' + releases[name].release + ')',
+    name + ' ' + c.version + ' (' + releases[name].release + ')'
+    + $.patchesSummary(name),
+  // B16: what a component's kustomize patches change, for SUMMARY.md.
+  patchesSummary(name)::
+    if std.objectHasEx(releases[name], 'patchesSummary', false) then ' (' + releases[name].patchesSummary + ')' else '',
 
   // installs: what gitops/platform/ installs; clusterHas: the profile's fixed
   // prerequisites, plus the components nemoc would install when the bundle

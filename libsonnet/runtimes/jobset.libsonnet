@@ -22,6 +22,9 @@ local launch = import 'runtimes/launch.libsonnet';
   // createHeadlessSvcIfNecessary: clusterIP None, selector jobset-name,
   // publishNotReadyAddresses from spec.network). A Git-managed Service of that
   // name would be adopted by the JobSet and garbage-collected with it.
+  // Objects the workload needs applied before it (00-base): none.
+  baseObjects(ctx, w):: [],
+
   objects(ctx, w):: [
     {
       apiVersion: 'jobset.x-k8s.io/v1alpha2',
@@ -29,6 +32,9 @@ local launch = import 'runtimes/launch.libsonnet';
       metadata: k8s.metadata(ctx, w.name, w.component) + { labels+: w.workloadLabels },
       spec: {
         // The whole set restarts together: NCCL groups cannot lose one rank.
+        // `restarts` (B14) is maxRestarts, restart strategy Recreate by default
+        // (kubernetes-sigs/jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go:482,487);
+        // the Job's backoffLimit 0 hands every pod failure to this policy.
         failurePolicy: { maxRestarts: w.restarts },
         network: { enableDNSHostnames: true, subdomain: w.name, publishNotReadyAddresses: true },
         replicatedJobs: [{

@@ -22,6 +22,9 @@ local launch = import 'runtimes/launch.libsonnet';
   ],
 
   // w: the workload contract of stages/train.libsonnet.
+  // Objects the workload needs applied before it (00-base): none.
+  baseObjects(ctx, w):: [],
+
   objects(ctx, w)::
     local template = {
       metadata: w.pod.metadata,
@@ -50,6 +53,10 @@ local launch = import 'runtimes/launch.libsonnet';
         nprocPerNode: std.toString(w.gpusPerNode),
         runPolicy: {
           cleanPodPolicy: 'None',  // keep finished pods for their logs
+          // B14, verified: with restartPolicy OnFailure the operator fails the job
+          // once the container restarts of its running pods add up to backoffLimit
+          // (kubeflow/training-operator v1.9.0 pkg/core/job.go:95-134). torchrun's
+          // --max-restarts (launcherArgs) restarts the workers inside the pod first.
           backoffLimit: w.restarts,
         } + (if w.suspend then { suspend: true } else {}),
         pytorchReplicaSpecs: {

@@ -1,7 +1,9 @@
 // Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1, Trainer v2.3)
-// on the built-in `torch-distributed` ClusterTrainingRuntime. The runtime's
-// torch plugin injects PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK,
-// PET_MASTER_ADDR and PET_MASTER_PORT, which torchrun reads itself.
+// on a namespaced TrainingRuntime nemoc emits beside it (B14, see
+// baseObjects), the upstream `torch-distributed` ClusterTrainingRuntime plus
+// the restart policy. The runtime's torch plugin injects PET_NNODES,
+// PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT,
+// which torchrun reads itself.
 // Everything else reaches the pods through runtimePatches, whose container
 // patch allows only env, volumeMounts and securityContext: GPUs and fabric
 // devices go to trainer.resourcesPerNode, and there is no way to add init
@@ -10,9 +12,8 @@ local k8s = import 'k8s.libsonnet';
 local launch = import 'runtimes/launch.libsonnet';
 
 {
-  describe:: 'Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1) on ClusterTrainingRuntime torch-distributed',
-  runtimeName: 'torch-distributed',
-  // Names inside the torch-distributed runtime that patches must target.
+  describe:: 'Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1) on its own TrainingRuntime (torch-distributed with failurePolicy.maxRestarts)',
+  // Names inside the runtime (as in torch-distributed) that patches must target.
   replicatedJob: 'node',
   containerName: 'node',
   manager: 'nemoc.dev/nemoc',
@@ -26,6 +27,47 @@ local launch = import 'runtimes/launch.libsonnet';
     { name: 'CP_SIZE', value: std.toString(train.parallelism.context) },
   ],
 
+  // B14: a TrainJob has no restart setting of its own, and runtimePatches
+  // cannot carry one: JobSetSpecPatch holds only replicatedJobs, JobSpecPatch
+  // only the pod template (kubeflow/trainer v2.3.0
+  // pkg/apis/trainer/v1alpha1/trainjob_types.go:336-375). The JobSet is built
+  // from the referenced runtime's template spec (pkg/runtime/core/
+  // trainingruntime.go:167-172), so its failurePolicy reaches the JobSet:
+  // nemoc emits a namespaced TrainingRuntime per workload, named like it,
+  // with failurePolicy.maxRestarts (kubernetes-sigs/jobset v0.12.0
+  // api/jobset/v1alpha2/jobset_types.go:482) and a Job backoffLimit of 0, so
+  // a failed rank restarts the whole gang as in the jobset runtime (the
+  // upstream runtime leaves the Job default of 6 single-pod retries, which
+  // cannot rejoin the static rendezvous). The rest is torch-distributed
+  // (kubeflow/trainer v2.3.0 charts/kubeflow-trainer/files/runtimes/
+  // torch-distributed.yaml) with the trainer's image. It lives in 00-base:
+  // Trainer's webhook refuses a TrainJob whose TrainingRuntime does not exist
+  // yet (trainingruntime.go:304-313).
+  baseObjects(ctx, w):: [{
+    apiVersion: 'trainer.kubeflow.org/v1alpha1',
+    kind: 'TrainingRuntime',
+    metadata: k8s.metadata(ctx, w.name, w.component) + { labels+: { 'trainer.kubeflow.org/framework': 'torch' } },
+    spec: {
+      mlPolicy: { numNodes: 1, torch: {} },
+      template: {
+        spec: {
+          failurePolicy: { maxRestarts: w.restarts },
+          replicatedJobs: [{
+            name: $.replicatedJob,
+            replicas: 1,
+            template: {
+              metadata: { labels: { 'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer' } },
+              spec: {
+                backoffLimit: 0,
+                template: { spec: { containers: [{ name: $.containerName, image: w.container.image }] } },
+              },
+            },
+          }],
+        },
+      },
+    },
+  }],
+
   objects(ctx, w)::
     local podSpec = w.pod.spec;
     local launchSpec = launch.container([], w.program, w.prologue);
@@ -37,8 +79,8 @@ local launch = import 'runtimes/launch.libsonnet';
       spec: {
         runtimeRef: {
           apiGroup: 'trainer.kubeflow.org',
-          kind: 'ClusterTrainingRuntime',
-          name: $.runtimeName,
+          kind: 'TrainingRuntime',
+          name: w.name,
         },
         trainer: {
           image: w.container.image,

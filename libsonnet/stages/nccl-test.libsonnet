@@ -106,8 +106,10 @@ local train = import 'stages/train.libsonnet';
     },
 
   files(ctx)::
+    local workload = $.workload(ctx);
     k8s.file($.dir, k8s.configMap(ctx, $.configMapName(ctx), { [$.scriptName]: $.script }, $.component))
-    + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, $.workload(ctx)), {}),
+    + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), ctx.runtimeImpl.baseObjects(ctx, workload), {})
+    + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, workload), {}),
 
   summary(ctx)::
     local test = ctx.spec.stages.ncclTest;

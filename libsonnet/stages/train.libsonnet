@@ -171,6 +171,7 @@ local order = import 'stages/order.libsonnet';
     local built = ctx.trainBuilt;
     local config = k8s.configMap(ctx, $.configMapName(ctx), built.config, $.component);
     k8s.file(order.dir.base, config)
+    + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), ctx.runtimeImpl.baseObjects(ctx, built.workload), {})
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, built.workload), {}),
 
   describeResources(ctx, resources)::

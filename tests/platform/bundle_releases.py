@@ -106,6 +106,29 @@ def check_component(where, name, version, values, kind_is_helm):
             fail(f"{where}: {name} value {dotted} = {got!r}, the release pins {want!r} ({row['pinsAt']})")
 
 
+def check_patches(where, name, patches):
+    """A kustomize component carries exactly the table's reviewed patches; B16:
+    training-operator's PyTorchJob init container image is set, released, listed,
+    and not a Docker Hub short name (alpine:3.10 is the operator's default)."""
+    row = TABLE.get(name, {})
+    want = row.get("patches", [])
+    if (patches or []) != want:
+        fail(f"{where}: {name} kustomize patches {patches!r}, the table has {want!r}")
+    if name == "training-operator":
+        flag = "--pytorch-init-container-image="
+        images = re.findall(re.escape(flag) + r'([^"\\\]\s]+)', json.dumps(patches or []))
+        if not images:
+            fail(f"{where}: training-operator without {flag} (B16: the Worker init container defaults to alpine:3.10 from Docker Hub)")
+        for image in images:
+            why = unreleased(image)
+            if why:
+                fail(f"{where}: init container image {image}: {why}")
+            if image not in TABLE_IMAGES.get(name, set()):
+                fail(f"{where}: init container image {image} is not in the reviewed table")
+            if "." not in image.split("/")[0]:
+                fail(f"{where}: init container image {image} is a Docker Hub short name")
+
+
 def check_bundle(tree):
     plat = os.path.join(tree, "gitops/platform")
     objects = load_dir(os.path.join(plat, "objects"))
@@ -169,6 +192,8 @@ def check_bundle(tree):
             if name == "trainer" and dig(helm.get("valuesObject", {}), "jobset.install") is not False:
                 fail(f"{f}: Trainer installs its own JobSet (C8)")
             check_component(f, name, src["targetRevision"], helm.get("valuesObject"), "helm" in src)
+            if "helm" not in src:
+                check_patches(f, name, src.get("kustomize", {}).get("patches"))
             waves[name] = wave
         if jobsets > 1:
             fail(f"{argo_apps}: {jobsets} JobSet installations (C8)")
@@ -200,6 +225,8 @@ def check_bundle(tree):
             if name == "trainer" and dig(spec.get("values", {}), "jobset.install") is not False:
                 fail(f"{f}: Trainer installs its own JobSet (C8)")
             check_component(f, name, tag, spec.get("values"), o["kind"] == "HelmRelease")
+            if o["kind"] == "Kustomization":
+                check_patches(f, name, spec.get("patches"))
             for n in NEEDS.get(name, []):
                 dep_kind = "HelmRelease" if os.path.exists(os.path.join(flux, f"helmrelease-platform-{n}.yaml")) else "Kustomization"
                 if dep_kind == o["kind"] and {"name": "platform-" + n} not in spec.get("dependsOn", []):
