@@ -172,6 +172,12 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
   y += "  # imagePullSecrets: [ngc-registry]  # Secret names only: nemoc never sees credentials\n";
   y += "  model:\n";
   y += "    preset: " + o.model + "    # the catalog: nemoc explain spec.model.preset\n";
+  // Llama and Mixtral tokenizers are gated on the Hugging Face Hub (field review A3).
+  if (o.model.rfind("llama", 0) == 0 || o.model.rfind("mixtral", 0) == 0) {
+    y += "    # A Secret with key HF_TOKEN (kubectl create secret generic hf-token --from-literal=HF_TOKEN=...):\n";
+    y += "    # the tokenizer is a gated Hugging Face repository.\n";
+    y += "    source: {hfTokenSecret: hf-token}\n";
+  }
   y += "  storage:\n";
   y += "    results:                         # logs and checkpoints, mounted by every pod\n";
   y += tmpl->storage;

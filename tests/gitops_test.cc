@@ -39,6 +39,7 @@ spec:
   image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
   model:
     preset: llama2-7b
+    source: {hfTokenSecret: hf-token}   # the tokenizer is gated (A3)
   storage:
     results:
       nfs: {server: nfs.internal, path: /export}

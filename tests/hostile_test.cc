@@ -80,7 +80,7 @@ metadata:
 spec:
   namespace: hostile-ns
   image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
-  model: {preset: llama2-7b}
+  model: {preset: llama2-7b, source: {hfTokenSecret: hf-token}}
   storage:
     results:
       nfs: {server: nfs.example.com, path: /export}
@@ -105,7 +105,7 @@ metadata:
 spec:
   namespace: bystander-ns
   image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
-  model: {preset: llama2-7b}
+  model: {preset: llama2-7b, source: {hfTokenSecret: hf-token}}
   storage:
     results:
       nfs: {server: nfs.example.com, path: /export}

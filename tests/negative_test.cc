@@ -2,6 +2,7 @@
 // file) with a clear message, and leaves the output tree byte-for-byte as it
 // was. The tree is pre-built from the same project and target, so a partial
 // write would show.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -22,6 +23,7 @@ spec:
   image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
   model:
     preset: llama2-7b
+    source: {hfTokenSecret: hf-token}   # the tokenizer is gated (A3)
   storage:
     results:
       nfs: {server: nfs.internal, path: /export}
@@ -310,9 +312,11 @@ TEST_F(NegativeTest, MissingRequiredField) {
 TEST_F(NegativeTest, DuplicateTargetNames) {
   const std::string second = "    - name: onprem\n      profile: vanilla-k8s\n";
   std::string spec = std::string(kBaseSpec) + second;
-  // The second occurrence is the one reported: line 28 (the base has 27 lines).
+  // The second occurrence is the one reported: the line after the base spec.
+  const auto base_lines = std::count(kBaseSpec, kBaseSpec + sizeof(kBaseSpec) - 1, '\n');
   Expect({"dup-target", spec,
-          scratch_.path() + "/neg.yaml:28:13: error: target name 'onprem' is used twice", {}});
+          scratch_.path() + "/neg.yaml:" + std::to_string(base_lines + 1) +
+              ":13: error: target name 'onprem' is used twice", {}});
 }
 
 TEST_F(NegativeTest, FineTuningWithoutSource) {

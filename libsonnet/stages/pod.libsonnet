@@ -3,6 +3,7 @@
 // node selection, tolerations, storage and the Kueue queue; this file adds
 // the hardening every stage pod gets. Training and the NCCL preflight build
 // their pods in stages/train.libsonnet instead (multi-node fabric).
+local hf = import 'huggingface.libsonnet';
 local job = import 'job.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local kueue = import 'kueue.libsonnet';
@@ -96,10 +97,7 @@ local kueue = import 'kueue.libsonnet';
     args: dirs + argv,
   },
 
-  // A Secret reference for the HuggingFace token, when the spec names one.
-  hfTokenEnv(ctx)::
-    local source = if std.objectHasEx(ctx.spec.model, 'source', false) then ctx.spec.model.source else {};
-    if std.objectHasEx(source, 'hfTokenSecret', false)
-    then [{ name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: source.hfTokenSecret, key: 'HF_TOKEN' } } }]
-    else [],
+  // Hugging Face Hub environment (huggingface.libsonnet): HF_HOME on shared
+  // storage, and HF_TOKEN from the Secret the spec names.
+  hfTokenEnv(ctx):: hf.env(ctx),
 }

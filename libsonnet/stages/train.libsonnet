@@ -3,6 +3,7 @@
 // rendezvous. Nothing here tests which cloud it is.
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
+local hf = import 'huggingface.libsonnet';
 local kueue = import 'kueue.libsonnet';
 local hydra = import 'nemo/hydra.libsonnet';
 local nemo2 = import 'nemo/nemo2.libsonnet';
@@ -84,7 +85,11 @@ local order = import 'stages/order.libsonnet';
     {
       image: k8s.imageRef(train.image),
       imagePullPolicy: train.image.pullPolicy,
-      env: k8s.envList($.env(ctx, placement)),
+      // The tokenizer (and NeMo 2 recipes' model files) come from the Hub:
+      // HF_HOME on shared storage so the ranks share one download, HF_TOKEN
+      // for gated repositories (field-review.md A3); the stage's own env wins.
+      local env = $.env(ctx, placement),
+      env: k8s.envList(env) + [e for e in hf.env(ctx) if !std.objectHasEx(env, e.name, false)],
       // B6: /dev/shm is a Memory emptyDir of train.shmSize, and memory-backed
       // emptyDir pages count against the container's memory limit, so a limit
       // equal to the request (32000Mi on EKS under a 256Gi /dev/shm) OOM-kills

@@ -40,7 +40,7 @@ BASE = {
     "spec": {
         "namespace": "limits-ns",
         "image": {"repository": "nvcr.io/nvidia/nemo", "tag": "24.09"},
-        "model": {"preset": "llama2-7b"},
+        "model": {"preset": "llama2-7b", "source": {"hfTokenSecret": "hf-token"}},
         "storage": {"results": {"nfs": {"server": "nfs.internal", "path": "/export"}}},
         "stages": {
             "train": {

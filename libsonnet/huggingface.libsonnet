@@ -1,0 +1,64 @@
+// Hugging Face Hub access: which pods load a Hub repository at run time,
+// which repositories are gated (a download needs a token of an account that
+// accepted the licence), and the environment those pods get: HF_TOKEN from
+// the Secret the spec names (key HF_TOKEN) and HF_HOME on shared storage, so
+// the ranks of a training share one download instead of each fetching the
+// same files (field-review.md A3).
+local paths = import 'paths.libsonnet';
+
+{
+  // Gated repositories: every meta-llama/* repository ("You need to agree to
+  // share your contact information to access this model", huggingface.co/meta-llama/Llama-3.1-8B,
+  // Llama-2-7b-hf, Meta-Llama-3-8B) and Mixtral 8x7B (huggingface.co/mistralai/Mixtral-8x7B-v0.1).
+  gatedOwners:: ['meta-llama'],
+  gatedRepos:: ['mistralai/Mixtral-8x7B-v0.1', 'mistralai/Mixtral-8x7B-Instruct-v0.1'],
+
+  // A Hub id (owner/name), not a path on a volume.
+  isHubId(id):: std.isString(id) && !std.startsWith(id, '/') && !std.startsWith(id, '.') && std.length(std.split(id, '/')) == 2,
+  gated(id):: $.isHubId(id) && (std.member($.gatedOwners, std.split(id, '/')[0]) || std.member($.gatedRepos, id)),
+
+  source(ctx):: if std.objectHasEx(ctx.spec.model, 'source', false) then ctx.spec.model.source else {},
+  tokenSecret(ctx):: std.objectHasEx($.source(ctx), 'hfTokenSecret', false),
+
+  // HF_HOME: one cache per results volume, shared by every stage and rank.
+  home(ctx):: ctx.storage.results.mountPath + '/.cache/huggingface',
+
+  // Environment entries (k8s env list form) for a pod that may use the Hub.
+  env(ctx)::
+    [{ name: 'HF_HOME', value: $.home(ctx) }]
+    + (if $.tokenSecret(ctx)
+       then [{ name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: $.source(ctx).hfTokenSecret, key: 'HF_TOKEN' } } }]
+       else []),
+
+  // The gated repositories the pipeline downloads, with the spec field that
+  // names each: the tokenizer (NeMo 1 pretraining builds it with
+  // AutoTokenizer.from_pretrained(type); NeMo 2 pretraining recipes the same; data
+  // preparation tokenizes with it) and the import stage's source.
+  hubUses(ctx)::
+    local stages = ctx.spec.stages;
+    local tokenizer = ctx.spec.model.tokenizer;
+    local train = if std.objectHasEx(stages, 'train', false) then stages.train else null;
+    local tokenizerFromHub =
+      tokenizer.library == 'huggingface' && std.objectHasEx(tokenizer, 'type', false)
+      && (std.objectHasEx(stages, 'dataPrep', false)
+          || (train != null && train.mode == 'pretrain'));
+    local pointer = if std.objectHasEx(ctx.spec.model, 'preset', false) && !std.objectHasEx(ctx.spec.model, 'architecture', false)
+    then '/spec/model/preset' else '/spec/model/tokenizer/type';
+    (if tokenizerFromHub && $.gated(tokenizer.type) then [{ repo: tokenizer.type, what: 'tokenizer', pointer: pointer }] else [])
+    + (if std.objectHasEx($.source(ctx), 'huggingface', false) && $.gated($.source(ctx).huggingface)
+       then [{ repo: $.source(ctx).huggingface, what: 'weights', pointer: '/spec/model/source/huggingface' }] else []),
+
+  diagnostics(ctx)::
+    if $.tokenSecret(ctx) then [] else [
+      {
+        code: 'spec.hf-token',
+        pointer: u.pointer,
+        message: 'the pipeline downloads the gated Hugging Face repository ' + u.repo + ' (' + u.what
+                 + ') and the spec names no token Secret; the download fails with 401',
+        hint: 'create a Secret with key HF_TOKEN (kubectl create secret generic hf-token --from-literal=HF_TOKEN=...) '
+              + 'and set spec.model.source.hfTokenSecret: hf-token'
+              + (if u.what == 'tokenizer' then ', or give model.tokenizer a tokenizer on shared storage' else ''),
+      }
+      for u in $.hubUses(ctx)
+    ],
+}
