@@ -117,7 +117,7 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
     const std::string profile = target["profile"].get<std::string>();
     // Cloud-specific fields on a profile that would ignore them.
     const std::pair<const char*, const char*> owned_by[] = {
-        {"instanceType", "eks-efa"}, {"iamRoleArn", "eks-efa"},
+        {"instanceType", "eks-efa"}, {"iamRoleArn", "eks-efa"}, {"efa", "eks-efa"},
         {"gcpServiceAccount", "gke-a4"},
         {"hostNetwork", "gke-a4"}, {"rdma", "vanilla-k8s"}};
     for (const auto& [field, owner] : owned_by) {

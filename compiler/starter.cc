@@ -29,6 +29,10 @@ const Template kTemplates[] = {
     {"eks-efa", "eks", "h100-80gb",
      "        fsxLustre: {storageClassName: fsx-sc, size: 1200Gi}   # or s3, pvc, nfs\n",
      "      instanceType: p5.48xlarge      # 8 × H100 80GB, 32 EFA devices\n"
+     "      # NCCL over EFA needs libfabric + aws-ofi-nccl, which NGC images lack: build FROM spec.image\n"
+     "      # with the EFA installer and aws-ofi-nccl (aws-samples/awsome-distributed-training\n"
+     "      # 3.test_cases/megatron/nemo/kubernetes/Dockerfile), push it, and name it here.\n"
+     "      efa: {image: {repository: 123456789012.dkr.ecr.us-east-1.amazonaws.com/nemo-efa, tag: nemo25.02-efa}, awsOfiNccl: 1.13.2}\n"
      "      # iamRoleArn: arn:aws:iam::123456789012:role/nemo-training   # IRSA for S3\n"},
     {"gke-a4", "gke-a4", "b200-180gb",
      "        gcs: {bucket: my-training-bucket}   # Cloud Storage FUSE; or pvc, nfs\n",

@@ -3,6 +3,7 @@
 // (vpc.amazonaws.com/efa), FSx for Lustre or Mountpoint for S3 storage, and
 // IAM roles for service accounts. Facts: awsome-distributed-training.
 local fabrics = import 'fabrics.libsonnet';
+local k8s = import 'k8s.libsonnet';
 local kueue = import 'kueue.libsonnet';
 local storage = import 'storage.libsonnet';
 
@@ -32,6 +33,19 @@ local storage = import 'storage.libsonnet';
   hugepages: '5120Mi',
   usesHugepages:: fabrics.efa.FI_EFA_USE_HUGE_PAGE != '0',
   defaultMemory: '32000Mi',
+
+  local efaOf(target) = if std.objectHasEx(target, 'efa', false) then target.efa else null,
+
+  // NCCL_NET names the aws-ofi-nccl plugin, so NCCL fails when the plugin is
+  // missing instead of falling back to TCP sockets over the ENA (B8, F10). Its
+  // name: "AWS Libfabric" up to v1.12.1-aws (src/nccl_ofi_interface_nvidia.c:182),
+  // "Libfabric" from v1.13.0-aws (same file and line) -- aws/aws-ofi-nccl.
+  ncclNet(version)::
+    local v = if std.startsWith(version, 'v') then std.substr(version, 1, std.length(version) - 1) else version;
+    local parts = std.split(std.split(v, '-')[0], '.');
+    local major = std.parseInt(parts[0]);
+    local minor = std.parseInt(parts[1]);
+    if major > 1 || (major == 1 && minor >= 13) then 'Libfabric' else 'AWS Libfabric',
 
   local instanceOf(ctx) =
     if std.objectHasEx(ctx.target, 'instanceType', false) && std.objectHasEx($.instances, ctx.target.instanceType, false)
@@ -77,7 +91,9 @@ local storage = import 'storage.libsonnet';
         'vpc.amazonaws.com/efa': instance.efa,
         memory: $.defaultMemory,
       } + (if $.usesHugepages then { 'hugepages-2Mi': $.hugepages } else {}),
-      env: fabrics.efa,
+      env: fabrics.efa + (if efaOf(ctx.target) != null then { NCCL_NET: $.ncclNet(efaOf(ctx.target).awsOfiNccl) } else {}),
+      // The EFA-capable image runs the multi-node pods (B8).
+      [if efaOf(ctx.target) != null then 'image']: efaOf(ctx.target).image,
       fabric: 'EFA: ' + instance.efa + ' × vpc.amazonaws.com/efa per ' + ctx.target.instanceType
               + (if $.usesHugepages then ', hugepages-2Mi ' + $.hugepages else ', no hugepages (FI_EFA_USE_HUGE_PAGE=0)')
               + ', libfabric provider efa',
@@ -114,6 +130,24 @@ local storage = import 'storage.libsonnet';
          pointer: ctx.targetPointer + '/gpu',
          atKey: true,
          message: 'eks-efa derives the GPU model from instanceType; remove gpu',
+       }] else [])
+    // B8: stock NGC NeMo images have no libfabric/aws-ofi-nccl; NCCL would run
+    // over TCP. The awsome-distributed-training NeMo image is built FROM
+    // nvcr.io/nvidia/nemo with the EFA installer and aws-ofi-nccl
+    // (3.test_cases/megatron/nemo/kubernetes/Dockerfile).
+    + (if train != null && efaOf(target) == null then [{
+         code: 'profile.efa-image',
+         pointer: ctx.targetPointer,
+         message: 'eks-efa training needs an EFA-capable image: ' + k8s.imageRef(train.image)
+                  + ' carries no libfabric/aws-ofi-nccl, so NCCL would fall back to TCP sockets',
+         hint: 'build FROM ' + k8s.imageRef(train.image) + ' with the EFA installer and aws-ofi-nccl (aws-samples/awsome-distributed-training '
+               + '3.test_cases/megatron/nemo/kubernetes/Dockerfile) and set efa: {image: {repository: ..., tag: ...}, awsOfiNccl: 1.13.2}',
+       }] else [])
+    + (if efaOf(target) != null && std.startsWith(efaOf(target).image.repository, 'nvcr.io/nvidia/') then [{
+         code: 'profile.efa-image',
+         pointer: ctx.targetPointer + '/efa/image',
+         message: 'efa.image ' + efaOf(target).image.repository + ' is a stock NGC image without libfabric/aws-ofi-nccl',
+         hint: 'name the image built FROM it with the EFA installer and aws-ofi-nccl',
        }] else [])
     + storage.check(ctx, $.storageBackends),
 }

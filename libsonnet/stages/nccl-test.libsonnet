@@ -99,8 +99,9 @@ local train = import 'stages/train.libsonnet';
         spec+: { volumes+: [{ name: 'nccl-test', configMap: { name: $.configMapName(ctx) } }] },
       },
       container+: {
-        image: k8s.imageRef(test.image),
-        imagePullPolicy: test.image.pullPolicy,
+        local image = if std.objectHasEx(ctx.placement, 'image', false) then ctx.placement.image else test.image,
+        image: k8s.imageRef(image),
+        imagePullPolicy: if std.objectHasEx(image, 'pullPolicy', false) then image.pullPolicy else test.image.pullPolicy,
         volumeMounts+: [{ name: 'nccl-test', mountPath: paths.scriptsDir, readOnly: true }],
       },
     },

@@ -83,8 +83,11 @@ local order = import 'stages/order.libsonnet';
     // A queued pod requests only what its ClusterQueue covers (kueue.libsonnet, B3).
     local resources = $.resources(ctx, placement);
     {
-      image: k8s.imageRef(train.image),
-      imagePullPolicy: train.image.pullPolicy,
+      // A profile may run the multi-node pods on its own build of the image
+      // (eks-efa: the EFA-capable image, B8).
+      local image = if std.objectHasEx(placement, 'image', false) then placement.image else train.image,
+      image: k8s.imageRef(image),
+      imagePullPolicy: if std.objectHasEx(image, 'pullPolicy', false) then image.pullPolicy else train.image.pullPolicy,
       // The tokenizer (and NeMo 2 recipes' model files) come from the Hub:
       // HF_HOME on shared storage so the ranks share one download, HF_TOKEN
       // for gated repositories (field-review.md A3); the stage's own env wins.
