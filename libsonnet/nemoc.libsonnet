@@ -7,6 +7,7 @@ local platform = import 'platform.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local hf = import 'huggingface.libsonnet';
 local kueue = import 'kueue.libsonnet';
+local pod = import 'stages/pod.libsonnet';
 local runtimes = import 'runtimes/runtimes.libsonnet';
 local base = import 'stages/base.libsonnet';
 local convert = import 'stages/convert.libsonnet';
@@ -93,7 +94,8 @@ local builders = {
     local withPlacements = base { localPlacement: localPlacement, placement: placement };
     local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(withPlacements) else null;
     local ctx = withPlacements { trainBuilt: trainBuilt };
-    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx);
+    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx)
+                        + pod.stageNodesDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).
     local rejected = std.length([d for d in diagnostics if !std.objectHasEx(d, 'severity', false) || d.severity == 'error']) > 0;

@@ -299,6 +299,16 @@ TEST_F(NegativeTest, MountpointForS3CannotHoldResults) {
   Expect({"s3-results", spec, At(spec, "s3: {bucket") + "target onprem: Mountpoint for S3 cannot hold results", {}});
 }
 
+// B19: stage nodes. An engine runs only on the GPU it was built on; instanceType is EKS's.
+TEST_F(NegativeTest, StageNodesRules) {
+  const std::string vanilla = "      rdma: {count: 4}\n";
+  std::string spec = Replace(kBaseSpec, "  stages:\n", "  stages:\n    convert: {}\n    tensorrtLLM: {}\n    serve: {triton: {replicas: 1}}\n");
+  spec = Replace(spec, vanilla, vanilla + "      stageNodes:\n        serve: {nodeSelector: {pool: l40s}}\n");
+  Expect({"engine-nodes", spec, At(spec, "{nodeSelector: {pool") + "target onprem: serve and tensorrtLLM run on different nodes", {}});
+  spec = Replace(kBaseSpec, vanilla, vanilla + "      stageNodes:\n        evaluate: {instanceType: g6e.4xlarge}\n");
+  Expect({"instance-type", spec, At(spec, "instanceType: g6e") + "target onprem: instanceType applies to eks-efa targets", {}});
+}
+
 TEST_F(NegativeTest, InvalidProjectName) {
   std::string spec = Replace(kBaseSpec, "name: neg", "name: Neg_Project");
   Expect({"name", spec, At(spec, "Neg_Project") + "metadata.name: \"Neg_Project\" is not valid", {}});

@@ -31,7 +31,7 @@ local pod = import 'stages/pod.libsonnet';
 
   files(ctx)::
     local convert = ctx.spec.stages.convert;
-    local placement = ctx.localPlacement;
+    local placement = pod.placementFor(ctx, 'convert');
     local run = pod.mkdirThenExec([paths.huggingfaceDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'convert',

@@ -34,7 +34,7 @@ local pod = import 'stages/pod.libsonnet';
 
   files(ctx)::
     local prep = ctx.spec.stages.dataPrep;
-    local placement = ctx.localPlacement;
+    local placement = pod.placementFor(ctx, 'dataPrep');
     local run = pod.mkdirThenExec([paths.preparedDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'data-prep',

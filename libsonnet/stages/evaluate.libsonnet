@@ -44,7 +44,7 @@ local pod = import 'stages/pod.libsonnet';
 
   files(ctx)::
     local evaluate = ctx.spec.stages.evaluate;
-    local placement = ctx.localPlacement;
+    local placement = pod.placementFor(ctx, 'evaluate');
     local run = pod.mkdirThenExec([paths.evaluateDir(ctx) + '/cache'], $.args(ctx));
     local container = pod.container(ctx,
                                     'evaluate',

@@ -29,7 +29,7 @@ local pod = import 'stages/pod.libsonnet';
     ],
 
   files(ctx)::
-    local placement = ctx.localPlacement;
+    local placement = pod.placementFor(ctx, 'importModel');
     local run = pod.mkdirThenExec([paths.importDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'import-model',

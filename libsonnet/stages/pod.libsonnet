@@ -14,6 +14,51 @@ local kueue = import 'kueue.libsonnet';
   // Stage Jobs retry twice: each one redoes its whole work from shared storage.
   backoffLimit:: 2,
 
+  // The placement of one single-node stage (stages/order.libsonnet key): the
+  // profile's localPlacement on the target's stageNodes for it, if any (B19:
+  // a 1-GPU stage need not hold a training instance).
+  placementFor(ctx, key)::
+    local p = ctx.localPlacement;
+    local all = if std.objectHasEx(ctx.target, 'stageNodes', false) then ctx.target.stageNodes else {};
+    if !std.objectHasEx(all, key, false) then p
+    else
+      local nodes = all[key];
+      p {
+        nodeSelector: (if std.objectHasEx(nodes, 'instanceType', false) then { 'node.kubernetes.io/instance-type': nodes.instanceType } else {})
+                      + (if std.objectHasEx(nodes, 'nodeSelector', false) then nodes.nodeSelector else {}),
+      },
+
+  // stageNodes rules: an engine runs on the GPU it was built on; nemoc's own
+  // Kueue flavor holds the training nodes only; instanceType is EKS's label.
+  stageNodesDiagnostics(ctx)::
+    local all = if std.objectHasEx(ctx.target, 'stageNodes', false) then ctx.target.stageNodes else {};
+    local pointer = ctx.targetPointer + '/stageNodes';
+    local nodesOf(key) = if std.objectHasEx(all, key, false) then all[key] else null;
+    local stages = ctx.spec.stages;
+    (if std.objectHasEx(stages, 'serve', false) && std.objectHasEx(stages, 'tensorrtLLM', false) && nodesOf('serve') != nodesOf('tensorrtLLM') then [{
+       code: 'spec.stage-nodes',
+       pointer: pointer + (if nodesOf('serve') != null then '/serve' else '/tensorrtLLM'),
+       message: 'serve and tensorrtLLM run on different nodes, but a TensorRT-LLM engine runs only on the GPU model it was built on',
+       hint: 'give tensorrtLLM the same stageNodes as serve',
+     }] else [])
+    + (if std.length(std.objectFields(all)) > 0 && std.objectHasEx(ctx.target, 'kueue', false) && ctx.target.kueue.clusterObjects then [{
+         code: 'spec.stage-nodes',
+         pointer: pointer,
+         atKey: true,
+         message: "nemoc's Kueue ResourceFlavor covers the training nodes only; a stage on other nodes would never be admitted",
+         hint: "use the cluster's ClusterQueue (kueue.covers) or remove stageNodes",
+       }] else [])
+    + [
+      {
+        code: 'spec.stage-nodes',
+        pointer: pointer + '/' + k + '/instanceType',
+        atKey: true,
+        message: 'instanceType applies to eks-efa targets; use nodeSelector',
+      }
+      for k in std.objectFields(all)
+      if std.objectHasEx(all[k], 'instanceType', false) && ctx.profile.name != 'eks-efa'
+    ],
+
   // gpus: GPUs of the container (0: none); resources: the stage's cpu/memory.
   // nonRoot: the image has a fixed non-root user (uid), so the pod runs as it.
   container(ctx, name, image, placement, gpus=0, resources={}, env={}, envRefs=[], mounts=[], nonRoot=null)::

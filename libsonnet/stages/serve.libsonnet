@@ -118,7 +118,7 @@ local pod = import 'stages/pod.libsonnet';
   deployment(ctx)::
     local serve = ctx.spec.stages.serve;
     local triton = serve.triton;
-    local placement = ctx.localPlacement;
+    local placement = pod.placementFor(ctx, 'serve');
     local model = $.modelName(ctx);
     local configMap = $.configMap(ctx);
     local container = pod.container(ctx,

@@ -73,7 +73,7 @@ local pod = import 'stages/pod.libsonnet';
 
   files(ctx)::
     local trt = ctx.spec.stages.tensorrtLLM;
-    local placement = ctx.localPlacement;
+    local placement = pod.placementFor(ctx, 'tensorrtLLM');
     local run = pod.mkdirThenExec([paths.engineDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'tensorrt-llm',
