@@ -257,7 +257,12 @@ local releases = (import 'platform_releases.json').components;
   // cluster issue).
   clusterObjectList(ctx, files)::
     local rdma = rdmaOf(ctx);
-    local nic = if rdma != null && std.startsWith(rdma.resourceName, 'nvidia.com/') && ctx.profile.name == 'vanilla-k8s' then [{
+    local sriov = rdma != null && std.startsWith(rdma.resourceName, 'nvidia.com/');
+    // RoCE/IB shared by all pods of a node: the RDMA shared device plugin
+    // (resource prefix "rdma"), Mellanox/network-operator@v26.4.1:
+    // example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:45-63.
+    local shared = rdma != null && std.startsWith(rdma.resourceName, 'rdma/');
+    local nic = if (sriov || shared) && ctx.profile.name == 'vanilla-k8s' then [{
       // Mellanox/network-operator@v26.4.1:example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:63-80
       // (sriovDevicePlugin resourcePrefix nvidia.com, resourceName hostdev,
       // Mellanox vendor 15b3, RDMA-capable) and hack/release.yaml (images).
@@ -270,6 +275,20 @@ local releases = (import 'platform_releases.json').components;
           repository: 'nvcr.io/nvidia/mellanox',
           version: 'doca3.4.1-26.04-1.1.0.0-1',
         },
+      } + (if shared then {
+        rdmaSharedDevicePlugin: {
+          image: 'k8s-rdma-shared-dev-plugin',
+          repository: 'nvcr.io/nvidia/mellanox',
+          version: 'network-operator-v26.4.1',
+          config: '' + ({
+            configList: [{
+              resourceName: std.substr(rdma.resourceName, 5, std.length(rdma.resourceName) - 5),
+              rdmaHcaMax: 63,
+              selectors: { vendors: ['15b3'] },
+            }],
+          }),
+        },
+      } else {
         sriovDevicePlugin: {
           image: 'sriov-network-device-plugin',
           repository: 'nvcr.io/nvidia/mellanox',
@@ -284,7 +303,7 @@ local releases = (import 'platform_releases.json').components;
             }],
           }),
         },
-      } + (if has(rdma, 'networks') && std.length(rdma.networks) > 0 then {
+      }) + (if has(rdma, 'networks') && std.length(rdma.networks) > 0 then {
              // Multus + CNI plugins for the secondary networks the pods attach
              // to (hack/release.yaml:76-87). The networks themselves
              // (HostDeviceNetwork/NetworkAttachmentDefinition) have no schema in
@@ -368,10 +387,15 @@ local releases = (import 'platform_releases.json').components;
     local objectEntries = [
       {
         what: o.kind + ' ' + o.metadata.name,
-        provides: if o.kind == 'NicClusterPolicy' then [
-          r.resourcePrefix + '/' + r.resourceName
-          for r in std.parseJson(o.spec.sriovDevicePlugin.config).resourceList
-        ] else [],
+        provides: if o.kind == 'NicClusterPolicy' then (
+          if has(o.spec, 'sriovDevicePlugin') then [
+            r.resourcePrefix + '/' + r.resourceName
+            for r in std.parseJson(o.spec.sriovDevicePlugin.config).resourceList
+          ] else [
+            'rdma/' + r.resourceName
+            for r in std.parseJson(o.spec.rdmaSharedDevicePlugin.config).configList
+          ]
+        ) else [],
       }
       for o in objects
     ];

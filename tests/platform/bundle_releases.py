@@ -129,6 +129,9 @@ def check_patches(where, name, patches):
                 fail(f"{where}: init container image {image} is a Docker Hub short name")
 
 
+rdma_checked = [0]
+
+
 def check_bundle(tree):
     plat = os.path.join(tree, "gitops/platform")
     objects = load_dir(os.path.join(plat, "objects"))
@@ -149,6 +152,30 @@ def check_bundle(tree):
                 fail(f"{f}: {image}: {why}")
             if provider and image not in TABLE_IMAGES.get(provider, set()):
                 fail(f"{f}: {image} is not in the reviewed table for {provider}")
+
+    # Every RDMA resource a vanilla-k8s workload requests is advertised by the bundle's
+    # NicClusterPolicy: the SR-IOV device plugin's resourceList (prefix/name) or the RDMA
+    # shared device plugin's configList (prefix "rdma") -- Mellanox/network-operator v26.4.1
+    # example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:45-80.
+    advertised = set()
+    for f, o in objects:
+        if o["kind"] != "NicClusterPolicy":
+            continue
+        spec = o["spec"]
+        if "sriovDevicePlugin" in spec:
+            for r in json.loads(spec["sriovDevicePlugin"]["config"])["resourceList"]:
+                advertised.add(r.get("resourcePrefix", "nvidia.com") + "/" + r["resourceName"])
+        if "rdmaSharedDevicePlugin" in spec:
+            for r in json.loads(spec["rdmaSharedDevicePlugin"]["config"])["configList"]:
+                advertised.add("rdma/" + r["resourceName"])
+    requested = set()
+    for stage in glob.glob(os.path.join(tree, "[0-9][0-9]-*", "*.yaml")):
+        with open(stage) as fh:
+            text = fh.read()
+        requested.update(re.findall(r"^\s+((?:rdma|nvidia\.com)/(?!gpu\b)[A-Za-z0-9_.-]+):", text, re.M))
+    for r in sorted(requested - advertised):
+        fail(f"{tree}: workloads request {r}, which nothing in the platform bundle advertises")
+    rdma_checked[0] += len(requested)
 
     argo_apps = os.path.join(plat, "apps/argocd")
     if os.path.isdir(os.path.join(plat, "argocd")):
@@ -257,6 +284,8 @@ with tempfile.TemporaryDirectory() as tmp:
             checked += 1
     if checked == 0:
         fail("no platform bundle was generated")
+    if rdma_checked[0] < 3:
+        fail(f"only {rdma_checked[0]} RDMA resource requests checked: nothing proves the NicClusterPolicy check")
 
 for f in failures:
     print("FAIL:", f)
