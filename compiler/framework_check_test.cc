@@ -167,6 +167,36 @@ TEST(FrameworkCheckTest, Nemo2FineTuningNeedsANemo2CheckpointAndNemo2DataLayout)
             Check(spec));
 }
 
+// A17: NeMo 2 fine-tuning from Hugging Face weights needs llm.import_ckpt,
+// which nemoc does not generate yet: a located refusal, never an internal
+// error from nemo2.libsonnet (which reads spec.model.source.nemo).
+TEST(FrameworkCheckTest, Nemo2FineTuningFromHuggingfaceIsNotSupportedYet) {
+  const std::string spec =
+      "apiVersion: nemoc.dev/v1alpha1\n"
+      "kind: Project\n"
+      "metadata: {name: demo}\n"
+      "spec:\n"
+      "  namespace: nemo\n"
+      "  image: {repository: nvcr.io/nvidia/nemo, tag: \"25.07\"}\n"
+      "  model:\n"
+      "    preset: llama3-8b\n"
+      "    source: {huggingface: meta-llama/Meta-Llama-3-8B}\n"
+      "  storage:\n"
+      "    results: {nfs: {server: nfs.internal, path: /export}}\n"
+      "  stages:\n"
+      "    train:\n"
+      "      mode: lora\n"
+      "      framework: nemo2\n"
+      "      nodes: 1\n"
+      "      batch: {global: 8}\n"
+      "      data: {jsonl: {train: sft/training.jsonl}}\n"
+      "  targets:\n"
+      "    - {name: onprem, profile: vanilla-k8s}\n";
+  EXPECT_EQ(Lines{"spec.not-supported-yet@9:14: fine-tuning from spec.model.source.huggingface with "
+                  "framework nemo2 is not supported yet"},
+            Check(spec));
+}
+
 TEST(FrameworkCheckTest, Nemo2PretrainingDataOtherThanMockIsNotSupportedYet) {
   EXPECT_EQ(Lines{"spec.not-supported-yet@17:9: data.prefixes with framework nemo2 is not supported yet"},
             Check(Spec("25.07", "llama3-8b",
