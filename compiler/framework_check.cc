@@ -163,6 +163,20 @@ int NemoRelease(const std::string& repository, const std::string& tag) {
   return 0;
 }
 
+int RecipeCountedSplitLayers(const nlohmann::json& spec) {
+  const auto& train = spec["stages"]["train"];
+  const auto& model = spec["model"];
+  if (train.value("framework", "nemo1") != "nemo2" || train.value("mode", "") != "pretrain" ||
+      !model.contains("nemo2") || !model["nemo2"].contains("accountForEmbeddingAndLossSince")) {
+    return 0;
+  }
+  const auto& image = train["image"];
+  const int release = NemoRelease(image.value("repository", ""), image.value("tag", ""));
+  const int since = ParseRelease(model["nemo2"]["accountForEmbeddingAndLossSince"].get<std::string>());
+  // An image whose release is unknown counts as newest (versions.libsonnet atLeast).
+  return release == 0 || release >= since ? 2 : 0;
+}
+
 void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
   const auto& train = spec["stages"]["train"];
   const std::string framework = train.value("framework", "nemo1");
