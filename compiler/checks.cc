@@ -351,7 +351,8 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
 }  // namespace
 
 void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
-                          const nlohmann::json& architecture, Diagnostics* diags) {
+                          const nlohmann::json& architecture, Diagnostics* diags,
+                          int counted_layers) {
   const std::string base = kTrain;
   const std::string par = base + "/parallelism";
   const TrainSizes s = ComputeTrainSizes(train);
@@ -413,15 +414,25 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
                  doc.map.Locate(par + "/virtualPipeline"));
   }
   if (architecture.contains("numLayers")) {
+    // Megatron's even split (NVIDIA/Megatron-LM core_v0.13.0
+    // megatron/core/transformer/transformer_config.py:993-1040,
+    // transformer_block.py:133-166): (layers + counted) % PP == 0 and the
+    // per-stage share % VPP == 0, i.e. (layers + counted) % (PP × VPP) == 0.
+    // counted is 2 when the recipe counts embedding and loss and the
+    // generated module keeps that, 0 when it sets both False.
     const int64_t layers = architecture["numLayers"].get<int64_t>();
     const int64_t stages = s.pipeline * std::max<int64_t>(1, s.virtual_pipeline);
-    if (layers % stages != 0) {
+    if (layers % stages != 0 && (counted_layers == 0 || (layers + counted_layers) % stages != 0)) {
       const std::string product =
           s.virtual_pipeline > 0 ? "pipeline × virtual pipeline = " + Str(s.pipeline) + " × " +
                                        Str(s.virtual_pipeline) + " = " + Str(stages)
                                  : "pipeline parallelism " + Str(s.pipeline);
+      const std::string counted =
+          counted_layers == 0 ? ""
+                              : " (nor are " + Str(layers + counted_layers) +
+                                    " with the recipe's embedding and loss counted as layers)";
       diags->Error("train.layers",
-                   "the model's " + Str(layers) + " layers are not divisible by " + product,
+                   "the model's " + Str(layers) + " layers are not divisible by " + product + counted,
                    doc.map.Locate(par + (s.virtual_pipeline > 0 ? "/virtualPipeline" : "/pipeline")));
     }
   }
@@ -487,7 +498,8 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
   if (spec["stages"].contains("train")) {
     CheckTrainMode(doc, spec, diags);
     CheckTrainFramework(doc, spec, diags);
-    CheckTrainArithmetic(doc, spec["stages"]["train"], spec["model"]["architecture"], diags);
+    CheckTrainArithmetic(doc, spec["stages"]["train"], spec["model"]["architecture"], diags,
+                         RecipeCountedSplitLayers(spec));
   }
   return diags->error_count() == errors_before;
 }

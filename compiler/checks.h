@@ -18,8 +18,11 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized,
 /// Training-arithmetic rules alone (exposed for unit tests): parallelism
 /// versus world size, batch versus data parallelism, heads/layers/query
 /// groups versus tensor/pipeline parallelism, context and expert parallelism.
+/// counted_layers: layers the NeMo 2 recipe adds to the pipeline split
+/// (RecipeCountedSplitLayers); a split Megatron accepts either way passes.
 void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
-                          const nlohmann::json& architecture, Diagnostics* diags);
+                          const nlohmann::json& architecture, Diagnostics* diags,
+                          int counted_layers = 0);
 
 }  // namespace nemoc
 

@@ -82,6 +82,20 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, int release, co
                    "(or import HuggingFace weights with llm.import_ckpt) and give the directory");
     }
   }
+  // NeMo 2 starts fine-tuning from a NeMo 2 checkpoint directory; Hugging Face
+  // weights become one through llm.import_ckpt(model, "hf://<id>", output_path)
+  // (NVIDIA/NeMo v2.4.0 nemo/collections/llm/api.py:870), a step nemoc
+  // does not generate for framework nemo2 yet (field-review.md A17).
+  if (mode != "pretrain" && source.contains("huggingface")) {
+    diags->Error("spec.not-supported-yet",
+                 "fine-tuning from spec.model.source.huggingface with framework nemo2 is not "
+                 "supported yet",
+                 doc.map.Locate("/spec/model/source/huggingface", /*prefer_key=*/true),
+                 "import the weights once with NeMo 2's llm.import_ckpt(model, \"hf://" +
+                     source["huggingface"].get<std::string>() +
+                     "\", output_path=...) and give the directory as spec.model.source.nemo, or "
+                     "use framework: nemo1");
+  }
 
   if (train.contains("data")) {
     const auto& data = train["data"];
@@ -147,6 +161,20 @@ int NemoRelease(const std::string& repository, const std::string& tag) {
   if (name == "nemo" && std::regex_match(tag, m, ngc)) return std::stoi(m[1]) * 100 + std::stoi(m[2]);
   if (std::regex_search(tag, m, embedded)) return std::stoi(m[1]) * 100 + std::stoi(m[2]);
   return 0;
+}
+
+int RecipeCountedSplitLayers(const nlohmann::json& spec) {
+  const auto& train = spec["stages"]["train"];
+  const auto& model = spec["model"];
+  if (train.value("framework", "nemo1") != "nemo2" || train.value("mode", "") != "pretrain" ||
+      !model.contains("nemo2") || !model["nemo2"].contains("accountForEmbeddingAndLossSince")) {
+    return 0;
+  }
+  const auto& image = train["image"];
+  const int release = NemoRelease(image.value("repository", ""), image.value("tag", ""));
+  const int since = ParseRelease(model["nemo2"]["accountForEmbeddingAndLossSince"].get<std::string>());
+  // An image whose release is unknown counts as newest (versions.libsonnet atLeast).
+  return release == 0 || release >= since ? 2 : 0;
 }
 
 void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {

@@ -27,6 +27,14 @@ constexpr int kLastNemo1Release = 2507;
 /// 3.1 RoPE scaling): NeMo 24.09 = NVIDIA/NeMo v2.0.0.
 constexpr int kFirstNemo1Llama31Release = 2409;
 
+/// Layers Megatron adds to the model's in its even pipeline split because
+/// the NeMo 2 recipe sets account_for_embedding_in_pipeline_split and
+/// account_for_loss_in_pipeline_split (2: llama31_405b.pretrain_recipe from
+/// NeMo 25.02, models.json accountForEmbeddingAndLossSince), else 0. The
+/// generated recipe keeps them only when Megatron accepts layers + 2 with the
+/// spec's PP and VPP (libsonnet/nemo/nemo2.libsonnet pipelineSplit).
+int RecipeCountedSplitLayers(const nlohmann::json& spec);
+
 /// Checks spec.stages.train.framework against the image, the model catalog's
 /// NeMo 2 recipe, the mode's checkpoint source, the data and the overrides.
 void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags);

@@ -167,6 +167,62 @@ TEST(FrameworkCheckTest, Nemo2FineTuningNeedsANemo2CheckpointAndNemo2DataLayout)
             Check(spec));
 }
 
+// A13: llama31_405b.pretrain_recipe counts embedding and loss as pipeline
+// layers from NeMo 25.02 (NVIDIA/NeMo v2.2.1..v2.4.0 recipes/llama31_405b.py:72-73);
+// Megatron core_v0.13.0 transformer_config.py:993-1040 then splits 126 + 2.
+// A split Megatron accepts either way passes (nemo2.libsonnet keeps or drops
+// the flags); one it accepts neither way is refused.
+TEST(FrameworkCheckTest, PipelineSplitFollowsTheRecipesCountedLayers) {
+  const auto pretrain = [](const std::string& nodes, const std::string& parallelism) {
+    return "      framework: nemo2\n      nodes: " + nodes + "\n      parallelism: " + parallelism +
+           "\n      batch: {global: 8}\n      data: {mock: true}\n";
+  };
+  // The recipe's own PP 8 · VPP 2: 128 = 8 × 2 × 8 with the counted layers.
+  const std::string pp8 = pretrain("32", "{tensor: 8, pipeline: 8, virtualPipeline: 2, context: 4}");
+  EXPECT_EQ(Lines{}, Check(Spec("25.07", "llama3.1-405b", pp8)));
+  // NeMo 24.12's recipe counts nothing: 126 over 16 is refused.
+  EXPECT_EQ(Lines{"train.layers@15:62: the model's 126 layers are not divisible by pipeline × virtual "
+                  "pipeline = 8 × 2 = 16"},
+            Check(Spec("24.12", "llama3.1-405b", pp8)));
+  // PP 14 · VPP 9: 126 = 14 × 9 once the flags are dropped.
+  EXPECT_EQ(Lines{}, Check(Spec("25.07", "llama3.1-405b",
+                                pretrain("28", "{tensor: 4, pipeline: 14, virtualPipeline: 9, context: 2}"))));
+  // PP 5: neither 126 nor 128.
+  EXPECT_EQ(Lines{"train.layers@15:42: the model's 126 layers are not divisible by pipeline parallelism 5 "
+                  "(nor are 128 with the recipe's embedding and loss counted as layers)"},
+            Check(Spec("25.07", "llama3.1-405b", pretrain("5", "{tensor: 8, pipeline: 5}"))));
+}
+
+// A17: NeMo 2 fine-tuning from Hugging Face weights needs llm.import_ckpt,
+// which nemoc does not generate yet: a located refusal, never an internal
+// error from nemo2.libsonnet (which reads spec.model.source.nemo).
+TEST(FrameworkCheckTest, Nemo2FineTuningFromHuggingfaceIsNotSupportedYet) {
+  const std::string spec =
+      "apiVersion: nemoc.dev/v1alpha1\n"
+      "kind: Project\n"
+      "metadata: {name: demo}\n"
+      "spec:\n"
+      "  namespace: nemo\n"
+      "  image: {repository: nvcr.io/nvidia/nemo, tag: \"25.07\"}\n"
+      "  model:\n"
+      "    preset: llama3-8b\n"
+      "    source: {huggingface: meta-llama/Meta-Llama-3-8B}\n"
+      "  storage:\n"
+      "    results: {nfs: {server: nfs.internal, path: /export}}\n"
+      "  stages:\n"
+      "    train:\n"
+      "      mode: lora\n"
+      "      framework: nemo2\n"
+      "      nodes: 1\n"
+      "      batch: {global: 8}\n"
+      "      data: {jsonl: {train: sft/training.jsonl}}\n"
+      "  targets:\n"
+      "    - {name: onprem, profile: vanilla-k8s}\n";
+  EXPECT_EQ(Lines{"spec.not-supported-yet@9:14: fine-tuning from spec.model.source.huggingface with "
+                  "framework nemo2 is not supported yet"},
+            Check(spec));
+}
+
 TEST(FrameworkCheckTest, Nemo2PretrainingDataOtherThanMockIsNotSupportedYet) {
   EXPECT_EQ(Lines{"spec.not-supported-yet@17:9: data.prefixes with framework nemo2 is not supported yet"},
             Check(Spec("25.07", "llama3-8b",

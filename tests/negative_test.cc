@@ -335,6 +335,22 @@ TEST_F(NegativeTest, FineTuningWithoutSource) {
   Expect({"sft", spec, At(spec, "sft") + "mode sft fine-tunes existing weights", {}});
 }
 
+// A17: framework nemo2 fine-tuning from Hugging Face weights is refused at
+// the source (nemoc does not generate NeMo 2's llm.import_ckpt yet); before
+// the fix nemo2.libsonnet failed with "field does not exist: nemo".
+TEST_F(NegativeTest, Nemo2FineTuningFromHuggingfaceIsLocated) {
+  std::string spec = Replace(kBaseSpec, "tag: \"24.07\"", "tag: \"25.07\"");
+  spec = Replace(spec, "preset: llama2-7b", "preset: llama3-8b");
+  spec = Replace(spec, "source: {hfTokenSecret: hf-token}",
+                 "source: {huggingface: meta-llama/Meta-Llama-3-8B, hfTokenSecret: hf-token}");
+  spec = Replace(spec, "mode: pretrain", "mode: lora\n      framework: nemo2");
+  spec = Replace(spec, "data: {mock: true}", "data: {jsonl: {train: sft/training.jsonl}}");
+  Expect({"nemo2-hf", spec,
+          At(spec, "huggingface: meta") +
+              "fine-tuning from spec.model.source.huggingface with framework nemo2 is not supported yet",
+          {}});
+}
+
 TEST_F(NegativeTest, InvalidUtf8) {
   std::string spec = Replace(kBaseSpec, "name: neg\n", "name: neg\n  labels: {team: \"\xff\xfe\"}\n");
   Expect({"utf8", spec, At(spec, "\xff") + "", {}});

@@ -6,6 +6,7 @@
 // `recipe.py --factory "recipe()" <overrides>` through NeMo-Run's CLI.
 local loraModules = import 'nemo/lora_modules.libsonnet';
 local paths = import 'paths.libsonnet';
+local versions = import 'nemo/versions.libsonnet';
 
 {
   moduleFile: 'recipe.py',
@@ -36,7 +37,49 @@ local paths = import 'paths.libsonnet';
 
   entry(train):: if train.mode == 'pretrain' then 'pretrain' else 'finetune',
 
-  parallelism(train)::
+  // Megatron's even pipeline split (NVIDIA/Megatron-LM core_v0.13.0
+  // megatron/core/transformer/transformer_config.py:993-1040 and
+  // transformer_block.py:133-166; the same in core_v0.11.0 and core_v0.12.0):
+  // with account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split
+  // the embedding and the loss count as one layer each, and
+  // (num_layers + counted) % PP == 0, then ((num_layers + counted) / PP) % VPP == 0
+  // when VPP is set.
+  splitFits(layers, pp, vpp)::
+    layers % pp == 0 && (vpp == null || pp == 1 || std.floor(layers / pp) % vpp == 0),
+
+  // True when the recipe's trainer() counts embedding and loss in the split:
+  // llama31_405b.pretrain_recipe from NeMo 25.02 (NVIDIA/NeMo v2.2.1, v2.4.0
+  // nemo/collections/llm/recipes/llama31_405b.py:72-73 default both to True;
+  // finetune_recipe builds its own trainer without them). models.json says
+  // since when (accountForEmbeddingAndLossSince).
+  recipeCountsEmbeddingAndLoss(ctx, train)::
+    local nemo2 = ctx.spec.model.nemo2;
+    train.mode == 'pretrain'
+    && std.objectHasEx(nemo2, 'accountForEmbeddingAndLossSince', false)
+    && versions.atLeast(train.image, nemo2.accountForEmbeddingAndLossSince),
+
+  // The recipe's counted split is kept when Megatron accepts it with nemoc's
+  // PP and VPP; else both flags are set False (the plain split, which
+  // nemoc's checks require: compiler/checks.cc train.layers). Llama 3.1 405B
+  // on PP 14: (126 + 2) % 14 != 0, 126 = 14 × 9 (field-review.md A13).
+  pipelineSplit(ctx, train)::
+    local p = train.parallelism;
+    local layers = ctx.spec.model.architecture.numLayers;
+    local vpp = if std.objectHasEx(p, 'virtualPipeline', false) then p.virtualPipeline else null;
+    if !$.recipeCountsEmbeddingAndLoss(ctx, train) then []
+    else if $.splitFits(layers + 2, p.pipeline, vpp) then [
+      $.comment("The recipe counts embedding and loss as pipeline layers: Megatron splits "
+                + (layers + 2) + ' over ' + p.pipeline + ' stages'),
+    ] else [
+      $.comment('Megatron cannot split ' + layers + ' layers + embedding + loss = ' + (layers + 2)
+                + ' over ' + p.pipeline + ' stages'
+                + (if vpp == null then '' else ' × ' + vpp + ' virtual')
+                + "; split the model's " + layers + ' layers only'),
+      $.set('recipe.trainer.strategy.account_for_embedding_in_pipeline_split', false),
+      $.set('recipe.trainer.strategy.account_for_loss_in_pipeline_split', false),
+    ],
+
+  parallelism(ctx, train)::
     local p = train.parallelism;
     [
       $.comment('Parallelism (' + train.derived.modelParallel + '-way model parallel, data parallel '
@@ -51,7 +94,7 @@ local paths = import 'paths.libsonnet';
     ] + (
       // Megatron needs the dtype of activations passed between stages.
       if p.pipeline > 1 then [$.set('recipe.trainer.strategy.pipeline_dtype', $.name('torch.bfloat16'))] else []
-    ),
+    ) + $.pipelineSplit(ctx, train),
 
   precision(train):: [
     $.comment('Precision: ' + train.precision),
@@ -214,7 +257,7 @@ local paths = import 'paths.libsonnet';
         docstring: "NeMo's " + recipeModule + ' recipe with the values of the nemoc spec.',
         body:
           [$.set('recipe', $.factory(ctx, train))]
-          + $.section($.parallelism(train))
+          + $.section($.parallelism(ctx, train))
           + $.section($.precision(train))
           + $.section($.data(ctx, train))
           + $.section($.steps(train))
