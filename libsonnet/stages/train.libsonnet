@@ -18,7 +18,12 @@ local order = import 'stages/order.libsonnet';
   // is a new ConfigMap next to the old one, never an in-place update under a
   // running job (whose pods would read the new config on a restart); the
   // engines prune the old one with the old workload.
-  configMapName(ctx):: k8s.contentName(ctx.project + '-train-config', 63, $.configData(ctx)),
+  // built() computes the config once and binds the name in ctx (trainConfigMap):
+  // the NeMo 1 config (NeMo's defaults under nemoc's values) costs ~40 ms per
+  // evaluation, and libjsonnet caches locals, not function results.
+  configMapName(ctx)::
+    if std.objectHasEx(ctx, 'trainConfigMap', false) then ctx.trainConfigMap
+    else k8s.contentName(ctx.project + '-train-config', 63, $.configData(ctx)),
   // Controllers derive pod hostnames and Services from the workload name
   // ("-worker-12", "-node-0-127"): 46 characters leave room for them. The
   // name carries a content hash of what the workload runs (k8s.contentName):
@@ -31,13 +36,16 @@ local order = import 'stages/order.libsonnet';
   // data. nemoc.libsonnet binds it once per target as ctx.trainBuilt, which
   // files(), monitoring and the NCCL preflight read.
   built(ctx)::
+    local config = $.configData(ctx);
+    local configMap = k8s.contentName(ctx.project + '-train-config', 63, config);
+    local withConfig = ctx { trainConfigMap: configMap };
     local hashed = k8s.hashed(ctx.project + '-train', 46, {
       runtime: ctx.runtime,
-      workload: $.workloadContent(ctx),
-      config: $.configData(ctx),
+      workload: $.workloadContent(withConfig),
+      config: config,
     });
     local workload = hashed.value.workload { name: hashed.name };
-    { name: hashed.name, content: hashed.value.workload, workload: workload, config: hashed.value.config },
+    { name: hashed.name, content: hashed.value.workload, workload: workload, config: hashed.value.config, configMap: configMap },
 
   // Environment the NeMo process needs whatever the cloud.
   nemoEnv(train):: {
@@ -61,7 +69,11 @@ local order = import 'stages/order.libsonnet';
 
   configData(ctx)::
     if $.nemo2(ctx) then nemo2.configData(ctx)
-    else { 'config.yaml': k8s.yamlDocument(hydra.config(ctx)) },
+    else
+      // A local is evaluated once; an object field on every access (and the
+      // data is read twice: hashed, then written). parseJson makes it plain data.
+      local config = std.parseJson('' + hydra.config(ctx));
+      { 'config.yaml': k8s.yamlDocument(config) },
 
   // Fabric defaults < profile < target env < stage env.
   env(ctx, placement)::
@@ -177,7 +189,7 @@ local order = import 'stages/order.libsonnet';
 
   files(ctx)::
     local built = ctx.trainBuilt;
-    local config = k8s.configMap(ctx, $.configMapName(ctx), built.config, $.component);
+    local config = k8s.configMap(ctx, built.configMap, built.config, $.component);
     k8s.file(order.dir.base, config)
     + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), ctx.runtimeImpl.baseObjects(ctx, built.workload), {})
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, built.workload), {}),
