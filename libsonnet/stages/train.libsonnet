@@ -81,10 +81,14 @@ local order = import 'stages/order.libsonnet';
     local targetEnv = if std.objectHasEx(ctx.target, 'env', false) then ctx.target.env else {};
     fabrics.common + placement.env + $.nemoEnv(train) + $.topologyEnv(ctx) + targetEnv + train.env,
 
-  resources(ctx, placement)::
+  // What a training pod's container would request: GPUs, the fabric's
+  // devices, memory for /dev/shm, the stage's own resources.
+  requested(ctx, placement)::
     local train = ctx.spec.stages.train;
-    local gpus = { [ctx.profile.gpuResource]: train.gpusPerNode };
-    kueue.admissible(ctx, gpus + placement.resources + { memory: train.shmSize } + train.resources),
+    { [ctx.profile.gpuResource]: train.gpusPerNode } + placement.resources + { memory: train.shmSize } + train.resources,
+
+  // What it does request: a queued pod only what its ClusterQueue covers.
+  resources(ctx, placement):: kueue.admissible(ctx, $.requested(ctx, placement)),
 
   container(ctx, placement)::
     local train = ctx.spec.stages.train;
@@ -194,11 +198,11 @@ local order = import 'stages/order.libsonnet';
     + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), ctx.runtimeImpl.baseObjects(ctx, built.workload), {})
     + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, built.workload), {}),
 
-  describeResources(ctx, resources)::
+  describeResources(ctx, placement)::
     local train = ctx.spec.stages.train;
-    local gpus = { [ctx.profile.gpuResource]: train.gpusPerNode };
-    local all = gpus + ctx.placement.resources + { memory: train.shmSize } + train.resources;
-    local dropped = kueue.dropped(ctx, all);
+    local requested = $.requested(ctx, placement);
+    local resources = kueue.admissible(ctx, requested);
+    local dropped = kueue.dropped(ctx, requested);
     local list(o) = std.join(', ', [k + ' ' + o[k] for k in std.objectFields(o)]);
     local limits = { [k]: resources[k] for k in std.objectFields(resources) if k != 'memory' };
     // core/v1 QoS: Guaranteed needs cpu and memory limits = requests (memory is
@@ -220,7 +224,7 @@ local order = import 'stages/order.libsonnet';
       fabric: placement.fabric,
       // Requests, limits and QoS class of a training pod's container, and the
       // queue it waits in.
-      resources: $.describeResources(ctx, $.resources(ctx, placement)),
+      resources: $.describeResources(ctx, placement),
       queue: kueue.describe(ctx),
       // Every privilege the pods get, with the reason; reviewers see it in SUMMARY.md.
       privileges: (
