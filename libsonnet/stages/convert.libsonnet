@@ -1,6 +1,7 @@
 // 50-convert: the .nemo checkpoint -> a HuggingFace checkpoint with NeMo's
 // per-family converter (libsonnet/models.json; seed 001's "NeMo to HuggingFace" step), for the
 // TensorRT-LLM build and for users who want the weights elsewhere.
+local hf = import 'huggingface.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
@@ -39,7 +40,7 @@ local pod = import 'stages/pod.libsonnet';
                                     placement,
                                     gpus=convert.gpus,
                                     resources=convert.resources,
-                                    envRefs=pod.hfTokenEnv(ctx)) + run;
+                                    envRefs=hf.env(ctx)) + run;
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, upstream=pod.upstreamTraining(ctx))),
 
   summary(ctx)::

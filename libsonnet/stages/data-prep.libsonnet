@@ -2,6 +2,7 @@
 // (.bin/.idx) with NeMo's preprocess_data_for_megatron.py, as the NeMo
 // launcher's data preparation does. The output prefix comes from
 // paths.libsonnet, where training reads it (data: {fromDataPrep: true}).
+local hf = import 'huggingface.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
@@ -41,7 +42,7 @@ local pod = import 'stages/pod.libsonnet';
                                     prep.image,
                                     placement,
                                     resources=prep.resources,
-                                    envRefs=pod.hfTokenEnv(ctx)) + run;
+                                    envRefs=hf.env(ctx)) + run;
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container)),
 
   summary(ctx):: 'JSONL ' + paths.dataFile(ctx, ctx.spec.stages.dataPrep.input)

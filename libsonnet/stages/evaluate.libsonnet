@@ -2,6 +2,7 @@
 // the NeMo Framework Launcher's eval_harness adapter, which ships in the NeMo
 // Framework container. The checkpoint path comes from paths.libsonnet (the
 // .nemo training saves at the end, or the stage's own `checkpoint`).
+local hf = import 'huggingface.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
@@ -52,7 +53,7 @@ local pod = import 'stages/pod.libsonnet';
                                     placement,
                                     gpus=$.gpus(evaluate),
                                     resources=evaluate.resources,
-                                    envRefs=pod.hfTokenEnv(ctx)) + run;
+                                    envRefs=hf.env(ctx)) + run;
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, upstream=pod.upstreamTraining(ctx))),
 
   summary(ctx)::

@@ -2,6 +2,7 @@
 // the .nemo fine-tuning starts from, with NeMo's per-family converter
 // (libsonnet/models.json), before training. The output path comes from
 // paths.libsonnet, where the NeMo config's restore_from_path points.
+local hf = import 'huggingface.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
@@ -35,7 +36,7 @@ local pod = import 'stages/pod.libsonnet';
                                     'import-model',
                                     ctx.spec.stages.train.image,
                                     placement,
-                                    envRefs=pod.hfTokenEnv(ctx)) + run;
+                                    envRefs=hf.env(ctx)) + run;
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container)),
 
   summary(ctx):: 'HuggingFace ' + ctx.spec.model.source.huggingface + ' -> ' + paths.importedNemo(ctx),

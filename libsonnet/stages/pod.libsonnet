@@ -3,7 +3,6 @@
 // node selection, tolerations, storage and the Kueue queue; this file adds
 // the hardening every stage pod gets. Training and the NCCL preflight build
 // their pods in stages/train.libsonnet instead (multi-node fabric).
-local hf = import 'huggingface.libsonnet';
 local job = import 'job.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local kueue = import 'kueue.libsonnet';
@@ -61,8 +60,12 @@ local kueue = import 'kueue.libsonnet';
 
   // gpus: GPUs of the container (0: none); resources: the stage's cpu/memory.
   // nonRoot: the image has a fixed non-root user (uid), so the pod runs as it.
-  container(ctx, name, image, placement, gpus=0, resources={}, env={}, envRefs=[], mounts=[], nonRoot=null)::
-    local all = (if gpus > 0 then { [ctx.profile.gpuResource]: gpus } else {}) + placement.resources + resources;
+  // queued: the container runs in a Job that Kueue queues, so it requests
+  // only what its ClusterQueue covers (kueue.libsonnet, B3); a Deployment's
+  // container is not queued and keeps everything.
+  container(ctx, name, image, placement, gpus=0, resources={}, env={}, envRefs=[], mounts=[], nonRoot=null, queued=true)::
+    local wanted = (if gpus > 0 then { [ctx.profile.gpuResource]: gpus } else {}) + placement.resources + resources;
+    local all = if queued then kueue.admissible(ctx, wanted) else wanted;
     local envList = k8s.envList(placement.env + env) + envRefs;
     {
       name: name,
@@ -79,7 +82,7 @@ local kueue = import 'kueue.libsonnet';
     },
 
   // A pod template for one stage.
-  template(ctx, component, placement, containers, volumes=[], nonRoot=null, restartPolicy=null, annotations={})::
+  template(ctx, component, placement, containers, volumes=[], nonRoot=null, restartPolicy=null, annotations={}, initContainers=[])::
     local allAnnotations = placement.annotations + annotations;
     {
       metadata: {
@@ -94,6 +97,8 @@ local kueue = import 'kueue.libsonnet';
         volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: $.shmSize } }] + placement.volumes + volumes,
         containers: containers,
       } + (
+        if std.length(initContainers) > 0 then { initContainers: initContainers } else {}
+      ) + (
         if restartPolicy != null then { restartPolicy: restartPolicy } else {}
       ) + (
         if std.length(ctx.spec.imagePullSecrets) > 0
@@ -114,19 +119,11 @@ local kueue = import 'kueue.libsonnet';
   // training workload for evaluate, convert, the engine build). They are
   // hashed into the name, so retraining re-runs what reads the checkpoint
   // (field review C5); null for stages that read no workload's output.
-  job(ctx, base, component, placement, container, volumes=[], upstream=null)::
-    // A queued Job requests only what its ClusterQueue covers (kueue.libsonnet, B3).
-    local admitted = if !std.objectHasEx(container, 'resources', false) then container else (
-      local requests = kueue.admissible(ctx, container.resources.requests);
-      local limits = if std.objectHasEx(container.resources, 'limits', false) then kueue.admissible(ctx, container.resources.limits) else {};
-      if std.length(requests) + std.length(limits) == 0 then container { resources:: null }  // hidden: not emitted
-      else container {
-        resources: { [if std.length(requests) > 0 then 'requests']: requests, [if std.length(limits) > 0 then 'limits']: limits },
-      }
-    );
+  // `container` is built by container(queued=true), `initContainers` too.
+  job(ctx, base, component, placement, container, volumes=[], upstream=null, initContainers=[])::
     local spec = {
       backoffLimit: $.backoffLimit,
-      template: $.template(ctx, component, placement, [admitted], volumes, restartPolicy='Never'),
+      template: $.template(ctx, component, placement, [container], volumes, restartPolicy='Never', initContainers=initContainers),
     };
     local hashed = k8s.hashed(base, 63, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend }
                                         + (if upstream == null then {} else { upstream: upstream }));
@@ -141,8 +138,4 @@ local kueue = import 'kueue.libsonnet';
     command: ['bash', '-c', 'set -e\nmkdir -p -- "${@:1:' + std.length(dirs) + '}"\nshift ' + std.length(dirs) + '\nexec "$@"', 'nemoc'],
     args: dirs + argv,
   },
-
-  // Hugging Face Hub environment (huggingface.libsonnet): HF_HOME on shared
-  // storage, and HF_TOKEN from the Secret the spec names.
-  hfTokenEnv(ctx):: hf.env(ctx),
 }

@@ -128,6 +128,7 @@ local pod = import 'stages/pod.libsonnet';
                                     gpus=triton.tensorParallel,
                                     resources=triton.resources,
                                     nonRoot=$.imageUser,
+                                    queued=false,  // a Deployment: nemoc does not queue it
                                     mounts=[{ name: 'model-repository', mountPath: paths.modelRepository + '/' + model, readOnly: true }]) + {
       command: $.command(ctx),
       ports: [{ name: p, containerPort: $.ports[p], protocol: 'TCP' } for p in ['http', 'grpc', 'metrics']],

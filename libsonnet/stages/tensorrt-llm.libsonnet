@@ -2,6 +2,7 @@
 // the TensorRT-LLM LLM API (seed 001's convert_to_trt.py): quantization,
 // batch and sequence limits, paged KV cache. The engine directory comes from
 // paths.libsonnet, where Triton's config.pbtxt points (gpt_model_path).
+local hf = import 'huggingface.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
@@ -81,7 +82,7 @@ local pod = import 'stages/pod.libsonnet';
                                     placement,
                                     gpus=trt.tensorParallel,
                                     resources=trt.resources,
-                                    envRefs=pod.hfTokenEnv(ctx),
+                                    envRefs=hf.env(ctx),
                                     mounts=[{ name: 'scripts', mountPath: paths.scriptsDir, readOnly: true }]) + run;
     local volumes = [{ name: 'scripts', configMap: { name: $.configMapName(ctx) } }];
     k8s.file($.dir, k8s.configMap(ctx, $.configMapName(ctx), { [$.scriptName]: $.script }, $.component))
