@@ -86,6 +86,35 @@
   pbtxtDocument(message):: { '$nemoc.pbtxt': message },
   pbtxtEnum(name):: { '$enum': name },
 
+  // Quantities nemoc itself writes (plain or decimal-suffixed numbers,
+  // binary suffixes, millicores) as numbers: memory-like values in bytes,
+  // cpu in cores. Not the whole resource.Quantity grammar (no exponents).
+  quantitySuffixes:: { Ki: 1024, Mi: 1048576, Gi: 1073741824, Ti: 1099511627776, k: 1000, M: 1000000, G: 1000000000, T: 1000000000000, m: 0.001 },
+  quantityAmount(q)::
+    if std.isNumber(q) then q
+    else
+      local isDigit(c) = c >= '0' && c <= '9';
+      local n = std.length(q);
+      local go(i) = if i < n && (isDigit(q[i]) || q[i] == '.') then go(i + 1) else i;
+      local i = go(0);
+      local number = std.parseJson(std.substr(q, 0, i));
+      local unit = std.substr(q, i, n - i);
+      if unit == '' then number else number * $.quantitySuffixes[unit],
+
+  // A number back to a quantity: memory-like in the largest exact binary
+  // unit, cpu in cores or millicores, counts as numbers.
+  quantityText(resource, value)::
+    if resource == 'cpu' then (
+      local milli = std.round(value * 1000);
+      if milli % 1000 == 0 then std.toString(milli / 1000) else std.toString(milli) + 'm'
+    ) else if resource == 'memory' || std.startsWith(resource, 'hugepages-') || resource == 'ephemeral-storage' then (
+      local gi = $.quantitySuffixes.Gi;
+      local mi = $.quantitySuffixes.Mi;
+      if value % gi == 0 then std.toString(value / gi) + 'Gi'
+      else if value % mi == 0 then std.toString(value / mi) + 'Mi'
+      else std.toString(value)
+    ) else value,
+
   // A non-negative number as short decimal text (at most 6 fractional
   // digits): std.toString(0.9) is "0.90000000000000002" in libjsonnet 0.18.
   // Arithmetic only: std.rstripChars slices strings in Jsonnet code and was

@@ -21,36 +21,8 @@
 // ClusterQueue, whose covered resources the target names (covers).
 local k8s = import 'k8s.libsonnet';
 
-// Quantities nemoc itself writes: plain or decimal-suffixed numbers, binary
-// suffixes, millicores. Memory-like values in bytes, cpu in millicores.
-local suffixes = { Ki: 1024, Mi: 1048576, Gi: 1073741824, Ti: 1099511627776, k: 1000, M: 1000000, G: 1000000000, T: 1000000000000, m: 0.001 };
-local isDigit(c) = c >= '0' && c <= '9';
-local digits(s) =
-  local n = std.length(s);
-  local go(i) = if i < n && (isDigit(s[i]) || s[i] == '.') then go(i + 1) else i;
-  go(0);
-local amount(q) =
-  if std.isNumber(q) then q
-  else
-    local s = q;
-    local i = digits(s);
-    local number = std.parseJson(std.substr(s, 0, i));
-    local unit = std.substr(s, i, std.length(s) - i);
-    if unit == '' then number else number * suffixes[unit];
-
-// A total back to a quantity: memory-like in the largest exact binary unit,
-// cpu in cores or millicores, counts as integers.
-local quantity(resource, value) =
-  if resource == 'cpu' then (
-    local milli = std.round(value * 1000);
-    if milli % 1000 == 0 then std.toString(milli / 1000) else std.toString(milli) + 'm'
-  ) else if resource == 'memory' || std.startsWith(resource, 'hugepages-') || resource == 'ephemeral-storage' then (
-    local gi = suffixes.Gi;
-    local mi = suffixes.Mi;
-    if value % gi == 0 then std.toString(value / gi) + 'Gi'
-    else if value % mi == 0 then std.toString(value / mi) + 'Mi'
-    else std.toString(value)
-  ) else value;
+local amount = k8s.quantityAmount;
+local quantity = k8s.quantityText;
 
 // The default integrations of Kueue v0.19.2 (charts/kueue/values.yaml:165-184).
 local defaultIntegrations = [
