@@ -1,4 +1,7 @@
-// 00-base: what every stage of a target relies on.
+// 00-base: what every stage of a target relies on. The Kueue objects sized
+// from the queued workloads (LocalQueue; ResourceFlavor, ClusterQueue and
+// Topology with kueue.clusterObjects) join 00-base in nemoc.libsonnet, after
+// the workloads are built (kueue.libsonnet objects()).
 local k8s = import 'k8s.libsonnet';
 local order = import 'stages/order.libsonnet';
 local storage = import 'storage.libsonnet';
