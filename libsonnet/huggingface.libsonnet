@@ -42,17 +42,34 @@ local paths = import 'paths.libsonnet';
       tokenizer.library == 'huggingface' && std.objectHasEx(tokenizer, 'type', false)
       && (std.objectHasEx(stages, 'dataPrep', false)
           || (train != null && train.mode == 'pretrain'));
+    local preset = if std.objectHasEx(ctx.spec.model, 'preset', false) then ctx.spec.model.preset else '';
+    local hasRepo = std.objectHasEx(ctx.spec.model, 'huggingface', false);
     local pointer = if std.objectHasEx(ctx.spec.model, 'preset', false) && !std.objectHasEx(ctx.spec.model, 'architecture', false)
     then '/spec/model/preset' else '/spec/model/tokenizer/type';
     (if tokenizerFromHub && $.gated(tokenizer.type) then [{ repo: tokenizer.type, what: 'tokenizer', pointer: pointer }] else [])
     + (if std.objectHasEx($.source(ctx), 'huggingface', false) && $.gated($.source(ctx).huggingface)
-       then [{ repo: $.source(ctx).huggingface, what: 'weights', pointer: '/spec/model/source/huggingface' }] else []),
+       then [{ repo: $.source(ctx).huggingface, what: 'weights', pointer: '/spec/model/source/huggingface' }] else [])
+    // NeMo's Llama importer writes the Hub id of a Llama 3 repository as the
+    // .nemo's tokenizer (NVIDIA/NeMo r2.0.0rc1
+    // scripts/checkpoint_converters/convert_llama_hf_to_nemo.py:292-297,
+    // v2.4.0 :314-329), and NeMo 1 fine-tuning restores that tokenizer.
+    + (if train != null && train.framework != 'nemo2' && train.mode != 'pretrain'
+          && std.objectHasEx($.source(ctx), 'nemo', false) && std.startsWith(preset, 'llama3')
+          && hasRepo && $.gated(ctx.spec.model.huggingface)
+       then [{ repo: ctx.spec.model.huggingface, what: "tokenizer the .nemo names (NeMo's Llama 3 importer writes the Hub id)",
+               pointer: '/spec/model/source/nemo' }] else [])
+    // The NeMo -> HF conversion downloads the original repository first
+    // (stages/convert.libsonnet, A10).
+    + (if std.objectHasEx(stages, 'convert', false) && hasRepo && $.gated(ctx.spec.model.huggingface)
+       then [{ repo: ctx.spec.model.huggingface, what: 'config, weights and tokenizer the converter loads before replacing the weights',
+               pointer: '/spec/stages/convert', atKey: true }] else []),
 
   diagnostics(ctx)::
     if $.tokenSecret(ctx) then [] else [
       {
         code: 'spec.hf-token',
         pointer: u.pointer,
+        [if std.objectHasEx(u, 'atKey', false) then 'atKey']: u.atKey,
         message: 'the pipeline downloads the gated Hugging Face repository ' + u.repo + ' (' + u.what
                  + ') and the spec names no token Secret; the download fails with 401',
         hint: 'create a Secret with key HF_TOKEN (kubectl create secret generic hf-token --from-literal=HF_TOKEN=...) '

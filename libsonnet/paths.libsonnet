@@ -41,6 +41,8 @@
 
   evaluateDir(ctx):: $.resultsDir(ctx) + '/evaluate',
   huggingfaceDir(ctx):: $.resultsDir(ctx) + '/huggingface',
+  // A Hub repository downloaded to shared storage (the converter's --hf_input_path).
+  hubSnapshotDir(ctx, repo):: $.resultsDir(ctx) + '/hub/' + repo,
   // HuggingFace checkpoint the TensorRT-LLM build reads.
   huggingfaceSource(ctx, trtllm)::
     if std.objectHasEx(trtllm, 'checkpoint', false) then $.resultsFile(ctx, trtllm.checkpoint) else $.huggingfaceDir(ctx),

@@ -3,6 +3,8 @@
 // TensorRT-LLM build and for users who want the weights elsewhere.
 local hf = import 'huggingface.libsonnet';
 local k8s = import 'k8s.libsonnet';
+local versions = import 'nemo/versions.libsonnet';
+local converterArgs = import 'nemo/converter_args.json';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
 local pod = import 'stages/pod.libsonnet';
@@ -13,22 +15,105 @@ local pod = import 'stages/pod.libsonnet';
 
   jobName(ctx):: k8s.boundedName(ctx.project + '-convert', 63),
 
+  // The converter reads --hf_input_path (and --input_tokenizer) with
+  // local_files_only=True (NVIDIA/NeMo r2.0.0rc1
+  // scripts/checkpoint_converters/convert_llama_nemo_to_hf.py:231,235,
+  // v2.4.0 :249-260; every row in nemo/converter_args.json): a Hub id there
+  // fails (field review A10). The hub-download init container first puts the
+  // original model's config, weights (AutoModelForCausalLM.from_pretrained
+  // loads the whole model before our weights replace its state dict) and
+  // tokenizer files on shared storage, then copies the tokenizer files into
+  // the output directory; the script gets local paths only.
+  // --input_tokenizer is not passed: the script loads it with the slow
+  // sentencepiece LlamaTokenizer, which Llama 3 repositories (no
+  // tokenizer.model) cannot give: r2.0.0rc1/v2.0.0 crash (:235), v2.1.0+
+  // catch it and write no tokenizer (:257-268). The copied Hub files are the
+  // tokenizer the model was trained with (the preset's), for Llama 2 and 3.
+  hubRepo(ctx):: ctx.spec.model.huggingface,
+  hubDir(ctx):: paths.hubSnapshotDir(ctx, $.hubRepo(ctx)),
+
+  // What the download takes from the repository: config, safetensors weights
+  // and their index, tokenizer files (not original/*.pth, not *.bin).
+  downloadPatterns:: [
+    'config.json',
+    'generation_config.json',
+    '*.safetensors',
+    'model.safetensors.index.json',
+    'tokenizer*',
+    'special_tokens_map.json',
+  ],
+
+  // argv: python3 -c <program> <repo> <local dir> <output dir> <patterns...>;
+  // no value passes through a shell. huggingface_hub ships in every NeMo
+  // container (transformers needs it); snapshot_download resumes and skips
+  // files already present, so a retried Job downloads nothing twice.
+  downloadProgram:: |||
+    import shutil, sys
+    from pathlib import Path
+    from huggingface_hub import snapshot_download
+    repo, local, out, patterns = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:]
+    snapshot_download(repo_id=repo, local_dir=str(local), allow_patterns=patterns)
+    out.mkdir(parents=True, exist_ok=True)
+    for f in sorted(local.iterdir()):
+        if f.is_file() and (f.name.startswith("tokenizer") or f.name == "special_tokens_map.json"):
+            shutil.copy(f, out / f.name)
+            print("tokenizer file " + f.name + " -> " + str(out))
+  |||,
+
+  downloadArgs(ctx)::
+    ['python3', '-c', $.downloadProgram, $.hubRepo(ctx), $.hubDir(ctx), paths.huggingfaceDir(ctx)] + $.downloadPatterns,
+
+  // --precision strings the script maps to a dtype (anything else falls back
+  // to fp32 with a warning: r2.0.0rc1 :121-128, v2.4.0 :134-141).
+  precisionArg:: converterArgs.scripts[$.llamaScript].precisionValues,
+  llamaScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_llama_nemo_to_hf.py',
+
   args(ctx)::
     local convert = ctx.spec.stages.convert;
     local model = ctx.spec.model;
     local out = paths.huggingfaceDir(ctx);
+    local script = model.converters.toHuggingface;
     [
       'python3',
-      model.converters.toHuggingface,
+      script,
       '--input_name_or_path=' + paths.nemoCheckpoint(ctx, convert),
       '--output_path=' + out + '/pytorch_model.bin',
-      // Config and tokenizer of the original HuggingFace model; the weights are ours.
-      '--hf_input_path=' + model.huggingface,
+      // Config of the original HuggingFace model, downloaded (local path); the weights are ours.
+      '--hf_input_path=' + $.hubDir(ctx),
       '--hf_output_path=' + out,
-      '--input_tokenizer=' + model.huggingface,
-      '--hf_output_tokenizer=' + out,
-      '--precision=' + convert.precision,
+      '--precision=' + (if script == $.llamaScript then $.precisionArg[convert.precision] else convert.precision),
     ] + (if convert.gpus == 0 then ['--cpu-only'] else []),
+
+  // The converter's arguments checked against nemo/converter_args.json for
+  // the image's NeMo tag: a script without a row there (e.g. the Mixtral
+  // converter, whose argparse differs: field review A11) or an argument the
+  // script does not declare is a located error instead of an argparse exit
+  // in the cluster. An image whose NeMo release nemoc cannot tell is not checked.
+  diagnostics(ctx)::
+    if !std.objectHasEx(ctx.spec.stages, 'convert', false)
+       || !std.objectHasEx(ctx.spec.model, 'converters', false) then [] else
+      local convert = ctx.spec.stages.convert;
+      local script = ctx.spec.model.converters.toHuggingface;
+      local tag = versions.tag(convert.image);
+      local scripts = converterArgs.scripts;
+      local row = if tag != null && std.objectHasEx(scripts, script, false) && std.objectHasEx(scripts[script].tags, tag, false)
+      then scripts[script].tags[tag] else null;
+      local names = [std.split(a, '=')[0] for a in $.args(ctx) if std.startsWith(a, '--')];
+      if tag == null then []
+      else if row == null then [{
+        code: 'convert.arguments',
+        pointer: '/spec/stages/convert',
+        atKey: true,
+        message: 'nemoc knows no command line of ' + script + ' at NeMo ' + tag
+                 + ' (libsonnet/nemo/converter_args.json); it cannot convert this model family',
+        hint: 'convert with a llama-family preset, or remove stages.convert',
+      }]
+      else [{
+        code: 'convert.arguments',
+        pointer: '/spec/stages/convert',
+        atKey: true,
+        message: script + ' at NeMo ' + tag + ' declares no ' + n,
+      } for n in names if !std.objectHasEx(row.args, n, false)],
 
   files(ctx)::
     local convert = ctx.spec.stages.convert;
@@ -41,9 +126,19 @@ local pod = import 'stages/pod.libsonnet';
                                     gpus=convert.gpus,
                                     resources=convert.resources,
                                     envRefs=hf.env(ctx)) + run;
-    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, upstream=pod.upstreamTraining(ctx))),
+    // The download needs no GPU: the same cpu/memory, HF_TOKEN and HF_HOME.
+    local download = pod.container(ctx,
+                                   'hub-download',
+                                   convert.image,
+                                   placement,
+                                   resources=convert.resources,
+                                   envRefs=hf.env(ctx))
+                     + { command: $.downloadArgs(ctx)[0:1], args: $.downloadArgs(ctx)[1:] };
+    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container,
+                            upstream=pod.upstreamTraining(ctx), initContainers=[download])),
 
   summary(ctx)::
     local convert = ctx.spec.stages.convert;
-    paths.nemoCheckpoint(ctx, convert) + ' -> HuggingFace ' + paths.huggingfaceDir(ctx),
+    paths.nemoCheckpoint(ctx, convert) + ' -> HuggingFace ' + paths.huggingfaceDir(ctx)
+    + ' (config, weights and tokenizer of ' + $.hubRepo(ctx) + ' downloaded to ' + $.hubDir(ctx) + ' first)',
 }

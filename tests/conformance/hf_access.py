@@ -101,6 +101,44 @@ def main():
             if r.returncode != 1 or f"no-token.yaml:{line}:" not in r.stderr or "meta-llama/Meta-Llama-3-8B" not in r.stderr:
                 print(f"FAIL: gated tokenizer without hfTokenSecret: exit {r.returncode}, want a located error at line {line}\n{r.stderr}")
                 failures += 1
+        # The conversion downloads the original (gated) repository: without a
+        # token Secret, a located error at stages.convert (A10) besides the one
+        # at the import's source.
+        spec = os.path.join(source, "tests", "specs", "pipeline-variants.yaml")
+        with open(spec) as f:
+            text = f.read()
+        stripped = text.replace("source: {huggingface: meta-llama/Llama-2-7b-hf, hfTokenSecret: hf-token}",
+                                "source: {huggingface: meta-llama/Llama-2-7b-hf}")
+        if stripped == text:
+            print("FAIL: tests/specs/pipeline-variants.yaml no longer names hf-token as this test expects")
+            failures += 1
+        else:
+            bad = os.path.join(tmp, "convert-no-token.yaml")
+            with open(bad, "w") as f:
+                f.write(stripped)
+            r = subprocess.run([args.nemoc, "build", "--quiet", "--out", os.path.join(tmp, "bad2"), bad],
+                               cwd=source, capture_output=True, text=True)
+            line = next(i + 1 for i, l in enumerate(stripped.splitlines()) if l.strip() == "convert:")
+            if r.returncode != 1 or f"convert-no-token.yaml:{line}:" not in r.stderr or "converter loads" not in r.stderr:
+                print(f"FAIL: conversion of a gated repo without hfTokenSecret: exit {r.returncode}, want a located error at line {line}\n{r.stderr}")
+                failures += 1
+        # NeMo 1 fine-tuning of a Llama 3 .nemo restores the tokenizer the
+        # importer named: the Hub repository (convert_llama_hf_to_nemo.py
+        # v2.4.0:314-329). Without a token Secret: located at source.nemo.
+        spec = os.path.join(source, "tests", "specs", "llama2-7b-lora-nemo1.yaml")
+        with open(spec) as f:
+            text = f.read()
+        llama3 = text.replace("preset: llama2-7b", "preset: llama3-8b")
+        bad = os.path.join(tmp, "llama3-lora-no-token.yaml")
+        with open(bad, "w") as f:
+            f.write(llama3)
+        r = subprocess.run([args.nemoc, "build", "--quiet", "--out", os.path.join(tmp, "bad3"), bad],
+                           cwd=source, capture_output=True, text=True)
+        line = next((i + 1 for i, l in enumerate(llama3.splitlines()) if l.strip().startswith("nemo: ")), 0)
+        if llama3 == text or "hfTokenSecret" in llama3 or r.returncode != 1 \
+                or f"llama3-lora-no-token.yaml:{line}:" not in r.stderr or "Meta-Llama-3-8B" not in r.stderr:
+            print(f"FAIL: NeMo 1 LoRA of a Llama 3 .nemo without hfTokenSecret: exit {r.returncode}, want a located error at line {line}\n{r.stderr}")
+            failures += 1
     print(f"{checked} training containers checked, {failures} failures")
     return 1 if failures or checked == 0 else 0
 

@@ -1,0 +1,162 @@
+#!/usr/bin/python3
+"""The NeMo -> HuggingFace conversion passes only arguments its script accepts,
+and local paths where the script loads with local_files_only=True (field review A10).
+
+NVIDIA/NeMo scripts/checkpoint_converters/convert_llama_nemo_to_hf.py loads
+--hf_input_path and --input_tokenizer with local_files_only=True at every tag
+nemoc targets (r2.0.0rc1:231,235 ... v2.4.0:249-260): a Hub id there crashes.
+libsonnet/nemo/converter_args.json records, per tag, the arguments the script's
+argparse declares (tag:path:line per row). For every convert Job generated
+from the examples and test specs this test checks:
+  - the image's NeMo tag (libsonnet/nemo/versions.json) has a row for the
+    script, and every --argument is declared there;
+  - each local-files-only argument is an absolute path on a shared volume that
+    an init container (HF_TOKEN from the spec's Secret) downloads into first;
+  - --precision is a string the script maps to a dtype (others fall back to fp32);
+  - the tokenizer reaches the output directory (the init container copies it).
+A converter without a row for the image's tag (the Mixtral script, whose argparse
+differs: field review A11) is a located `convert.arguments` error at stages.convert.
+With NEMOC_NEMO_GIT=<NVIDIA/NeMo git dir> it also checks every table row
+against the script at its tag (the argument declared at the cited line).
+
+Usage: convert_args.py <nemoc> <source dir>
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import yaml
+except ImportError:  # python3-yaml
+    if os.environ.get("CI") == "true":
+        print("CI=true and python3-yaml is missing", file=sys.stderr)
+        sys.exit(1)
+    print("python3-yaml not installed: skipped", file=sys.stderr)
+    sys.exit(77)
+
+NEMOC, SRC = sys.argv[1], sys.argv[2]
+TABLE = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "converter_args.json")))["scripts"]
+RELEASES = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "versions.json")))["releases"]
+LOCAL_ONLY = ("--hf_input_path", "--input_tokenizer")
+
+
+def nemo_tag(image):
+    """NeMo git tag of an NGC nemo image 'nvcr.io/nvidia/nemo:25.02' (None if unknown)."""
+    repo, _, tag = image.rpartition(":")
+    if repo.rsplit("/", 1)[-1] != "nemo":
+        return None
+    row = RELEASES.get(tag[:5])
+    return row["nemo"] if row else None
+
+
+def check_job(rel, job, errors):
+    pod = job["spec"]["template"]["spec"]
+    main = pod["containers"][0]
+    argv = main.get("command", []) + main.get("args", [])
+    scripts = [a for a in argv if a.endswith(".py")]
+    if len(scripts) != 1:
+        errors.append(f"{rel}: no converter script in {argv}")
+        return
+    script = scripts[0]
+    tag = nemo_tag(main["image"])
+    row = TABLE.get(script, {}).get("tags", {}).get(tag)
+    if row is None:
+        errors.append(f"{rel}: no argument table for {script} at NeMo {tag} (image {main['image']})")
+        return
+    mounts = [m["mountPath"].rstrip("/") + "/" for m in main.get("volumeMounts", [])
+              if m["mountPath"] != "/dev/shm"]
+    inits = pod.get("initContainers", [])
+    init_argv = [a for c in inits for a in c.get("command", []) + c.get("args", [])]
+    init_env = [e["name"] for c in inits for e in c.get("env", [])]
+    args = argv[argv.index(script) + 1:]
+    for a in args:
+        if not a.startswith("--"):
+            errors.append(f"{rel}: positional argument {a!r}")
+            continue
+        name, _, value = a.partition("=")
+        if name not in row["args"]:
+            errors.append(f"{rel}: {script} at {tag} declares no {name} (declared: {sorted(row['args'])})")
+        if name in LOCAL_ONLY:
+            if not value.startswith("/") or not any((value + "/").startswith(m) for m in mounts):
+                errors.append(f"{rel}: {name}={value} is not a path on shared storage; the script loads it "
+                              f"with local_files_only=True ({', '.join(row['localFilesOnly'])})")
+            elif value not in init_argv:
+                errors.append(f"{rel}: {name}={value}: no init container downloads into it")
+        if name == "--precision" and value not in TABLE[script]["precisionValues"].values():
+            errors.append(f"{rel}: --precision={value} is not a dtype the script knows ({row['precision']})")
+    given = {a.partition("=")[0] for a in args}
+    if "--hf_output_path" in given and "--hf_input_path" not in given:
+        errors.append(f"{rel}: --hf_output_path without --hf_input_path writes no HF model folder")
+    if inits:
+        if "HF_TOKEN" not in init_env or "HF_HOME" not in init_env:
+            errors.append(f"{rel}: the download init container lacks HF_TOKEN or HF_HOME ({init_env})")
+        out = next((a.partition("=")[2] for a in args if a.startswith("--hf_output_path=")), None)
+        if out not in init_argv or "tokenizer*" not in init_argv:
+            errors.append(f"{rel}: the tokenizer files do not reach {out}")
+
+
+def check_table_upstream(errors):
+    git = os.environ.get("NEMOC_NEMO_GIT")
+    if not git:
+        return 0
+    rows = 0
+    for script, entry in TABLE.items():
+        for tag, row in entry["tags"].items():
+            for name, cite in row["args"].items():
+                t, path, line = cite.rsplit(":", 2)
+                text = subprocess.run(["git", f"--git-dir={git}", "show", f"refs/tags/{t}:{path}"],
+                                      capture_output=True, text=True, check=True).stdout.split("\n")
+                window = "\n".join(text[int(line) - 1:int(line) + 2])
+                if "add_argument(" not in window or f'"{name}"' not in window:
+                    errors.append(f"table row {name} -> {cite}: not declared there")
+                rows += 1
+    return rows
+
+
+def check_unknown_converter(errors):
+    with open(os.path.join(SRC, "tests", "specs", "pipeline-variants.yaml")) as f:
+        text = f.read().replace("preset: llama2-7b", "preset: mixtral-8x7b")
+    with tempfile.TemporaryDirectory(prefix="nemoc-convert-mixtral-") as tmp:
+        spec = os.path.join(tmp, "mixtral.yaml")
+        with open(spec, "w") as f:
+            f.write(text)
+        env = dict(os.environ, NEMOC_DATA_DIR=SRC)
+        run = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(tmp, "out"), spec],
+                             capture_output=True, text=True, env=env)
+    line = next(i + 1 for i, l in enumerate(text.split("\n")) if l.strip() == "convert:")
+    if run.returncode == 0 or f"{spec}:{line}:" not in run.stderr or "convert_mixtral_nemo_to_hf.py" not in run.stderr:
+        errors.append(f"Mixtral conversion not refused at stages.convert (line {line}):\n{run.stderr}")
+
+
+def main():
+    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
+                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
+    errors, jobs = [], 0
+    with tempfile.TemporaryDirectory(prefix="nemoc-convert-args-") as out:
+        env = dict(os.environ, NEMOC_DATA_DIR=SRC)
+        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs,
+                             capture_output=True, text=True, env=env)
+        if run.returncode != 0:
+            print(run.stderr, file=sys.stderr)
+            return 1
+        for path in sorted(glob.glob(os.path.join(out, "*", "*", "50-convert", "*.yaml"))):
+            with open(path) as f:
+                obj = yaml.safe_load(f)
+            if isinstance(obj, dict) and obj.get("kind") == "Job":
+                jobs += 1
+                check_job(os.path.relpath(path, out), obj, errors)
+    check_unknown_converter(errors)
+    rows = check_table_upstream(errors)
+    if jobs == 0:
+        errors.append("no convert Job generated")
+    for e in errors:
+        print(e, file=sys.stderr)
+    print(f"{jobs} convert Jobs, {rows} table rows checked upstream, {len(errors)} problems")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
