@@ -442,7 +442,8 @@ const char kNotYetHint[] =
 std::string FineTuning(const std::string& mode) {
   std::string text = Replace(kBase, "mode: pretrain", "mode: " + mode);
   text = Replace(text, "    preset: llama2-7b\n", "    preset: llama2-7b\n    source: {nemo: m/x.nemo}\n");
-  return Replace(text, "data: {mock: true}", "data: {jsonl: {train: d/train.jsonl}}");
+  // NeMo 1 SFT/LoRA needs validation data (framework_check.cc).
+  return Replace(text, "data: {mock: true}", "data: {jsonl: {train: d/train.jsonl, validation: d/val.jsonl}}");
 }
 
 TEST(ChecksTestSpec, BaseSpecPasses) {
@@ -811,7 +812,7 @@ TEST(ChecksTestSpec, MissingData) {
   EXPECT_EQ(Lines{"error spec.missing-field@14:5: spec.stages.train: missing required field "
                   "'data' | set data: {mock: true}, {prefixes: [...]} or {fromDataPrep: true}"},
             c.lines);
-  c = RunCheckSpec(Replace(FineTuning("lora"), "      data: {jsonl: {train: d/train.jsonl}}\n", ""));
+  c = RunCheckSpec(Replace(FineTuning("lora"), "      data: {jsonl: {train: d/train.jsonl, validation: d/val.jsonl}}\n", ""));
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(Lines{"error spec.missing-field@15:5: spec.stages.train: missing required field "
                   "'data' | fine-tuning reads JSONL: data: {jsonl: {train: squad/train.jsonl}}"},
@@ -829,7 +830,7 @@ TEST(ChecksTestSpec, JsonlWithPretrain) {
 
 TEST(ChecksTestSpec, FineTuningWithoutJsonl) {
   Checked c = RunCheckSpec(
-      Replace(FineTuning("sft"), "data: {jsonl: {train: d/train.jsonl}}", "data: {mock: true}"));
+      Replace(FineTuning("sft"), "data: {jsonl: {train: d/train.jsonl, validation: d/val.jsonl}}", "data: {mock: true}"));
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(Lines{"error spec.wrong-data@20:7: mode sft reads JSONL records: set "
                   "spec.stages.train.data.jsonl"},

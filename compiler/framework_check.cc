@@ -207,6 +207,22 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagno
                  "set spec.stages.train.framework: nemo2, or use a NeMo " +
                      Release(kLastNemo1Release) + " or older image");
   }
+
+  // NeMo 1 SFT/LoRA builds the validation dataset on every fit, whatever
+  // limit_val_batches says (NVIDIA/NeMo r2.0.0rc1
+  // nemo/collections/nlp/models/language_modeling/megatron_gpt_sft_model.py:803,
+  // v2.4.0 :1015), and its file_names must be a list of JSONL files (r2.0.0rc1
+  // :196, v2.4.0 :256): the base config's `file_names: ???` would fail there.
+  const std::string mode = train.value("mode", "pretrain");
+  if (framework != "nemo2" && mode != "pretrain" && train.contains("data") &&
+      train["data"].contains("jsonl") && !train["data"]["jsonl"].contains("validation")) {
+    diags->Error("spec.framework-data",
+                 "framework nemo1 " + mode + " needs validation data: NeMo's SFT model builds "
+                 "model.data.validation_ds on every run and reads its JSONL files",
+                 doc.map.Locate(std::string(kTrain) + "/data/jsonl", /*prefer_key=*/true),
+                 "add data.jsonl.validation (a JSONL file in the training file's format, relative "
+                 "to the data mount)");
+  }
 }
 
 }  // namespace nemoc

@@ -130,6 +130,45 @@ TEST(FrameworkCheckTest, Llama31OnNemo1Before2409IsRefusedAtTheTag) {
   EXPECT_EQ(Lines{}, Check(Spec("24.07", "llama3-8b", nemo1)));
 }
 
+// NeMo 1 SFT builds model.data.validation_ds unconditionally
+// (megatron_gpt_sft_model.py r2.0.0rc1:803, v2.4.0:1015): no `file_names: ???`.
+TEST(FrameworkCheckTest, Nemo1FineTuningWithoutValidationDataIsRefusedAtTheData) {
+  const std::string spec =
+      "apiVersion: nemoc.dev/v1alpha1\n"
+      "kind: Project\n"
+      "metadata: {name: demo}\n"
+      "spec:\n"
+      "  namespace: nemo\n"
+      "  image: {repository: nvcr.io/nvidia/nemo, tag: \"24.09\"}\n"
+      "  model:\n"
+      "    preset: llama2-7b\n"
+      "    source: {nemo: models/llama2-7b.nemo}\n"
+      "  storage:\n"
+      "    results: {nfs: {server: nfs.internal, path: /export}}\n"
+      "  stages:\n"
+      "    train:\n"
+      "      mode: MODE\n"
+      "      nodes: 1\n"
+      "      batch: {global: 8}\n"
+      "      data:\n"
+      "        jsonl: {train: squad/train.jsonl}\n"
+      "  targets:\n"
+      "    - {name: onprem, profile: vanilla-k8s}\n";
+  auto with = [&](const std::string& mode, const std::string& extra) {
+    std::string s = spec;
+    s.replace(s.find("MODE"), 4, mode);
+    if (!extra.empty()) s.replace(s.find("train: squad/train.jsonl}"), 25, "train: squad/train.jsonl, " + extra + "}");
+    return s;
+  };
+  EXPECT_EQ(Lines{"spec.framework-data@18:9: framework nemo1 sft needs validation data: NeMo's SFT model "
+                  "builds model.data.validation_ds on every run and reads its JSONL files"},
+            Check(with("sft", "")));
+  EXPECT_EQ(Lines{"spec.framework-data@18:9: framework nemo1 lora needs validation data: NeMo's SFT model "
+                  "builds model.data.validation_ds on every run and reads its JSONL files"},
+            Check(with("lora", "")));
+  EXPECT_EQ(Lines{}, Check(with("sft", "validation: squad/val.jsonl")));
+}
+
 TEST(FrameworkCheckTest, Nemo2FineTuningNeedsANemo2CheckpointAndNemo2DataLayout) {
   const std::string spec =
       "apiVersion: nemoc.dev/v1alpha1\n"

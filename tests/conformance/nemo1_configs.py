@@ -121,6 +121,12 @@ def value_rules(cfg, tag, finetune, spec):
     # default (NVIDIA/NeMo r2.0.0rc1..v2.4.0 nemo/collections/nlp/parts/megatron_trainer_builder.py:89/:90).
     if not isinstance(model.get("gradient_as_bucket_view"), bool):
         problems.append("A1 model.gradient_as_bucket_view missing (megatron_trainer_builder.py reads it unconditionally)")
+    # No mandatory-missing value (`???`): OmegaConf raises MissingMandatoryValue when NeMo reads it,
+    # e.g. the SFT base config's model.data.validation_ds.file_names, which MegatronGPTSFTModel
+    # builds on every fit (megatron_gpt_sft_model.py r2.0.0rc1:803, v2.4.0:1015).
+    for key, value in flatten(cfg).items():
+        if value == "???":
+            problems.append(f"{key} is ??? (mandatory value missing)")
     # A2: exp_manager.CallbackParams.every_n_epochs defaults to 1 (exp_manager.py:117/:133); Lightning's
     # ModelCheckpoint refuses it together with every_n_train_steps.
     em = cfg.get("exp_manager", {})
