@@ -74,7 +74,10 @@ local paths = import 'paths.libsonnet';
                  + ') and the spec names no token Secret; the download fails with 401',
         hint: 'create a Secret with key HF_TOKEN (kubectl create secret generic hf-token --from-literal=HF_TOKEN=...) '
               + 'and set spec.model.source.hfTokenSecret: hf-token'
-              + (if u.what == 'tokenizer' then ', or give model.tokenizer a tokenizer on shared storage' else ''),
+              + (if u.what == 'tokenizer'
+                 then ', or use a tokenizer on shared storage (tokenizer: {library: huggingface, type: /data/tokenizer-dir} '
+                      + 'or {library: sentencepiece, model: /data/tokenizer.model})'
+                 else ''),
       }
       for u in $.hubUses(ctx)
     ],

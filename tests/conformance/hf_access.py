@@ -139,6 +139,23 @@ def main():
                 or f"llama3-lora-no-token.yaml:{line}:" not in r.stderr or "Meta-Llama-3-8B" not in r.stderr:
             print(f"FAIL: NeMo 1 LoRA of a Llama 3 .nemo without hfTokenSecret: exit {r.returncode}, want a located error at line {line}\n{r.stderr}")
             failures += 1
+        # A Hugging Face tokenizer directory on shared storage (tokenizer.type:
+        # /abs/path; AutoTokenizer.from_pretrained takes a directory) needs no
+        # Hub token; a path with '..' is refused by the schema.
+        spec = os.path.join(source, "examples", "llama31-405b-gke-a4.yaml")
+        with open(spec) as f:
+            text = f.read()
+        for tok, want in (("/data/tokenizers/llama31", 0), ("/data/../etc", 1)):
+            local = text.replace("    source: {hfTokenSecret: hf-token}",
+                                 "    tokenizer: {library: huggingface, type: " + tok + "}  #")
+            path = os.path.join(tmp, "local-tokenizer.yaml")
+            with open(path, "w") as f:
+                f.write(local)
+            r = subprocess.run([args.nemoc, "build", "--quiet", "--out", os.path.join(tmp, "tok"), path],
+                               cwd=source, capture_output=True, text=True)
+            if local == text or r.returncode != want:
+                print(f"FAIL: tokenizer.type {tok} without hfTokenSecret: exit {r.returncode}, want {want}\n{r.stderr}")
+                failures += 1
     print(f"{checked} training containers checked, {failures} failures")
     return 1 if failures or checked == 0 else 0
 
