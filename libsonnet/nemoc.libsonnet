@@ -92,7 +92,7 @@ local builders = {
     local withPlacements = base { localPlacement: localPlacement, placement: placement };
     local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(withPlacements) else null;
     local ctx = withPlacements { trainBuilt: trainBuilt };
-    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx);
+    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + serve.diagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).
     local rejected = std.length([d for d in diagnostics if !std.objectHasEx(d, 'severity', false) || d.severity == 'error']) > 0;

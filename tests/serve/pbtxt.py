@@ -100,6 +100,8 @@ class _Parser:
             out = _unquote(val)
             while self.peek()[0] == "string":  # adjacent strings concatenate
                 out += _unquote(self.take()[1])
+            if re.fullmatch(r"\$\{[A-Za-z0-9_]+\}", out):  # "${name}": a template's string placeholder
+                return Placeholder(out[2:-1])
             return out
         if kind == "placeholder":
             return Placeholder(val[2:-1])
