@@ -138,8 +138,6 @@ local pod = import 'stages/pod.libsonnet';
         },
       },
     },
-  // Kept for callers reading the tensorrt_llm model's config.
-  modelConfig(ctx):: $.models(ctx)[$.modelName(ctx)],
 
   // Python models nemoc writes itself (the image ships the Python backend and
   // transformers, not tensorrtllm_backend's all_models/).
