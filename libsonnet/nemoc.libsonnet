@@ -95,6 +95,7 @@ local builders = {
     local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(withPlacements) else null;
     local ctx = withPlacements { trainBuilt: trainBuilt };
     local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + convert.diagnostics(ctx)
+                        + serve.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).

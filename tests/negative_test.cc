@@ -309,6 +309,22 @@ TEST_F(NegativeTest, StageNodesRules) {
   Expect({"instance-type", spec, At(spec, "instanceType: g6e") + "target onprem: instanceType applies to eks-efa targets", {}});
 }
 
+// Triton's model repository (issue #14, A15): its text models need a tokenizer, and its
+// config.pbtxt files follow the tensorrtllm_backend release of the image (24.07: v0.11.0).
+TEST_F(NegativeTest, TritonModelRepositoryNeedsTokenizerAndAKnownRelease) {
+  std::string spec = Replace(kBaseSpec, "  stages:\n", "  stages:\n    serve: {engine: engines/llama}\n");
+  Expect({"serve-tokenizer", spec,
+          At(spec, "serve:") + "target onprem: Triton's preprocessing and postprocessing models need the model's tokenizer",
+          {}});
+  spec = Replace(kBaseSpec, "  stages:\n",
+                 "  stages:\n    serve:\n      engine: engines/llama\n      tokenizer: hf/llama\n"
+                 "      triton: {image: {repository: nvcr.io/nvidia/tritonserver, tag: 24.08-trtllm-python-py3}}\n");
+  Expect({"serve-release", spec,
+          At(spec, "24.08-trtllm") + "target onprem: nemoc writes the Triton model repository of tensorrtllm_backend "
+                                     "v0.11.0 (Triton 24.07); image tag 24.08-trtllm-python-py3 is another release",
+          {}});
+}
+
 TEST_F(NegativeTest, InvalidProjectName) {
   std::string spec = Replace(kBaseSpec, "name: neg", "name: Neg_Project");
   Expect({"name", spec, At(spec, "Neg_Project") + "metadata.name: \"Neg_Project\" is not valid", {}});

@@ -184,7 +184,7 @@ TEST(PipelineTest, StagesAgreeOnSharedPaths) {
     const json model_map = Find(Stage(target, "70-serve"), "ConfigMap");
     json pbtxt;
     std::string err;
-    ASSERT_TRUE(ParsePbtxtForTest(model_map["data"]["config.pbtxt"].get<std::string>(), &pbtxt, &err)) << err;
+    ASSERT_TRUE(ParsePbtxtForTest(model_map["data"]["llama31-8b.config.pbtxt"].get<std::string>(), &pbtxt, &err)) << err;
     EXPECT_EQ("llama31-8b", pbtxt["name"]);
     EXPECT_EQ("tensorrtllm", pbtxt["backend"]);
     EXPECT_EQ(64, pbtxt["max_batch_size"]);
@@ -192,9 +192,21 @@ TEST(PipelineTest, StagesAgreeOnSharedPaths) {
     for (const auto& p : pbtxt["parameters"]) parameters[p["key"]] = p["value"]["string_value"];
     EXPECT_EQ(Arg(*build, "--engine-dir="), parameters["gpt_model_path"]);
     EXPECT_EQ("inflight_fused_batching", parameters["gpt_model_type"]);
-    ASSERT_EQ(3u, pbtxt["input"].size());
+    // tensorrtllm_backend v0.11.0's template inputs (serve.triton_templates checks them all).
+    std::map<std::string, json> inputs;
+    for (const auto& i : pbtxt["input"]) inputs[i["name"]] = i;
     EXPECT_EQ("input_ids", pbtxt["input"][0]["name"]);
     EXPECT_EQ(json({{"$enum", "TYPE_INT32"}}), pbtxt["input"][0]["data_type"]);
+    ASSERT_EQ(1u, inputs.count("end_id"));
+    EXPECT_EQ(true, inputs["end_id"]["optional"]);
+    // The text front: preprocessing and postprocessing read the tokenizer of the checkpoint the
+    // engine was built from; the ensemble wires them around the engine.
+    json pre;
+    ASSERT_TRUE(ParsePbtxtForTest(model_map["data"]["preprocessing.config.pbtxt"].get<std::string>(), &pre, &err)) << err;
+    std::map<std::string, std::string> pre_parameters;
+    for (const auto& p : pre["parameters"]) pre_parameters[p["key"]] = p["value"]["string_value"];
+    EXPECT_EQ(Arg(*build, "--checkpoint="), pre_parameters["tokenizer_dir"]);
+    EXPECT_EQ(1u, model_map["data"].count("ensemble.config.pbtxt"));
     EXPECT_EQ(json({{"$enum", "KIND_CPU"}}), pbtxt["instance_group"][0]["kind"]);
   }
 }
