@@ -35,8 +35,9 @@ local pod = import 'stages/pod.libsonnet';
   // input, output, parameter and ensemble step cites <tag>:<path>:<line>), keyed by the
   // backend release; tritonReleases names the NGC tritonserver release (YY.MM) shipping it.
   templates:: import 'triton_templates.json',
-  // The backend versions whose placeholders nemoc fills (values below).
-  served:: ['v0.11.0'],
+  // The backend versions whose placeholders nemoc fills (values below):
+  // v0.11.0 (Triton 24.07), v0.17.0 (Triton 25.01, the first with Blackwell).
+  served:: ['v0.11.0', 'v0.17.0'],
   release(ctx):: std.substr(ctx.spec.stages.serve.triton.image.tag, 0, 5),
   backendVersion(ctx)::
     local release = $.release(ctx);
@@ -98,6 +99,29 @@ local pod = import 'stages/pod.libsonnet';
       decoding_mode: unset,  // top_k_top_p with max_beam_width 1
       medusa_choices: unset,
       gpu_weights_percent: unset,
+      // v0.17.0 only. Parameters read in a try/catch whose empty value falls back to the
+      // backend default (triton-inference-server/tensorrtllm_backend v0.17.0
+      // inflight_batcher_llm/src/model_instance_state.cc:110 cross_kv_cache_fraction,
+      // :192 multi_block_mode, :203 enable_context_fmha_fp32_acc, :214 cuda_graph_mode,
+      // :225 cuda_graph_cache_size, :365 speculative_decoding_fast_logits, :543 eagle_choices
+      // (csvStrToVecVecInt throws on "", src/utils.cc:484); src/model_state.cc:124
+      // participant_ids ("" splits into no ids)).
+      cross_kv_cache_fraction: unset,  // decoder-only engines
+      multi_block_mode: unset,
+      enable_context_fmha_fp32_acc: unset,
+      cuda_graph_mode: unset,
+      cuda_graph_cache_size: unset,
+      speculative_decoding_fast_logits: unset,
+      eagle_choices: unset,
+      participant_ids: unset,
+      // Triton ModelQueuePolicy: 0 = no limit (the template's value is a number).
+      max_queue_size: 0,
+      // Data types of optional tensors (enums; the values tensorrtllm_backend's docs fill in).
+      logits_datatype: k8s.pbtxtEnum('TYPE_FP32'),
+      encoder_input_features_data_type: k8s.pbtxtEnum('TYPE_FP16'),
+      // preprocessing (nemoc's own model, text only): no vision encoder.
+      visual_model_path: unset,
+      max_num_images: unset,
       tokenizer_dir: $.tokenizerDir(ctx),
       add_special_tokens: 'true',  // BOS as the model was trained
       skip_special_tokens: 'true',
