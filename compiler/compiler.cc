@@ -7,6 +7,7 @@
 #include "checks.h"
 #include "edit_distance.h"
 #include "eval_watchdog.h"
+#include "framework_check.h"
 #include "jsonnet_expander.h"
 #include "output_verifier.h"
 #include "plan.h"
@@ -350,16 +351,26 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     // The profile names the GPU model; the fit check needs its memory.
     nlohmann::json& facts = it->second.summary;
     const auto& spec = normalized["spec"];
-    if (facts.contains("accelerator") && facts["accelerator"].is_string() &&
-        spec["stages"].contains("train")) {
+    const nlohmann::json* gpu = nullptr;
+    if (facts.contains("accelerator") && facts["accelerator"].is_string()) {
       const std::string accelerator = facts["accelerator"].get<std::string>();
-      const nlohmann::json* gpu = accelerators_.Find(accelerator);
+      gpu = accelerators_.Find(accelerator);
       if (gpu == nullptr) {
         diags->Error("library.accelerator",
                      "target " + name + ": profile names unknown accelerator " + accelerator);
         ok = false;
         continue;
       }
+      // FP8 and container releases the GPU model cannot run (A14, A18).
+      const size_t errors_before = diags->error_count();
+      CheckAcceleratorSupport(doc, spec, name, accelerator, *gpu, diags);
+      if (diags->error_count() > errors_before) {
+        ok = false;
+        continue;
+      }
+    }
+    if (gpu != nullptr && spec["stages"].contains("train")) {
+      const std::string accelerator = facts["accelerator"].get<std::string>();
       const double capacity = (*gpu)["memoryGB"].get<double>();
       const auto& train = spec["stages"]["train"];
       const auto& architecture = spec["model"]["architecture"];

@@ -1,6 +1,8 @@
 #include "framework_check.h"
 
 #include <regex>
+#include <set>
+#include <utility>
 
 namespace nemoc {
 
@@ -175,6 +177,97 @@ int RecipeCountedSplitLayers(const nlohmann::json& spec) {
   const int since = ParseRelease(model["nemo2"]["accountForEmbeddingAndLossSince"].get<std::string>());
   // An image whose release is unknown counts as newest (versions.libsonnet atLeast).
   return release == 0 || release >= since ? 2 : 0;
+}
+
+namespace {
+
+// "8.9" -> 89; 0 when absent or malformed.
+int ComputeCapability(const nlohmann::json& gpu) {
+  static const std::regex pattern("^(\\d+)\\.(\\d)$");
+  std::smatch m;
+  const std::string cc = gpu.value("computeCapability", "");
+  return std::regex_match(cc, m, pattern) ? std::stoi(m[1]) * 10 + std::stoi(m[2]) : 0;
+}
+
+// Release YY*100+MM of an NGC tritonserver image ("24.07-trtllm-python-py3"), else 0.
+int TritonRelease(const std::string& repository, const std::string& tag) {
+  static const std::regex ngc("^(\\d{2})\\.(\\d{2})(?![0-9]).*");
+  std::smatch m;
+  if (Basename(repository) != "tritonserver" || !std::regex_match(tag, m, ngc)) return 0;
+  return std::stoi(m[1]) * 100 + std::stoi(m[2]);
+}
+
+}  // namespace
+
+void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
+                             const std::string& target_name, const std::string& accelerator,
+                             const nlohmann::json& gpu, Diagnostics* diags) {
+  const auto& stages = spec["stages"];
+  const std::string target = "target " + target_name + ": ";
+  const std::string gpu_name = accelerator + " (" + gpu.value("model", accelerator) + ", compute capability " +
+                               gpu.value("computeCapability", "unknown") + ")";
+  // FP8 (Transformer Engine training, TensorRT-LLM fp8 quantization) needs
+  // compute capability 8.9 or higher: Ada, Hopper, Blackwell; A100 is 8.0.
+  constexpr int kFp8ComputeCapability = 89;
+  const int cc = ComputeCapability(gpu);
+  if (cc > 0 && cc < kFp8ComputeCapability) {
+    if (stages.contains("train") && stages["train"].value("precision", "") == "fp8") {
+      diags->Error("target.fp8", target + "fp8 precision needs compute capability 8.9 or higher; " +
+                                     gpu_name + " has no FP8",
+                   doc.map.Locate("/spec/stages/train/precision"),
+                   "use precision: bf16 on this target, or a target with Hopper or Blackwell GPUs");
+    }
+    if (stages.contains("tensorrtLLM") && stages["tensorrtLLM"].value("quantization", "") == "fp8") {
+      diags->Error("target.fp8", target + "fp8 quantization needs compute capability 8.9 or higher; " +
+                                     gpu_name + " has no FP8",
+                   doc.map.Locate("/spec/stages/tensorrtLLM/quantization"),
+                   "use quantization: int8 or none on this target, or a target with Hopper or "
+                   "Blackwell GPUs");
+    }
+  }
+  // Containers built before the accelerator's CUDA support.
+  const auto& minimum = gpu.value("minimumRelease", nlohmann::json::object());
+  std::set<std::string> reported;
+  if (minimum.contains("nemo")) {
+    const int since = ParseRelease(minimum["nemo"].get<std::string>());
+    for (const char* name : {"ncclTest", "train", "evaluate", "convert"}) {
+      if (!stages.contains(name) || !stages[name].contains("image")) continue;
+      const auto& image = stages[name]["image"];
+      const std::string tag = image.value("tag", "");
+      const int release = NemoRelease(image.value("repository", ""), tag);
+      const std::string own = std::string("/spec/stages/") + name + "/image/tag";
+      const std::string pointer = doc.map.Has(own) ? own : std::string("/spec/image/tag");
+      if (release > 0 && release < since && reported.insert(pointer).second) {
+        diags->Error("target.image", target + accelerator + " needs a NeMo " + Release(since) +
+                                         " or later container; image tag " + tag + " is NeMo " +
+                                         Release(release),
+                     doc.map.Locate(pointer),
+                     "use a NeMo " + Release(since) + " or later image (built with CUDA for this GPU)");
+      }
+    }
+  }
+  if (minimum.contains("tritonserver")) {
+    const int since = ParseRelease(minimum["tritonserver"].get<std::string>());
+    const std::pair<const char*, std::string> triton[] = {
+        {"tensorrtLLM", "/spec/stages/tensorrtLLM"}, {"serve", "/spec/stages/serve/triton"}};
+    for (const auto& [name, base] : triton) {
+      if (!stages.contains(name)) continue;
+      const auto& stage = std::string(name) == "serve" ? stages[name].value("triton", nlohmann::json::object())
+                                                       : stages[name];
+      if (!stage.contains("image")) continue;
+      const std::string tag = stage["image"].value("tag", "");
+      const int release = TritonRelease(stage["image"].value("repository", ""), tag);
+      if (release == 0 || release >= since) continue;
+      const bool written = doc.map.Has(base + "/image/tag");
+      diags->Error("target.image", target + accelerator + " needs a Triton " + Release(since) +
+                                       " or later container; " + (written ? "" : "the default ") +
+                                       "image tag " + tag + " is Triton " + Release(release),
+                   doc.map.Locate(written ? base + "/image/tag" : std::string("/spec/stages/") + name,
+                                  /*prefer_key=*/!written),
+                   std::string("set ") + PointerToDotted(base) + ".image to an nvcr.io/nvidia/tritonserver:" +
+                       Release(since) + "-trtllm-python-py3 or later image");
+    }
+  }
 }
 
 void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {

@@ -35,6 +35,15 @@ constexpr int kFirstNemo1Llama31Release = 2409;
 /// spec's PP and VPP (libsonnet/nemo/nemo2.libsonnet pipelineSplit).
 int RecipeCountedSplitLayers(const nlohmann::json& spec);
 
+/// What the target's GPU model cannot run (libsonnet/accelerators.json):
+/// fp8 training precision or fp8 engine quantization below compute
+/// capability 8.9 (A18), and NeMo / Triton containers older than the
+/// accelerator's minimumRelease (A14). Each error names the target and is
+/// located at the field to change.
+void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
+                             const std::string& target_name, const std::string& accelerator,
+                             const nlohmann::json& gpu, Diagnostics* diags);
+
 /// Checks spec.stages.train.framework against the image, the model catalog's
 /// NeMo 2 recipe, the mode's checkpoint source, the data and the overrides.
 void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags);

@@ -310,7 +310,7 @@ TEST_F(NegativeTest, StageNodesRules) {
 }
 
 // Triton's model repository (issue #14, A15): its text models need a tokenizer, and its
-// config.pbtxt files follow the tensorrtllm_backend release of the image (24.07: v0.11.0).
+// config.pbtxt files follow the tensorrtllm_backend release of the image (24.07: v0.11.0, 25.01: v0.17.0).
 TEST_F(NegativeTest, TritonModelRepositoryNeedsTokenizerAndAKnownRelease) {
   std::string spec = Replace(kBaseSpec, "  stages:\n", "  stages:\n    serve: {engine: engines/llama}\n");
   Expect({"serve-tokenizer", spec,
@@ -321,7 +321,7 @@ TEST_F(NegativeTest, TritonModelRepositoryNeedsTokenizerAndAKnownRelease) {
                  "      triton: {image: {repository: nvcr.io/nvidia/tritonserver, tag: 24.08-trtllm-python-py3}}\n");
   Expect({"serve-release", spec,
           At(spec, "24.08-trtllm") + "target onprem: nemoc writes the Triton model repository of tensorrtllm_backend "
-                                     "v0.11.0 (Triton 24.07); image tag 24.08-trtllm-python-py3 is another release",
+                                     "v0.11.0 (Triton 24.07), v0.17.0 (Triton 25.01); image tag 24.08-trtllm-python-py3 is another release",
           {}});
 }
 
@@ -364,6 +364,42 @@ TEST_F(NegativeTest, Nemo2FineTuningFromHuggingfaceIsLocated) {
   Expect({"nemo2-hf", spec,
           At(spec, "huggingface: meta") +
               "fine-tuning from spec.model.source.huggingface with framework nemo2 is not supported yet",
+          {}});
+}
+
+// A18: FP8 needs compute capability 8.9 (Ada, Hopper, Blackwell); A100 is 8.0
+// (libsonnet/accelerators.json computeCapability). Training precision and
+// engine quantization are refused at their fields, naming the target.
+TEST_F(NegativeTest, Fp8OnAGpuWithoutFp8IsLocated) {
+  const std::string vanilla = "      rdma: {count: 4}\n";
+  std::string spec = Replace(kBaseSpec, "      batch: {micro", "      precision: fp8\n      batch: {micro");
+  spec = Replace(spec, vanilla, vanilla + "      gpu: a100-80gb\n");
+  Expect({"fp8-train", spec,
+          At(spec, "fp8") + "target onprem: fp8 precision needs compute capability 8.9 or higher; "
+                            "a100-80gb (NVIDIA A100 80GB, compute capability 8.0) has no FP8",
+          {}});
+  spec = Replace(kBaseSpec, vanilla, vanilla + "      gpu: a100-80gb\n");
+  spec = Replace(spec, "  targets:", "    tensorrtLLM:\n      checkpoint: hf/llama2-7b\n      quantization: fp8\n  targets:");
+  Expect({"fp8-engine", spec,
+          At(spec, "fp8") + "target onprem: fp8 quantization needs compute capability 8.9 or higher", {}});
+}
+
+// A14: B200 (gke-a4, p6-b200) needs containers built with CUDA for Blackwell:
+// a NeMo 24.07 image is refused at its tag, a default Triton 24.07 image at
+// the stage that uses it (accelerators.json minimumRelease).
+TEST_F(NegativeTest, ContainerOlderThanTheAcceleratorIsLocated) {
+  std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
+                             "profile: gke-a4\n      kueue: {clusterQueue: a4, covers: [nvidia.com/gpu]}");
+  spec = Replace(spec, "      nfs: {server: nfs.internal, path: /export}", "      gcs: {bucket: logs}");
+  Expect({"nemo-on-b200", spec,
+          At(spec, "\"24.07\"") + "target onprem: b200-180gb needs a NeMo 25.01 or later container; "
+                                  "image tag 24.07 is NeMo 24.07",
+          {}});
+  spec = Replace(spec, "tag: \"24.07\"", "tag: \"25.02\"");
+  spec = Replace(spec, "  targets:", "    tensorrtLLM:\n      checkpoint: hf/llama2-7b\n  targets:");
+  Expect({"triton-on-b200", spec,
+          At(spec, "tensorrtLLM:") + "target onprem: b200-180gb needs a Triton 25.01 or later container; "
+                                     "the default image tag 24.07-trtllm-python-py3 is Triton 24.07",
           {}});
 }
 

@@ -191,7 +191,8 @@ local pod = import 'stages/pod.libsonnet';
       message: 'nemoc writes the Triton model repository of tensorrtllm_backend '
                + std.join(', ', [v + ' (Triton ' + std.join('/', $.templates[v].tritonReleases) + ')' for v in $.served])
                + '; image tag ' + ctx.spec.stages.serve.triton.image.tag + ' is another release',
-      hint: 'use tag ' + $.templates[$.served[0]].tritonReleases[0] + '-trtllm-python-py3, whose backend templates nemoc follows',
+      hint: 'use tag ' + std.join(' or ', [$.templates[v].tritonReleases[0] + '-trtllm-python-py3' for v in $.served])
+            + ', whose backend templates nemoc follows (B200 needs 25.01)',
     }],
 
   // tritonserver, or with tensor parallelism one MPI rank per GPU (what
