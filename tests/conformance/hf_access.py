@@ -25,15 +25,8 @@ except ImportError as e:  # pragma: no cover
     print(f"SKIP: python3-yaml missing ({e})")
     sys.exit(77)
 
-
-def walk(node):
-    if isinstance(node, dict):
-        yield node
-        for v in node.values():
-            yield from walk(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from walk(v)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import all_specs, mappings  # noqa: E402
 
 
 def is_train(container):
@@ -48,8 +41,7 @@ def main():
     args = ap.parse_args()
     source = os.path.abspath(args.source)
     failures, checked = 0, 0
-    specs = sorted(glob.glob(os.path.join(source, "examples", "*.yaml"))) + \
-        sorted(glob.glob(os.path.join(source, "tests", "specs", "*.yaml")))
+    specs = all_specs(source)
     with tempfile.TemporaryDirectory(prefix="nemoc-hf-") as tmp:
         for spec in specs:
             with open(spec) as f:
@@ -65,13 +57,13 @@ def main():
             for path in sorted(glob.glob(os.path.join(out, "*", "*", "*", "*.yaml"))):
                 with open(path) as f:
                     for d in yaml.safe_load_all(f):
-                        for c in walk(d):
+                        for c in mappings(d):
                             if "image" not in c or not is_train(c):
                                 continue
                             checked += 1
                             env = {e["name"]: e for e in c.get("env") or []}
                             # TrainJob: mounts come through runtimePatches of the same document.
-                            mounts = [m["mountPath"] for n in walk(d) for m in n.get("volumeMounts") or []
+                            mounts = [m["mountPath"] for n in mappings(d) for m in n.get("volumeMounts") or []
                                       if isinstance(m, dict) and "mountPath" in m]
                             where = os.path.relpath(path, out)
                             home = (env.get("HF_HOME") or {}).get("value")

@@ -43,6 +43,9 @@ try:
 except ImportError as e:  # pragma: no cover
     prerequisite_missing(f"python3-omegaconf / python3-yaml not importable ({e}); apt-get install python3-omegaconf python3-yaml")
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import all_specs, mappings  # noqa: E402
+
 
 def nemo_release(image):
     """Same rule as compiler/framework_check.cc NemoRelease and libsonnet/nemo/versions.libsonnet."""
@@ -53,16 +56,6 @@ def nemo_release(image):
         return m.group(1)
     m = re.search(r"nemo(\d{2}\.\d{2})(?![0-9])", tag)
     return m.group(1) if m else None
-
-
-def walk(node):
-    if isinstance(node, dict):
-        yield node
-        for v in node.values():
-            yield from walk(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from walk(v)
 
 
 def flatten(node, prefix=""):
@@ -97,7 +90,7 @@ def configs_in(tree):
                         continue
                     if doc.get("kind") == "ConfigMap" and "config.yaml" in (doc.get("data") or {}):
                         config_text = doc["data"]["config.yaml"]
-                    for node in walk(doc):
+                    for node in mappings(doc):
                         argv = [str(a) for a in (node.get("command") or []) + (node.get("args") or [])
                                 if isinstance(a, (str, int))]
                         if "--config-name=config.yaml" in argv and "image" in node:
@@ -237,8 +230,7 @@ def main():
     failures = 0
     checked = 0
     with tempfile.TemporaryDirectory(prefix="nemoc-conformance-") as tmp:
-        specs = sorted(glob.glob(os.path.join(source, "examples", "*.yaml"))) + \
-            sorted(glob.glob(os.path.join(source, "tests", "specs", "*.yaml")))
+        specs = all_specs(source)
         for spec in specs:
             out = os.path.join(tmp, os.path.basename(spec))
             r = subprocess.run([args.nemoc, "build", "--quiet", "--out", out, spec], cwd=source,

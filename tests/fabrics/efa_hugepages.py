@@ -10,48 +10,31 @@ Usage: efa_hugepages.py <nemoc> <source dir>
 """
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import build_all, containers, require_yaml, resources_of  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 
 
-def containers(node):
-    """(env list, resources dict) of every container-like object under node."""
-    if isinstance(node, dict):
-        if "env" in node and ("resources" in node or "resourcesPerNode" in node):
-            yield node.get("env") or [], node.get("resources") or node.get("resourcesPerNode") or {}
-        for value in node.values():
-            yield from containers(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from containers(item)
-
-
 def main():
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
     errors, efa = [], 0
     with tempfile.TemporaryDirectory(prefix="nemoc-efa-hugepages-") as out:
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs,
-                             capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SRC))
+        run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
             print(run.stderr, file=sys.stderr)
             return 1
         for path in glob.glob(os.path.join(out, "**", "*.yaml"), recursive=True):
             with open(path) as f:
                 for doc in yaml.safe_load_all(f):
-                    for env, resources in containers(doc):
+                    for c in containers(doc):
+                        if "env" not in c:
+                            continue
+                        env, resources = c.get("env") or [], resources_of(c)
                         values = {e.get("name"): e.get("value") for e in env if isinstance(e, dict)}
                         if values.get("FI_PROVIDER") == "efa":
                             efa += 1

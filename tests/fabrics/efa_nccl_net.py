@@ -14,18 +14,13 @@ Usage: efa_nccl_net.py <nemoc> <source dir>
 import glob
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import all_specs, build, build_all, containers, require_yaml, resources_of  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 
@@ -37,29 +32,18 @@ def plugin_name(version):
 
 def efa_users(node):
     """(image, env dict) of each container-like object requesting EFA devices."""
-    if isinstance(node, dict):
-        res = node.get("resources") or node.get("resourcesPerNode") or {}
-        if not isinstance(res, dict):  # a Kustomization's `resources:` list
-            res = {}
-        wants = any("vpc.amazonaws.com/efa" in (res.get(k) or {}) for k in ("requests", "limits"))
-        if wants:
-            env = {e["name"]: e.get("value") for e in node.get("env") or []}
-            yield node.get("image"), env
-        for value in node.values():
-            yield from efa_users(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from efa_users(item)
+    for c in containers(node):
+        res = resources_of(c)
+        if any("vpc.amazonaws.com/efa" in (res.get(k) or {}) for k in ("requests", "limits")):
+            yield c.get("image"), {e["name"]: e.get("value") for e in c.get("env") or []}
 
 
 def main():
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
+    specs = all_specs(SRC)
     errors, checked, names = [], 0, set()
     with tempfile.TemporaryDirectory(prefix="nemoc-efa-net-") as tmp:
         out = os.path.join(tmp, "out")
-        env = dict(os.environ, NEMOC_DATA_DIR=SRC)
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs, capture_output=True, text=True, env=env)
+        run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
             print(run.stderr, file=sys.stderr)
             return 1
@@ -96,7 +80,7 @@ def main():
         bad = os.path.join(tmp, "no-efa.yaml")
         with open(bad, "w") as f:
             f.write(stripped)
-        r = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(tmp, "bad"), bad], capture_output=True, text=True, env=env)
+        r = build(NEMOC, SRC, os.path.join(tmp, "bad"), [bad])
         if r.returncode != 1 or not re.search(re.escape(bad) + r":\d+:\d+: error: target \S+: eks-efa training needs an EFA-capable image", r.stderr):
             errors.append(f"stock image without efa: exit {r.returncode}, want a located error\n{r.stderr[:1500]}")
     if checked < 8 or len(names) < 2:

@@ -26,18 +26,13 @@ Usage: admission.py <nemoc> <source dir>
 """
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import all_specs, build_all, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 QUEUE = "kueue.x-k8s.io/queue-name"
@@ -120,8 +115,7 @@ def pod_sets(o):
 def spec_targets():
     """(project, target) -> the target's kueue block as written in the spec."""
     out = {}
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
+    specs = all_specs(SRC)
     for path in specs:
         with open(path) as f:
             doc = yaml.safe_load(f)
@@ -136,9 +130,7 @@ def main():
     queued_count, per_profile, trees_with_cq = 0, set(), 0
     bundles_read = [0]
     with tempfile.TemporaryDirectory(prefix="nemoc-kueue-") as out:
-        env = dict(os.environ, NEMOC_DATA_DIR=SRC)
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs,
-                             capture_output=True, text=True, env=env)
+        run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
             print(run.stderr, file=sys.stderr)
             return 1

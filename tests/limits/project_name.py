@@ -25,18 +25,13 @@ Usage: project_name.py <nemoc> <source dir>
 import glob
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import all_specs, build, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 CAP = 63
@@ -125,10 +120,8 @@ def check_tree(root, errors):
 
 
 def main():
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
+    specs = all_specs(SRC)
     errors, objects = [], 0
-    env = dict(os.environ, NEMOC_DATA_DIR=SRC)
     with tempfile.TemporaryDirectory(prefix="nemoc-project-name-") as tmp:
         for spec in specs:
             with open(spec) as f:
@@ -140,8 +133,7 @@ def main():
             with open(path, "w") as f:
                 f.write(text)
             out = os.path.join(tmp, "out-" + os.path.basename(spec))
-            run = subprocess.run([NEMOC, "build", "--quiet", "--out", out, path],
-                                 capture_output=True, text=True, env=env)
+            run = build(NEMOC, SRC, out, [path])
             if run.returncode != 0:
                 errors.append(f"{spec} named {NAME} ({CAP}): exit {run.returncode}\n{run.stderr}")
                 continue
@@ -154,8 +146,7 @@ def main():
         with open(path, "w") as f:
             f.write(text)
         line = text.splitlines().index("  name: " + NAME + "2") + 1
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(tmp, "too-long"), path],
-                             capture_output=True, text=True, env=env)
+        run = build(NEMOC, SRC, os.path.join(tmp, "too-long"), [path])
         if run.returncode != 1:
             errors.append(f"{CAP + 1} characters: exit {run.returncode}, expected 1")
         located = f"{path}:{line}:9: error: metadata.name"

@@ -25,18 +25,13 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("SKIP: python3-yaml missing", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import build_all, require_yaml  # noqa: E402
+
+yaml = require_yaml(skip_message="SKIP: python3-yaml missing")
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 TABLE = json.load(open(os.path.join(SRC, "libsonnet/platform_releases.json")))["components"]
@@ -263,9 +258,7 @@ def check_bundle(tree):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    specs = sorted(glob.glob(os.path.join(SRC, "examples/*.yaml"))) + sorted(glob.glob(os.path.join(SRC, "tests/specs/*.yaml")))
-    env = dict(os.environ, NEMOC_DATA_DIR=SRC)
-    r = subprocess.run([NEMOC, "build", "--quiet", "--out", tmp] + specs, env=env, capture_output=True, text=True)
+    r = build_all(NEMOC, SRC, tmp)
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         sys.exit(1)

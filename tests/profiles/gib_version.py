@@ -13,18 +13,13 @@ Usage: gib_version.py <nemoc> <source dir>
 import glob
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import all_specs, build_all, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 PAIRS = [("25.11", "v1.1.1"), ("25.07", "v1.1.0"), ("25.02", "v1.0.5")]
@@ -45,8 +40,7 @@ def expected(release):
 
 
 def main():
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
+    specs = all_specs(SRC)
     errors, checked, tags = [], 0, set()
     with tempfile.TemporaryDirectory(prefix="nemoc-gib-") as tmp:
         # A 25.11 variant of the GKE example: the newest pairing.
@@ -58,8 +52,7 @@ def main():
         with open(variant, "w") as f:
             yaml.safe_dump(doc, f, sort_keys=False)
         out = os.path.join(tmp, "out")
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs + [variant],
-                             capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SRC))
+        run = build_all(NEMOC, SRC, out, [variant])
         if run.returncode != 0:
             print(run.stderr, file=sys.stderr)
             return 1

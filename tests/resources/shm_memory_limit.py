@@ -10,40 +10,21 @@ Usage: shm_memory_limit.py <nemoc> <source dir>
 """
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import build_all, pod_specs, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 
 
-def pod_specs(node):
-    if isinstance(node, dict):
-        if isinstance(node.get("containers"), list) and isinstance(node.get("volumes"), list):
-            yield node
-        for value in node.values():
-            yield from pod_specs(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from pod_specs(item)
-
-
 def main():
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
     errors, requested = [], 0
     with tempfile.TemporaryDirectory(prefix="nemoc-shm-memory-") as out:
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs,
-                             capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SRC))
+        run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
             print(run.stderr, file=sys.stderr)
             return 1
@@ -51,6 +32,8 @@ def main():
             with open(path) as f:
                 for doc in yaml.safe_load_all(f):
                     for pod in pod_specs(doc):
+                        if not isinstance(pod.get("volumes"), list):
+                            continue
                         if not any((v.get("emptyDir") or {}).get("medium") == "Memory"
                                    for v in pod["volumes"] if isinstance(v, dict)):
                             continue

@@ -10,18 +10,13 @@ Usage: stage_nodes.py <nemoc> <source dir>
 """
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import all_specs, build_all, pod_specs, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 DIRS = {"20-data-prep": "dataPrep", "25-import-model": "importModel", "40-evaluate": "evaluate",
@@ -29,27 +24,14 @@ DIRS = {"20-data-prep": "dataPrep", "25-import-model": "importModel", "40-evalua
 
 
 def selectors(obj):
-    out = []
-    def walk(n):
-        if isinstance(n, dict):
-            if "containers" in n and isinstance(n["containers"], list):
-                out.append(n.get("nodeSelector") or {})
-            for v in n.values():
-                walk(v)
-        elif isinstance(n, list):
-            for v in n:
-                walk(v)
-    walk(obj)
-    return out
+    return [pod.get("nodeSelector") or {} for pod in pod_specs(obj)]
 
 
 def main():
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
+    specs = all_specs(SRC)
     errors, moved = [], 0
     with tempfile.TemporaryDirectory(prefix="nemoc-stage-nodes-") as out:
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs, capture_output=True, text=True,
-                             env=dict(os.environ, NEMOC_DATA_DIR=SRC))
+        run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
             print(run.stderr, file=sys.stderr)
             return 1

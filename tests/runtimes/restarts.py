@@ -18,18 +18,13 @@ Usage: restarts.py <nemoc> <source dir>
 import copy
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import build as nemoc_build, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 RUNTIMES = ["jobset", "indexed-job", "trainjob", "pytorchjob"]
@@ -39,9 +34,7 @@ def build(spec, out):
     path = os.path.join(out, "spec.yaml")
     with open(path, "w") as f:
         yaml.safe_dump(spec, f)
-    env = dict(os.environ, NEMOC_DATA_DIR=SRC)
-    run = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(out, "out"), path],
-                         capture_output=True, text=True, env=env)
+    run = nemoc_build(NEMOC, SRC, os.path.join(out, "out"), [path])
     if run.returncode != 0:
         print(run.stderr, file=sys.stderr)
         sys.exit(1)

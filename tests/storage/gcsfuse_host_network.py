@@ -10,41 +10,21 @@ Usage: gcsfuse_host_network.py <nemoc> <source dir>
 """
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import build_all, pod_specs, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 
 
-def pod_specs(node):
-    """Every pod spec (a mapping with containers) under node."""
-    if isinstance(node, dict):
-        if "containers" in node and isinstance(node["containers"], list):
-            yield node
-        for v in node.values():
-            yield from pod_specs(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from pod_specs(v)
-
-
 def main():
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
     errors, host, other = [], 0, 0
     with tempfile.TemporaryDirectory(prefix="nemoc-gcsfuse-") as out:
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs,
-                             capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SRC))
+        run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
             print(run.stderr, file=sys.stderr)
             return 1

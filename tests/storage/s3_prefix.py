@@ -9,18 +9,13 @@ Usage: s3_prefix.py <nemoc> <source dir>
 """
 import glob
 import os
-import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import build, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 
@@ -37,8 +32,7 @@ def check(prefix):
         path = os.path.join(tmp, "profile-matrix.yaml")
         with open(path, "w") as f:
             yaml.safe_dump(spec, f)
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(tmp, "out"), path],
-                             capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SRC))
+        run = build(NEMOC, SRC, os.path.join(tmp, "out"), [path])
         if run.returncode != 0:
             return [f"prefix {prefix!r}: build failed: {run.stderr}"]
         for out in glob.glob(os.path.join(tmp, "out", "**", "*.yaml"), recursive=True):

@@ -1,0 +1,85 @@
+"""Scaffolding shared by the Python contract tests under tests/ (run with /usr/bin/python3).
+
+A test script imports it with
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+    from nemoc_specs import ...
+and calls `yaml = require_yaml()` before using yaml.
+
+  require_yaml()    python3-yaml, or exit: 1 under CI=true, else 77 (ctest SKIP_RETURN_CODE).
+  all_specs(src)    every example and test spec, sorted (examples/*.yaml, tests/specs/*.yaml).
+  build(...)        `nemoc build --quiet --out OUT SPEC...` with NEMOC_DATA_DIR=<source dir>.
+  build_all(...)    build() of all_specs(src) plus extra specs.
+  pod_specs(doc)    every pod spec under a document (a mapping with a `containers` list).
+  containers(doc)   every container-like mapping under a document (`resources` or
+                    `resourcesPerNode`: containers, init containers, a TrainJob's spec.trainer).
+  mappings(doc)     every mapping under a document, the document itself first.
+"""
+import glob
+import os
+import subprocess
+import sys
+
+
+def require_yaml(skip_message="python3-yaml not installed: skipped"):
+    """The yaml module; without it exit 1 when CI=true (a missing prerequisite fails), else 77."""
+    try:
+        import yaml
+    except ImportError:  # python3-yaml
+        if os.environ.get("CI") == "true":
+            print("CI=true and python3-yaml is missing", file=sys.stderr)
+            sys.exit(1)
+        print(skip_message, file=sys.stderr)
+        sys.exit(77)
+    return yaml
+
+
+def all_specs(src):
+    """Sorted paths of every example and test spec of the source tree src."""
+    return sorted(glob.glob(os.path.join(src, "examples", "*.yaml")) +
+                  glob.glob(os.path.join(src, "tests", "specs", "*.yaml")))
+
+
+def build(nemoc, src, out, specs):
+    """Runs `nemoc build --quiet --out out specs...` with NEMOC_DATA_DIR=src; the CompletedProcess
+    (text stdout/stderr captured)."""
+    return subprocess.run([nemoc, "build", "--quiet", "--out", out] + list(specs),
+                          capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=src))
+
+
+def build_all(nemoc, src, out, extra=()):
+    """build() of every example and test spec, then the extra spec paths, into out."""
+    return build(nemoc, src, out, all_specs(src) + list(extra))
+
+
+def mappings(node):
+    """Every mapping under node, pre-order (a mapping before the mappings inside it)."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from mappings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from mappings(item)
+
+
+def pod_specs(node):
+    """Every pod spec under node, pre-order: a mapping whose `containers` is a list (pod templates
+    of Job, JobSet, PyTorchJob, Deployment..., a TrainJob's runtimePatches, a TrainingRuntime)."""
+    for m in mappings(node):
+        if isinstance(m.get("containers"), list):
+            yield m
+
+
+def containers(node):
+    """Every container-like mapping under node, pre-order: one with a `resources` or
+    `resourcesPerNode` key (containers and init containers of every pod spec that state
+    resources, a TrainJob's spec.trainer) whose resources_of() is a mapping (not a
+    Kustomization's `resources:` file list)."""
+    for m in mappings(node):
+        if ("resources" in m or "resourcesPerNode" in m) and isinstance(resources_of(m), dict):
+            yield m
+
+
+def resources_of(container):
+    """A container's `resources`, else a TrainJob trainer's `resourcesPerNode`, else {}."""
+    return container.get("resources") or container.get("resourcesPerNode") or {}
