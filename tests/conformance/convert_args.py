@@ -28,14 +28,10 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nemoc_specs import build, build_all, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 TABLE = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "converter_args.json")))["scripts"]
@@ -123,22 +119,16 @@ def check_unknown_converter(errors):
         spec = os.path.join(tmp, "mixtral.yaml")
         with open(spec, "w") as f:
             f.write(text)
-        env = dict(os.environ, NEMOC_DATA_DIR=SRC)
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(tmp, "out"), spec],
-                             capture_output=True, text=True, env=env)
+        run = build(NEMOC, SRC, os.path.join(tmp, "out"), [spec])
     line = next(i + 1 for i, l in enumerate(text.split("\n")) if l.strip() == "convert:")
     if run.returncode == 0 or f"{spec}:{line}:" not in run.stderr or "convert_mixtral_nemo_to_hf.py" not in run.stderr:
         errors.append(f"Mixtral conversion not refused at stages.convert (line {line}):\n{run.stderr}")
 
 
 def main():
-    specs = sorted(glob.glob(os.path.join(SRC, "examples", "*.yaml")) +
-                   glob.glob(os.path.join(SRC, "tests", "specs", "*.yaml")))
     errors, jobs = [], 0
     with tempfile.TemporaryDirectory(prefix="nemoc-convert-args-") as out:
-        env = dict(os.environ, NEMOC_DATA_DIR=SRC)
-        run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + specs,
-                             capture_output=True, text=True, env=env)
+        run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
             print(run.stderr, file=sys.stderr)
             return 1
