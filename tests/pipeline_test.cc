@@ -57,6 +57,17 @@ json Find(const std::map<std::string, json>& objects, const std::string& kind) {
   return json::object();
 }
 
+// The workload of a single-pod stage: a Job, or on a Flux-delivered Kueue target the
+// JobSet wrapping it (libsonnet/job.libsonnet stageJob, field review C4).
+json FindStageJob(const std::map<std::string, json>& objects) {
+  for (const auto& [_, o] : objects) {
+    const std::string kind = o.value("kind", "");
+    if (kind == "Job" || kind == "JobSet") return o;
+  }
+  ADD_FAILURE() << "no Job or JobSet";
+  return json::object();
+}
+
 // The first container of the pod template inside any workload object.
 const json* FirstContainer(const json& node) {
   if (node.is_object()) {
@@ -154,7 +165,7 @@ TEST(PipelineTest, StagesAgreeOnSharedPaths) {
     const json& config = hydra.root;
 
     // dataPrep's output prefix + _text_document is what training blends.
-    const json prep_job = Find(Stage(target, "20-data-prep"), "Job");
+    const json prep_job = FindStageJob(Stage(target, "20-data-prep"));
     const json* prep = FirstContainer(prep_job);
     ASSERT_NE(nullptr, prep);
     EXPECT_EQ(json({1.0, Arg(*prep, "--output-prefix=") + "_text_document"}), config["model"]["data"]["data_prefix"]);
@@ -164,9 +175,9 @@ TEST(PipelineTest, StagesAgreeOnSharedPaths) {
     EXPECT_TRUE(exp["checkpoint_callback_params"]["save_nemo_on_train_end"].get<bool>());
     const std::string nemo = exp["explicit_log_dir"].get<std::string>() + "/checkpoints/" + exp["name"].get<std::string>() + ".nemo";
     // Objects held in locals: FirstContainer points into them.
-    const json evaluate_job = Find(Stage(target, "40-evaluate"), "Job");
-    const json convert_job = Find(Stage(target, "50-convert"), "Job");
-    const json build_job = Find(Stage(target, "60-tensorrt-llm"), "Job");
+    const json evaluate_job = FindStageJob(Stage(target, "40-evaluate"));
+    const json convert_job = FindStageJob(Stage(target, "50-convert"));
+    const json build_job = FindStageJob(Stage(target, "60-tensorrt-llm"));
     const json* evaluate = FirstContainer(evaluate_job);
     const json* convert = FirstContainer(convert_job);
     const json* build = FirstContainer(build_job);

@@ -125,9 +125,10 @@ local kueue = import 'kueue.libsonnet';
       backoffLimit: $.backoffLimit,
       template: $.template(ctx, component, placement, [container], volumes, restartPolicy='Never', initContainers=initContainers),
     };
-    local hashed = k8s.hashed(base, 63, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend }
+    local bound = if job.wrapsInJobSet(ctx, placement.suspend) then job.maxNameInJobSet else 63;
+    local hashed = k8s.hashed(base, bound, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend }
                                         + (if upstream == null then {} else { upstream: upstream }));
-    job.job(ctx, hashed.name, component, hashed.value.spec, hashed.value.labels, hashed.value.suspend),
+    job.stageJob(ctx, hashed.name, component, hashed.value.spec, hashed.value.labels, hashed.value.suspend),
 
   // The training workload a downstream stage consumes, for Job(upstream=).
   upstreamTraining(ctx):: if ctx.trainBuilt == null then null else [ctx.trainBuilt.name],

@@ -49,7 +49,9 @@ def nemo_tag(image):
 
 
 def check_job(rel, job, errors):
-    pod = job["spec"]["template"]["spec"]
+    # A Job, or on a Flux-delivered Kueue target the JobSet wrapping it (C4).
+    spec = job["spec"]["replicatedJobs"][0]["template"]["spec"] if job["kind"] == "JobSet" else job["spec"]
+    pod = spec["template"]["spec"]
     main = pod["containers"][0]
     argv = main.get("command", []) + main.get("args", [])
     scripts = [a for a in argv if a.endswith(".py")]
@@ -135,7 +137,7 @@ def main():
         for path in sorted(glob.glob(os.path.join(out, "*", "*", "50-convert", "*.yaml"))):
             with open(path) as f:
                 obj = yaml.safe_load(f)
-            if isinstance(obj, dict) and obj.get("kind") == "Job":
+            if isinstance(obj, dict) and obj.get("kind") in ("Job", "JobSet"):
                 jobs += 1
                 check_job(os.path.relpath(path, out), obj, errors)
     check_unknown_converter(errors)
