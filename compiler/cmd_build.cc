@@ -34,6 +34,9 @@ void CommitFlags::Register(CLI::App* command) {
   command->add_option("--author-email", author_email,
                       "Commit author e-mail (default: git config user.email)")
       ->type_name("EMAIL");
+  command->add_flag("--no-verify", no_verify,
+                    "Commit although the repository has pre-commit/commit-msg hooks, which "
+                    "libgit2 does not run (as git commit --no-verify)");
 }
 
 int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
@@ -51,8 +54,9 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   };
   if (!MakeCompiler(flags, &compiler, &diags)) return fail(ExitCodeFor(diags));
   if (!commit.commit && (!commit.repo.empty() || !commit.branch.empty() ||
-                         !commit.author_name.empty() || !commit.author_email.empty())) {
-    diags.Error("usage.commit", "--repo, --branch and --author-* only apply with --commit");
+                         !commit.author_name.empty() || !commit.author_email.empty() ||
+                         commit.no_verify)) {
+    diags.Error("usage.commit", "--repo, --branch, --author-* and --no-verify only apply with --commit");
     return fail(kExitUsage);
   }
   std::vector<CompiledSpec> compiled;
@@ -107,7 +111,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       }
     }
     committer = GitCommitter::Open({commit.repo, commit.branch, commit.author_name,
-                                    commit.author_email},
+                                    commit.author_email, commit.no_verify},
                                    std::move(entries), &diags);
     if (committer == nullptr) return fail(ExitCodeFor(diags));
     // One nemoc committing per repository (E2): two projects built into

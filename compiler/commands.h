@@ -14,6 +14,7 @@ struct CommitFlags {
   std::string branch;
   std::string author_name;
   std::string author_email;
+  bool no_verify = false;
 
   void Register(CLI::App* command);
 };

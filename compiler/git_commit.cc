@@ -36,6 +36,7 @@ using Tree = Owned<git_tree, git_tree_free>;
 using TreeEntry = Owned<git_tree_entry, git_tree_entry_free>;
 using Signature = Owned<git_signature, git_signature_free>;
 using StatusList = Owned<git_status_list, git_status_list_free>;
+using Config = Owned<git_config, git_config_free>;
 
 struct LibGit2 {
   LibGit2() { git_libgit2_init(); }
@@ -226,6 +227,51 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
                  (fs::path(git_dir) / lock).string() +
                      " exists: another git process is running, or one crashed and left it",
                  {}, "wait for the other git command to finish; if none runs, remove the file");
+  }
+  // What `git commit` would do that libgit2 does not (E14): sign the commit
+  // (commit.gpgsign) and run the commit hooks (core.hooksPath, else
+  // <git dir>/hooks; pre-commit, prepare-commit-msg, commit-msg). A commit
+  // that silently skipped them would pass where the user's own check or
+  // signature policy expects it to; refuse before anything is written.
+  Config config;
+  if (git_repository_config_snapshot(config.out(), repo) == 0) {
+    int sign = 0;
+    if (git_config_get_bool(&sign, config.get(), "commit.gpgsign") == 0 && sign != 0) {
+      diags->Error("git.signing",
+                   "the repository asks for signed commits (commit.gpgsign = true); nemoc commits "
+                   "with libgit2, which cannot sign",
+                   {},
+                   "run nemoc build without --commit and commit with git commit -S, or set "
+                   "commit.gpgsign false for this repository");
+    }
+    fs::path hooks = fs::path(git_dir) / "hooks";
+    git_buf configured = GIT_BUF_INIT;
+    if (git_config_get_path(&configured, config.get(), "core.hooksPath") == 0) {
+      fs::path p(configured.ptr);
+      const char* workdir = git_repository_workdir(repo);
+      hooks = p.is_absolute() || workdir == nullptr ? p : fs::path(workdir) / p;
+    }
+    git_buf_dispose(&configured);
+    if (!impl.options.no_verify) {
+      for (const char* hook : {"pre-commit", "prepare-commit-msg", "commit-msg"}) {
+        const fs::path file = hooks / hook;
+        const auto perms = fs::status(file, ec).permissions();
+        if (ec || !fs::is_regular_file(file, ec) ||
+            (perms & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) ==
+                fs::perms::none) {
+          ec.clear();
+          continue;
+        }
+        diags->Error("git.hooks",
+                     "the repository has a " + std::string(hook) + " hook (" + file.string() +
+                         "); nemoc commits with libgit2, which runs no hooks",
+                     {},
+                     "run nemoc build without --commit and commit with git, or pass --no-verify to "
+                     "commit without the hooks");
+      }
+    }
+  } else {
+    diags->Error("git.read", "cannot read the repository's configuration: " + LastGitError());
   }
   if (diags->has_errors()) return false;
   if (!impl.options.author_name.empty() && !impl.options.author_email.empty()) {

@@ -28,6 +28,9 @@ struct CommitOptions {
   std::string branch;        // "" = the checked-out branch
   std::string author_name;   // "" = user.name from git config
   std::string author_email;  // "" = user.email from git config
+  // libgit2 runs no hooks: a repository with commit hooks is refused unless
+  // the user says to commit without them (git commit --no-verify).
+  bool no_verify = false;
 };
 
 class GitCommitter {

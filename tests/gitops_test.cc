@@ -379,6 +379,48 @@ TEST_F(GitRepoTest, CommitThatCannotSucceedWritesNothing) {
   EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
 }
 
+// E14: what `git commit` does and libgit2 does not -- commit hooks and signing --
+// is refused before anything is written; --no-verify commits without the hooks.
+TEST_F(GitRepoTest, HooksAndSigningAreRefusedBeforeAnythingIsWritten) {
+  scratch_.Write("spec.yaml", kSpec);
+  const std::string head = Sh(dir(), "git rev-parse HEAD");
+  scratch_.Write(".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
+  Sh(dir(), "chmod +x .git/hooks/pre-commit");
+  RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("pre-commit hook"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--no-verify"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/out")) << "out/ written before the commit was refused";
+
+  // core.hooksPath relative to the work tree is where git looks instead.
+  fs::remove(dir() + "/.git/hooks/pre-commit");
+  scratch_.Write("githooks/commit-msg", "#!/bin/sh\nexit 0\n");
+  Sh(dir(), "chmod +x githooks/commit-msg && git add githooks && git commit -q -m hooks && "
+            "git config core.hooksPath githooks");
+  const std::string with_hooks = Sh(dir(), "git rev-parse HEAD");
+  r = Nemoc({"build", "--commit", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("commit-msg hook"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/out"));
+
+  Sh(dir(), "git config commit.gpgsign true");
+  r = Nemoc({"build", "--commit", "--no-verify", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("commit.gpgsign"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("hook"), std::string::npos) << "--no-verify still refused the hook: " << r.err;
+  EXPECT_FALSE(fs::exists(dir() + "/out"));
+  EXPECT_EQ(Sh(dir(), "git rev-parse HEAD"), with_hooks);
+
+  Sh(dir(), "git config commit.gpgsign false");
+  r = Nemoc({"build", "--commit", "--no-verify", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Commits(), std::stoi(Sh(dir(), "git rev-list --count " + head.substr(0, 40))) + 2);
+  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
+
+  r = Nemoc({"build", "--no-verify", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;  // --no-verify only applies with --commit
+}
+
 // E13: only names git itself accepts for a branch.
 TEST_F(GitRepoTest, BranchMustBeAValidBranchName) {
   scratch_.Write("spec.yaml", kSpec);
