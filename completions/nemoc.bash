@@ -33,7 +33,7 @@ _nemoc() {
   local compile="--target --set --jpath --kube-schemas -j --jobs -q --quiet -o --output --help"
   local opts
   case $command in
-    build) opts="$compile --out --commit --repo --branch --author-name --author-email" ;;
+    build) opts="$compile --out --commit --repo --branch --author-name --author-email --no-verify" ;;
     check | plan) opts="$compile --out" ;;
     diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out" ;;
     validate) opts="$compile" ;;
