@@ -262,7 +262,39 @@ local platform = import 'platform.libsonnet';
       interval: ctx.spec.gitops.flux.interval,
       url: ctx.spec.gitops.repoURL,
       ref: { branch: ctx.spec.gitops.revision },
+      // The artifact holds this target's tree only (C11): a commit to another
+      // project does not change what this target's Kustomizations read, and
+      // the artifact does not grow with the repository.
+      ignore: $.onlyPath($.sourcePath(ctx)),
     } + (if std.objectHasEx(ctx.spec.gitops.flux, 'secretRef', false) then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
+  },
+
+  // .sourceignore patterns (gitignore format; a GitRepository's spec.ignore
+  // replaces the default exclusions) that keep only `path`: exclude every
+  // entry of each parent, re-include the next segment.
+  onlyPath(path)::
+    local segments = std.split(path, '/');
+    std.join('\n', ['/*'] + std.flattenArrays([
+      (if k == 0 then [] else ['/' + std.join('/', segments[0:k]) + '/*'])
+      + ['!/' + std.join('/', segments[0:k + 1]) + '/']
+      for k in std.range(0, std.length(segments) - 1)
+    ])) + '\n',
+
+  // The target's root object for Flux (C11): a Kustomization of gitops/flux
+  // itself. Applied once by hand (kubectl apply -k gitops/flux), it then keeps
+  // the GitRepository, itself and every stage Kustomization in sync with Git,
+  // and prunes the Kustomization of a stage the spec no longer has.
+  fluxRoot(ctx):: {
+    apiVersion: $.fluxKustomizeApiVersion,
+    kind: 'Kustomization',
+    metadata: $.fluxMetadata(ctx, $.uniqueName([ctx.project, ctx.target.name, 'gitops'])),
+    spec: {
+      interval: ctx.spec.gitops.flux.interval,
+      path: './' + $.sourcePath(ctx) + '/gitops/flux',
+      sourceRef: { kind: 'GitRepository', name: $.targetName(ctx) },
+      prune: true,
+      wait: false,
+    },
   },
 
   // CEL over the object (Flux matches the group of apiVersion only). The
@@ -325,6 +357,7 @@ local platform = import 'platform.libsonnet';
     local dir = 'gitops/flux';
     local dirs = $.stageDirs(files);
     k8s.file(dir, $.gitRepository(ctx))
+    + k8s.file(dir, $.fluxRoot(ctx))
     + std.foldl(function(acc, i) acc + k8s.file(dir, $.stageKustomization(ctx, files, dirs, i)),
                 std.range(0, std.length(dirs) - 1),
                 {}),

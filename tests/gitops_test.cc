@@ -486,6 +486,7 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
   const std::string target = SourceDir() + "/out/llama31-405b-pretrain/gke-a4";
   ASSERT_TRUE(fs::is_directory(target + "/gitops/flux"));
   std::set<std::string> stages, kustomized;
+  int roots = 0;
   for (const auto& dir : fs::directory_iterator(target)) {
     const std::string name = dir.path().filename().string();
     if (!dir.is_directory() || name == "gitops") continue;
@@ -502,6 +503,13 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
     const YAML::Node doc = YAML::LoadFile(file.path().string());
     if (doc["kind"].as<std::string>() != "Kustomization" || !doc["spec"]) continue;
     const std::string p = doc["spec"]["path"].as<std::string>();
+    if (p.size() >= 12 && p.substr(p.size() - 12) == "/gitops/flux") {
+      // The root (C11): gitops/flux itself, pruned, never waiting on workloads.
+      EXPECT_TRUE(doc["spec"]["prune"].as<bool>(false)) << file.path();
+      EXPECT_FALSE(doc["spec"]["healthChecks"]) << file.path();
+      ++roots;
+      continue;
+    }
     const std::string stage_dir = p.substr(p.rfind('/') + 1);
     kustomized.insert(stage_dir.substr(3));
     // C2: wait: true skips the health of Skipped (IfNotPresent, existing)
@@ -521,6 +529,7 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
     EXPECT_FALSE(doc["spec"]["force"]) << file.path();
   }
   EXPECT_EQ(stages, kustomized);
+  EXPECT_EQ(roots, 1);
 }
 
 // C1, C7: nothing makes Argo CD delete and re-create a finished workload, it
