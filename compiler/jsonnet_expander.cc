@@ -186,6 +186,7 @@ namespace {
 struct ImportSite {
   size_t begin = 0, end = 0;
   std::string path;
+  bool text = false;  // importstr: the file's content as a string
 };
 
 bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -211,9 +212,9 @@ size_t SkipSpace(const std::string& s, size_t i) {
   return i;
 }
 
-// Finds every `import "..."` / `import '...'` in Jsonnet source, skipping
-// comments and string literals. False when the source uses something this
-// small scanner does not handle (importstr/importbin, a path with an escape
+// Finds every `import "..."` / `import '...'` (and `importstr`) in Jsonnet
+// source, skipping comments and string literals. False when the source uses
+// something this small scanner does not handle (importbin, a path with an escape
 // or in a verbatim/text-block string, an unterminated literal): the caller
 // then lets libjsonnet import files itself.
 bool FindImports(const std::string& s, std::vector<ImportSite>* sites) {
@@ -261,15 +262,15 @@ bool FindImports(const std::string& s, std::vector<ImportSite>* sites) {
       size_t j = i;
       while (j < s.size() && IsIdentChar(s[j])) ++j;
       const std::string word = s.substr(i, j - i);
-      if (word == "importstr" || word == "importbin") return false;
-      if (word == "import") {
+      if (word == "importbin") return false;
+      if (word == "import" || word == "importstr") {
         const size_t k = SkipSpace(s, j);
         if (k >= s.size() || (s[k] != '\'' && s[k] != '"')) return false;
         const size_t close = s.find(s[k], k + 1);
         if (close == std::string::npos) return false;
         std::string path = s.substr(k + 1, close - k - 1);
         if (path.find_first_of("\\\n") != std::string::npos) return false;
-        sites->push_back({i, close + 1, std::move(path)});
+        sites->push_back({i, close + 1, std::move(path), word == "importstr"});
         j = close + 1;
       }
       i = j;
@@ -305,6 +306,8 @@ bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
   std::map<std::string, size_t> index_of;               // canonical path -> local
   std::map<std::pair<std::string, std::string>, std::string> resolved;  // (dir, rel) -> local name
   std::vector<std::string> failures;                    // error locals, in order
+  std::vector<std::string> texts;                       // importstr contents, as string literals
+  std::map<std::string, size_t> text_of;                // canonical path -> text local
   // Rewrites `text` (found in directory `dir`), visiting newly reached files
   // depth first in source order, the order libjsonnet would first import
   // them in if it forced every import.
@@ -314,12 +317,24 @@ bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
         if (!FindImports(*text, &sites)) return false;
         std::vector<std::string> names;
         for (const ImportSite& site : sites) {
-          std::string& name = resolved[{dir, site.path}];
+          std::string& name = resolved[{dir, (site.text ? "str:" : "") + site.path}];
           if (name.empty()) {
             std::string found, content, err;
             if (!ResolveImport(dir, site.path, &found, &content, &err)) {
               name = "__nemocE" + std::to_string(failures.size());
-              failures.push_back("import '" + site.path + "': " + err);
+              failures.push_back(std::string(site.text ? "importstr '" : "import '") + site.path + "': " + err);
+            } else if (site.text) {
+              // importstr: the content as a string literal (a JSON string is
+              // a Jsonnet string); never parsed as Jsonnet.
+              auto [it, added] = text_of.emplace(found, texts.size());
+              if (added) {
+                try {
+                  texts.push_back(nlohmann::json(content).dump());
+                } catch (const nlohmann::json::exception&) {
+                  return false;  // not UTF-8: libjsonnet imports it itself
+                }
+              }
+              name = "__nemocS" + std::to_string(it->second);
             } else if (auto known = index_of.find(found); known != index_of.end()) {
               name = "__nemoc" + std::to_string(known->second);
             } else {
@@ -348,6 +363,9 @@ bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
   std::string out = "local\n";
   for (size_t i = 0; i < files.size(); ++i) {
     out += "  __nemoc" + std::to_string(i) + " = (\n" + files[i].content + "\n),\n";
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    out += "  __nemocS" + std::to_string(i) + " = " + texts[i] + ",\n";
   }
   for (size_t i = 0; i < failures.size(); ++i) {
     out += "  __nemocE" + std::to_string(i) + " = error " + nlohmann::json(failures[i]).dump() + ",\n";

@@ -1,5 +1,6 @@
 #include "jsonnet_expander.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -480,6 +481,27 @@ TEST_F(JsonnetExpanderTestExpand, LibrariesImportRelativeToThemselvesFirst) {
   // evaluated as one bundled program, see Bundle()).
   EXPECT_TRUE(e.bundled());
   EXPECT_EQ(paths, (std::vector<std::string>{nemoc_, util, sub_helper, good_}));
+}
+
+// importstr is bundled too: one importstr (e.g. serve.libsonnet's Triton
+// Python models) used to make libjsonnet import every file itself, re-parsing
+// its standard library per file (one A4 target: 297 ms -> 980 ms).
+TEST_F(JsonnetExpanderTestExpand, ImportstrIsBundledAsTheFilesText) {
+  Write("lib/nemoc.libsonnet",
+        "local text = importstr 'sub/model.py';\n"
+        "local again = importstr 'sub/model.py';\n"
+        "{ build(spec, profiles, only_target):: { targets: { [t.name]: {\n"
+        "    files: {}, summary: { text: text, same: text == again } } for t in spec.spec.targets } } }\n");
+  const std::string model = Write("lib/sub/model.py", "print(\"caf\u00e9\\n\")\n\ttab 'q' \\ end\n");
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}}));
+  ASSERT_TRUE(r.ok) << Messages(r.diags);
+  EXPECT_TRUE(e.bundled());
+  EXPECT_EQ(r.out["alpha"].summary,
+            json({{"text", "print(\"caf\u00e9\\n\")\n\ttab 'q' \\ end\n"}, {"same", true}}));
+  std::vector<std::string> paths;
+  for (const auto& f : e.imported()) paths.push_back(f.path);
+  EXPECT_NE(std::find(paths.begin(), paths.end(), model), paths.end()) << "importstr file not recorded";
 }
 
 TEST_F(JsonnetExpanderTestExpand, AnImportThatIsNeverUsedMayBeMissing) {
