@@ -504,6 +504,22 @@ TEST_F(JsonnetExpanderTestExpand, ImportstrIsBundledAsTheFilesText) {
   EXPECT_NE(std::find(paths.begin(), paths.end(), model), paths.end()) << "importstr file not recorded";
 }
 
+// The shipped library and every shipped profile are one bundled program: a
+// construct the bundler cannot take (importbin, an import path it cannot
+// scan) silently costs every build the per-file std parse.
+TEST(JsonnetExpanderShippedTest, EveryShippedProfileIsBundled) {
+  JsonnetExpander e({NEMOC_SOURCE_DIR "/libsonnet", NEMOC_SOURCE_DIR "/profiles"});
+  int profiles = 0;
+  for (const auto& f : fs::directory_iterator(NEMOC_SOURCE_DIR "/profiles")) {
+    if (f.path().extension() != ".libsonnet") continue;
+    const std::string name = f.path().stem().string();
+    const json normalized = {{"spec", {{"targets", json::array({{{"name", "t"}, {"profile", name}}})}}}};
+    EXPECT_TRUE(e.RecordImports(normalized)) << name;
+    ++profiles;
+  }
+  EXPECT_GE(profiles, 3);
+}
+
 TEST_F(JsonnetExpanderTestExpand, AnImportThatIsNeverUsedMayBeMissing) {
   // As with libjsonnet's own lazy imports, a missing file only matters when
   // the value is used.
