@@ -7,6 +7,7 @@ local k8s = import 'k8s.libsonnet';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
 local pod = import 'stages/pod.libsonnet';
+local versions = import 'nemo/versions.libsonnet';
 
 {
   dir: order.dir.importModel,
@@ -19,6 +20,26 @@ local pod = import 'stages/pod.libsonnet';
     && std.objectHasEx(ctx.spec.model, 'source', false)
     && std.objectHasEx(ctx.spec.model.source, 'huggingface', false),
 
+  llamaScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_llama_hf_to_nemo.py',
+
+  // Field review A9. From NVIDIA/NeMo v2.0.0 (NeMo 24.09) the Llama importer
+  // has --llama31, `type=bool, default=True`
+  // (scripts/checkpoint_converters/convert_llama_hf_to_nemo.py v2.0.0..v2.4.0
+  // :65-71): left out, every Llama 2 or 3.0 import gets Llama 3.1's RoPE
+  // scaling (scale_positional_embedding, :122/:126) and a Llama 3.1 tokenizer
+  // id (:312-316). argparse's bool('') is the only False, so nemoc passes
+  // --llama31= for models other than Llama 3.1 and --llama31=True for 3.1.
+  // r2.0.0rc1 (24.07) has no such argument (and reads rope_scaling['type'],
+  // :94-98, which Llama 3.1 lacks: its NeMo 1 training is refused on 24.07,
+  // framework_check.cc, A8/F9).
+  llama31Arg(ctx)::
+    local model = ctx.spec.model;
+    local tag = versions.tag(ctx.spec.stages.train.image);
+    if model.converters.fromHuggingface != $.llamaScript || tag == 'r2.0.0rc1' then []
+    else
+      local preset = if std.objectHasEx(model, 'preset', false) then model.preset else '';
+      ['--llama31=' + (if std.startsWith(preset, 'llama3.1-') then 'True' else '')],
+
   args(ctx)::
     local model = ctx.spec.model;
     [
@@ -27,7 +48,7 @@ local pod = import 'stages/pod.libsonnet';
       '--input_name_or_path=' + model.source.huggingface,
       '--output_path=' + paths.importedNemo(ctx),
       '--precision=bf16',
-    ],
+    ] + $.llama31Arg(ctx),
 
   files(ctx)::
     local placement = pod.placementFor(ctx, 'importModel');
