@@ -364,6 +364,7 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
       // FP8 and container releases the GPU model cannot run (A14, A18).
       const size_t errors_before = diags->error_count();
       CheckAcceleratorSupport(doc, spec, name, accelerator, *gpu, diags);
+      CheckStageFit(doc, spec, name, accelerator, (*gpu)["memoryGB"].get<double>(), diags);
       if (diags->error_count() > errors_before) {
         ok = false;
         continue;

@@ -133,4 +133,57 @@ void CheckFit(const Document& doc, const nlohmann::json& train,
   }
 }
 
+void CheckStageFit(const Document& doc, const nlohmann::json& spec,
+                   const std::string& target_name, const std::string& accelerator,
+                   double capacity_gb, Diagnostics* diags) {
+  if (!spec.contains("model") || !spec["model"].contains("architecture") ||
+      !spec["model"]["architecture"].contains("hiddenSize") || !spec.contains("stages")) {
+    return;
+  }
+  const auto& stages = spec["stages"];
+  const double params = CountParameters(spec["model"]["architecture"]).total;
+  const std::string target = "target " + target_name + ": ";
+  // Weights alone above this share leave no room for activations, the KV
+  // cache and the CUDA context.
+  auto check = [&](const char* stage, const std::string& field, double weights_gb, int gpus,
+                   const std::string& what, const std::string& hint) {
+    const double per_gpu = weights_gb / gpus;
+    if (per_gpu <= kWarnFraction * capacity_gb) return;
+    diags->Error(std::string(stage) + ".memory",
+                 target + what + ": " + Fixed(per_gpu) + " GB of weights per GPU on " + accelerator +
+                     " (" + Fixed(capacity_gb, 0) + " GB)",
+                 // The field when the spec sets it, else the stage's key.
+                 doc.map.Has("/spec/stages/" + std::string(stage) + "/" + field)
+                     ? doc.map.Locate("/spec/stages/" + std::string(stage) + "/" + field, /*prefer_key=*/true)
+                     : doc.map.Locate("/spec/stages/" + std::string(stage), /*prefer_key=*/true),
+                 hint);
+  };
+  const double bf16_gb = params * 2 / 1e9;
+  if (stages.contains("evaluate")) {
+    const auto& e = stages["evaluate"];
+    const int tp = e.value("tensorParallel", 1), pp = e.value("pipelineParallel", 1);
+    check("evaluate", "tensorParallel", bf16_gb, std::max(1, tp * pp),
+          "evaluation loads the model over tensorParallel x pipelineParallel = " + std::to_string(tp * pp) + " GPUs",
+          "raise tensorParallel or pipelineParallel (at most 8 GPUs of one node)");
+  }
+  if (stages.contains("convert") && stages["convert"].value("gpus", 1) > 0) {
+    // NVIDIA/NeMo scripts/checkpoint_converters/convert_llama_nemo_to_hf.py
+    // restores the .nemo on one GPU unless --cpu-only; its docstring asks for
+    // --cpu-only for 70B models.
+    check("convert", "gpus", bf16_gb, 1, "the converter restores the whole .nemo on one GPU",
+          "set gpus: 0 (the converter's --cpu-only) with resources.memory of at least twice " +
+              Fixed(bf16_gb) + " GB");
+  }
+  if (stages.contains("tensorrtLLM")) {
+    const auto& t = stages["tensorrtLLM"];
+    const std::string quantization = t.value("quantization", "none");
+    const double bytes = quantization == "fp8" || quantization == "int8" ? 1 : 2;
+    const int tp = t.value("tensorParallel", 1);
+    check("tensorrtLLM", "tensorParallel", params * bytes / 1e9, std::max(1, tp),
+          "the engine (" + quantization + ") splits its weights over tensorParallel = " + std::to_string(tp) + " GPUs",
+          "raise tensorParallel (the build and each Triton replica use that many GPUs) or quantize "
+          "(fp8 on Hopper and Blackwell, int8)");
+  }
+}
+
 }  // namespace nemoc

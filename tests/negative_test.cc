@@ -384,6 +384,37 @@ TEST_F(NegativeTest, Fp8OnAGpuWithoutFp8IsLocated) {
           At(spec, "fp8") + "target onprem: fp8 quantization needs compute capability 8.9 or higher", {}});
 }
 
+// A12: stages that load the trained model whole must fit it on their GPUs: a
+// 70B (~138 GB bf16) conversion on one 80 GB GPU, a TensorRT-LLM engine with
+// tensor parallelism 1, an evaluation on one GPU -- each at the field to change.
+TEST_F(NegativeTest, StagesThatLoadTheModelWholeMustFitIt) {
+  std::string base = Replace(kBaseSpec, "preset: llama2-7b", "preset: llama2-70b");
+  const size_t from = base.find("    train:\n"), to = base.find("  targets:");
+  base = base.substr(0, from) + "STAGES" + base.substr(to);
+  auto with = [&](const std::string& stages) { return Replace(base, "STAGES", stages); };
+  std::string spec = with("    convert: {checkpoint: ckpt/llama2-70b.nemo}\n");
+  Expect({"convert-on-one-gpu", spec,
+          At(spec, "convert:") + "target onprem: the converter restores the whole .nemo on one GPU: 138.0 GB of "
+                                 "weights per GPU on h100-80gb (80 GB)",
+          {}});
+  spec = with("    tensorrtLLM: {checkpoint: hf/llama2-70b}\n");
+  Expect({"engine-tp1", spec,
+          At(spec, "tensorrtLLM:") + "target onprem: the engine (none) splits its weights over tensorParallel = 1 GPUs",
+          {}});
+  spec = with("    evaluate: {checkpoint: ckpt/llama2-70b.nemo, tasks: [piqa]}\n");
+  Expect({"evaluate-one-gpu", spec,
+          At(spec, "evaluate:") + "target onprem: evaluation loads the model over tensorParallel x pipelineParallel = 1 GPUs",
+          {}});
+  // What fits builds: CPU conversion, an fp8 engine over 4 GPUs (~17 GB each; over 1 GPU
+  // 69 GB would exceed 90 % of 80 GB), an evaluation over 4 GPUs.
+  spec = with("    convert: {checkpoint: ckpt/llama2-70b.nemo, gpus: 0, resources: {memory: 400Gi}}\n"
+              "    tensorrtLLM: {quantization: fp8, tensorParallel: 4}\n"
+              "    evaluate: {checkpoint: ckpt/llama2-70b.nemo, tasks: [piqa], tensorParallel: 4}\n");
+  const std::string path = scratch_.Write("fits.yaml", spec);
+  RunResult r = RunNemoc({"build", "--out", out(), path});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+}
+
 // A14: B200 (gke-a4, p6-b200) needs containers built with CUDA for Blackwell:
 // a NeMo 24.07 image is refused at its tag, a default Triton 24.07 image at
 // the stage that uses it (accelerators.json minimumRelease).
