@@ -78,11 +78,21 @@ MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json&
   // The distributed optimizer shards fp32 master weights and both Adam
   // moments over the data-parallel ranks (with context parallelism folded in).
   const double shard = static_cast<double>(std::max<int64_t>(1, s.data_parallel) * s.context);
+  // Expert parameters shard over the expert-data-parallel group only:
+  // DP x CP / EP ranks (Megatron's expert DP group; field review A16).
+  const double expert_shard = std::max(1.0, shard / std::max<int64_t>(1, s.expert));
+  const double dense_per_gpu = dense / (s.tensor * s.pipeline);
+  const double expert_per_gpu = per_gpu - dense_per_gpu;
+  // Gradients: NeMo 2's bf16_mixed plugin sets grad_reduce_in_fp32=True, so
+  // Megatron's DDP keeps fp32 main gradients (4 bytes per parameter; NVIDIA/NeMo
+  // v2.2.1 nemo/lightning/pytorch/plugins/mixed_precision.py, A16); NeMo 1
+  // (megatron_amp_O2 with bf16 gradients) 2 bytes.
+  const double gradient_bytes = train.value("framework", "nemo1") == "nemo2" ? 4 : 2;
   MemoryEstimate e;
   e.parameters_per_gpu = per_gpu;
   e.weights_gb = 2 * per_gpu / kGB;
-  e.gradients_gb = lora ? 0 : 2 * per_gpu / kGB;
-  e.optimizer_gb = lora ? 0 : 12 * per_gpu / shard / kGB;
+  e.gradients_gb = lora ? 0 : gradient_bytes * per_gpu / kGB;
+  e.optimizer_gb = lora ? 0 : 12 * (dense_per_gpu / shard + expert_per_gpu / expert_shard) / kGB;
 
   // Activations per layer and micro-batch, flash attention, no recomputation
   // (Korthikanti et al. 2022): 34·s·b·h/t with sequence parallelism,

@@ -352,6 +352,32 @@ TEST(FitCheckEstimateMemory, ExpertParallelismSplitsOnlyTheExperts) {
   EXPECT_TRUE(Close(EstimateMemory(train, arch).parameters_per_gpu, count.total / 8));
 }
 
+// A16: the distributed optimizer shards expert parameters over the expert
+// data-parallel group only (DP x CP / EP ranks), dense ones over DP x CP.
+TEST(FitCheckEstimateMemory, ExpertOptimizerStateShardsOverTheExpertDataParallelGroup) {
+  const json arch = Arch("mixtral-8x7b");
+  const ParameterCount count = CountParameters(arch);
+  const json train = {{"nodes", 8},
+                      {"gpusPerNode", 8},
+                      {"parallelism", {{"tensor", 2}, {"pipeline", 4}, {"expert", 4}}},
+                      {"batch", {{"micro", 1}, {"global", 256}}},
+                      {"seqLength", 4096}};
+  const MemoryEstimate e = EstimateMemory(train, arch);
+  const double dense = (count.total - count.expert) / 8, expert = count.expert / 32;
+  // DP = 64 / 8 = 8; expert DP = 8 / 4 = 2.
+  EXPECT_TRUE(Close(e.optimizer_gb, 12 * (dense / 8 + expert / 2) / kGB)) << e.optimizer_gb;
+}
+
+// A16: NeMo 2's bf16_mixed keeps fp32 main gradients (grad_reduce_in_fp32=True,
+// NVIDIA/NeMo v2.2.1 nemo/collections/llm/recipes/precision/mixed_precision.py:30).
+TEST(FitCheckEstimateMemory, Nemo2GradientsAreFp32) {
+  json train = SmallTrain();
+  const double per_gpu = kSmallParams / (2 * 2);
+  EXPECT_TRUE(Close(EstimateMemory(train, SmallArch()).gradients_gb, 2 * per_gpu / kGB));
+  train["framework"] = "nemo2";
+  EXPECT_TRUE(Close(EstimateMemory(train, SmallArch()).gradients_gb, 4 * per_gpu / kGB));
+}
+
 TEST(FitCheckEstimateMemory, DefaultSequenceLengthAndMicroBatch) {
   // Defaults: seqLength 4096, micro 1 when absent from the stage.
   json train = {{"nodes", 1},
