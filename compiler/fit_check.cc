@@ -194,6 +194,17 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
           "raise tensorParallel (the build and each Triton replica use that many GPUs) or quantize "
           "(fp8 on Hopper and Blackwell, int8)");
   }
+  if (stages.contains("serve") && !stages.contains("tensorrtLLM") && stages["serve"].contains("triton")) {
+    // An engine built elsewhere (serve.engine): its quantization is unknown,
+    // so the smallest weights (1 byte) -- only a certain misfit is refused.
+    // With a tensorrtLLM stage the engine check above covers serving (checks.cc
+    // requires the same tensorParallel).
+    const int tp = stages["serve"]["triton"].value("tensorParallel", 1);
+    check("serve", "triton/tensorParallel", params / 1e9, std::max(1, tp),
+          "a Triton replica loads the engine over tensorParallel = " + std::to_string(tp) +
+              " GPUs (at least 1 byte per weight)",
+          "serve an engine built with more tensor parallelism (serve.triton.tensorParallel)");
+  }
 }
 
 }  // namespace nemoc

@@ -405,12 +405,23 @@ TEST_F(NegativeTest, StagesThatLoadTheModelWholeMustFitIt) {
   Expect({"evaluate-one-gpu", spec,
           At(spec, "evaluate:") + "target onprem: evaluation loads the model over tensorParallel x pipelineParallel = 1 GPUs",
           {}});
+  // An engine built elsewhere: at least 1 byte per weight (405B: ~406 GB on one GPU).
+  spec = Replace(with("    serve: {engine: engines/llama31-405b, tokenizer: hf/llama31-405b}\n"),
+                 "preset: llama2-70b", "preset: llama3.1-405b");
+  Expect({"serve-tp1", spec,
+          At(spec, "serve:") + "target onprem: a Triton replica loads the engine over tensorParallel = 1 GPUs",
+          {}});
   // What fits builds: CPU conversion, an fp8 engine over 4 GPUs (~17 GB each; over 1 GPU
   // 69 GB would exceed 90 % of 80 GB), an evaluation over 4 GPUs.
   spec = with("    convert: {checkpoint: ckpt/llama2-70b.nemo, gpus: 0, resources: {memory: 400Gi}}\n"
               "    tensorrtLLM: {quantization: fp8, tensorParallel: 4}\n"
               "    evaluate: {checkpoint: ckpt/llama2-70b.nemo, tasks: [piqa], tensorParallel: 4}\n");
-  const std::string path = scratch_.Write("fits.yaml", spec);
+  std::string path = scratch_.Write("fits.yaml", spec);
+  RunResult fits = RunNemoc({"build", "--out", out(), path});
+  EXPECT_EQ(0, fits.exit_code) << fits.err;
+  spec = Replace(with("    serve: {engine: engines/llama31-405b, tokenizer: hf/llama31-405b, triton: {tensorParallel: 8}}\n"),
+                 "preset: llama2-70b", "preset: llama3.1-405b");
+  path = scratch_.Write("fits2.yaml", spec);
   RunResult r = RunNemoc({"build", "--out", out(), path});
   EXPECT_EQ(0, r.exit_code) << r.err;
 }
