@@ -17,6 +17,13 @@ import json
 import os
 import sys
 
+# Container releases every target's GPU runs (B200 needs 25.01 or later, A14);
+# int8 engines because A100 has no FP8 (A18); the tokenizer is gated (A3).
+TRITON = {"repository": "nvcr.io/nvidia/tritonserver", "tag": "25.01-trtllm-python-py3"}
+# eks-efa multi-node training runs an EFA-capable build of the image (B8).
+EFA = {"image": {"repository": "123456789012.dkr.ecr.us-west-2.amazonaws.com/nemo-efa",
+                 "tag": "nemo25.02-efa"}, "awsOfiNccl": "1.13.2"}
+
 STAGES = {
     "ncclTest": lambda i: {"minBusBandwidthGBps": 100},
     "dataPrep": lambda i: {"input": "corpus/web-%04d.jsonl" % i, "jsonKey": "text", "workers": 16},
@@ -30,9 +37,9 @@ STAGES = {
     },
     "evaluate": lambda i: {"tasks": ["hellaswag", "winogrande"]},
     "convert": lambda i: {"to": "huggingface"},
-    "tensorrtLLM": lambda i: {"quantization": "fp8", "maxBatchSize": 64, "maxInputLen": 4096,
-                              "maxOutputLen": 1024},
-    "serve": lambda i: {"triton": {"replicas": 2}},
+    "tensorrtLLM": lambda i: {"quantization": "int8", "maxBatchSize": 64, "maxInputLen": 4096,
+                              "maxOutputLen": 1024, "image": TRITON},
+    "serve": lambda i: {"triton": {"replicas": 2, "image": TRITON}},
 }
 
 TARGETS = [
@@ -47,28 +54,28 @@ TARGETS = [
     {"name": "vanilla-indexed-job", "profile": "vanilla-k8s", "runtime": "indexed-job",
      "gpu": "a100-80gb", "rdma": {"count": 4},
      "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}},
-    {"name": "eks-pytorchjob", "profile": "eks-efa", "runtime": "pytorchjob",
+    {"name": "eks-pytorchjob", "profile": "eks-efa", "efa": EFA, "runtime": "pytorchjob",
      "instanceType": "p5.48xlarge", "iamRoleArn": "arn:aws:iam::123456789012:role/nemo",
      "storage": {"results": {"fsxLustre": {"claimName": "fsx-claim"}, "mountPath": "/fsx"},
                  "data": {"s3": {"bucket": "training-data", "prefix": "tokenized",
                                  "region": "us-east-1"}}}},
-    {"name": "eks-trainjob", "profile": "eks-efa", "runtime": "trainjob",
+    {"name": "eks-trainjob", "profile": "eks-efa", "efa": EFA, "runtime": "trainjob",
      "instanceType": "p5en.48xlarge",
      "storage": {"results": {"fsxLustre": {"storageClassName": "fsx-sc", "size": "2400Gi"}}}},
-    {"name": "eks-jobset", "profile": "eks-efa", "runtime": "jobset",
+    {"name": "eks-jobset", "profile": "eks-efa", "efa": EFA, "runtime": "jobset",
      "instanceType": "p6-b200.48xlarge",
      "storage": {"results": {"fsxLustre": {"claimName": "fsx-claim"}}}},
-    {"name": "eks-indexed-job", "profile": "eks-efa", "runtime": "indexed-job",
+    {"name": "eks-indexed-job", "profile": "eks-efa", "efa": EFA, "runtime": "indexed-job",
      "instanceType": "p4de.24xlarge",
      "storage": {"results": {"fsxLustre": {"claimName": "fsx-claim"}}}},
     {"name": "gke-jobset", "profile": "gke-a4",
      "gcpServiceAccount": "trainer@my-project.iam.gserviceaccount.com",
-     "kueue": {"queue": "a4", "topology": "block"},
+     "kueue": {"clusterQueue": "a4", "covers": ["nvidia.com/gpu"], "topology": "block"},
      "storage": {"results": {"gcs": {"bucket": "my-logs", "onlyDir": "runs"}},
                  "data": {"gcs": {"bucket": "my-data"}}}},
     {"name": "gke-indexed-job", "profile": "gke-a4", "runtime": "indexed-job",
      "hostNetwork": False,
-     "kueue": {"queue": "a4-tas", "topology": "hostname", "required": True,
+     "kueue": {"clusterQueue": "a4-tas", "topology": "subblock", "required": True,
                "clusterObjects": True},
      "storage": {"results": {"gcs": {"bucket": "my-logs"}}}},
 ]
@@ -81,9 +88,9 @@ def spec(i, targets):
         "metadata": {"name": "synth-%04d" % i, "labels": {"team": "bench"}},
         "spec": {
             "namespace": "synth-%04d" % i,
-            "image": {"repository": "nvcr.io/nvidia/nemo", "tag": "24.07"},
+            "image": {"repository": "nvcr.io/nvidia/nemo", "tag": "25.02"},
             "imagePullSecrets": ["ngc-registry"],
-            "model": {"preset": "llama3-8b"},
+            "model": {"preset": "llama3-8b", "source": {"hfTokenSecret": "hf-token"}},
             "storage": {
                 "results": {"nfs": {"server": "10.0.0.2", "path": "/export/results"}},
                 "data": {"pvc": {"claimName": "datasets", "subPath": "tokenized"}},
