@@ -34,6 +34,28 @@ def is_train(container):
     return "--config-name=config.yaml" in argv or any(a.endswith("recipe.py") for a in argv)
 
 
+def expect_located(nemoc, source, tmp, rel, old, new, at_line, needle, what):
+    """Builds spec `rel` with `old` replaced by `new`; 0 when nemoc exits 1 with an error at the
+    first line `at_line` accepts that mentions `needle`, else 1 (printed)."""
+    with open(os.path.join(source, rel)) as f:
+        text = f.read()
+    changed = text.replace(old, new)
+    if changed == text:
+        print(f"FAIL: {rel} no longer holds {old!r} as this test expects")
+        return 1
+    name = what.replace(" ", "-") + ".yaml"
+    bad = os.path.join(tmp, name)
+    with open(bad, "w") as f:
+        f.write(changed)
+    r = subprocess.run([nemoc, "build", "--quiet", "--out", os.path.join(tmp, "out-" + name), bad],
+                       cwd=source, capture_output=True, text=True)
+    line = next(i + 1 for i, l in enumerate(changed.splitlines()) if at_line(l))
+    if r.returncode != 1 or f"{name}:{line}:" not in r.stderr or needle not in r.stderr:
+        print(f"FAIL: {what}: exit {r.returncode}, want a located error at line {line}\n{r.stderr}")
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nemoc", required=True)
@@ -76,44 +98,19 @@ def main():
                                 print(f"FAIL {where}: no HF_TOKEN from Secret {secret} (got {token})")
                                 failures += 1
         # A gated tokenizer without a token Secret: a located error.
-        spec = os.path.join(source, "tests", "specs", "profile-matrix.yaml")
-        with open(spec) as f:
-            text = f.read()
-        stripped = text.replace("model: {preset: llama3-8b, source: {hfTokenSecret: hf-token}}", "model: {preset: llama3-8b}")
-        if stripped == text:
-            print("FAIL: tests/specs/profile-matrix.yaml no longer names hf-token as this test expects")
-            failures += 1
-        else:
-            bad = os.path.join(tmp, "no-token.yaml")
-            with open(bad, "w") as f:
-                f.write(stripped)
-            r = subprocess.run([args.nemoc, "build", "--quiet", "--out", os.path.join(tmp, "bad"), bad],
-                               cwd=source, capture_output=True, text=True)
-            line = next(i + 1 for i, l in enumerate(stripped.splitlines()) if "preset: llama3-8b" in l)
-            if r.returncode != 1 or f"no-token.yaml:{line}:" not in r.stderr or "meta-llama/Meta-Llama-3-8B" not in r.stderr:
-                print(f"FAIL: gated tokenizer without hfTokenSecret: exit {r.returncode}, want a located error at line {line}\n{r.stderr}")
-                failures += 1
+        failures += expect_located(args.nemoc, source, tmp, "tests/specs/profile-matrix.yaml",
+                                   "model: {preset: llama3-8b, source: {hfTokenSecret: hf-token}}",
+                                   "model: {preset: llama3-8b}",
+                                   lambda l: "preset: llama3-8b" in l, "meta-llama/Meta-Llama-3-8B",
+                                   "gated tokenizer without hfTokenSecret")
         # The conversion downloads the original (gated) repository: without a
         # token Secret, a located error at stages.convert (A10) besides the one
         # at the import's source.
-        spec = os.path.join(source, "tests", "specs", "pipeline-variants.yaml")
-        with open(spec) as f:
-            text = f.read()
-        stripped = text.replace("source: {huggingface: meta-llama/Llama-2-7b-hf, hfTokenSecret: hf-token}",
-                                "source: {huggingface: meta-llama/Llama-2-7b-hf}")
-        if stripped == text:
-            print("FAIL: tests/specs/pipeline-variants.yaml no longer names hf-token as this test expects")
-            failures += 1
-        else:
-            bad = os.path.join(tmp, "convert-no-token.yaml")
-            with open(bad, "w") as f:
-                f.write(stripped)
-            r = subprocess.run([args.nemoc, "build", "--quiet", "--out", os.path.join(tmp, "bad2"), bad],
-                               cwd=source, capture_output=True, text=True)
-            line = next(i + 1 for i, l in enumerate(stripped.splitlines()) if l.strip() == "convert:")
-            if r.returncode != 1 or f"convert-no-token.yaml:{line}:" not in r.stderr or "converter loads" not in r.stderr:
-                print(f"FAIL: conversion of a gated repo without hfTokenSecret: exit {r.returncode}, want a located error at line {line}\n{r.stderr}")
-                failures += 1
+        failures += expect_located(args.nemoc, source, tmp, "tests/specs/pipeline-variants.yaml",
+                                   "source: {huggingface: meta-llama/Llama-2-7b-hf, hfTokenSecret: hf-token}",
+                                   "source: {huggingface: meta-llama/Llama-2-7b-hf}",
+                                   lambda l: l.strip() == "convert:", "converter loads",
+                                   "conversion of a gated repo without hfTokenSecret")
         # NeMo 1 fine-tuning of a Llama 3 .nemo restores the tokenizer the
         # importer named: the Hub repository (convert_llama_hf_to_nemo.py
         # v2.4.0:314-329). Without a token Secret: located at source.nemo.
