@@ -492,6 +492,21 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
                      doc.map.Locate("/spec/gitops/clusters/" + name, true));
       }
     }
+    // The ApplicationSet creates each target's root Application at once; a
+    // root in a project that does not exist yet never syncs (argo-cd 37ee009
+    // controller/appcontroller.go projectErrorToCondition: "Application
+    // referencing project ... which does not exist"), and the AppProject
+    // createProject makes is one of the objects that root would sync.
+    const nlohmann::json argocd = spec["gitops"].value("argocd", nlohmann::json::object());
+    if (argocd.value("applicationSet", false) && argocd.value("createProject", false)) {
+      diags->Error("spec.gitops-project",
+                   "spec.gitops.argocd.createProject: with applicationSet the generated root "
+                   "Applications would name AppProjects that only they create, and Argo CD does "
+                   "not sync an Application whose project does not exist",
+                   doc.map.Locate("/spec/gitops/argocd/createProject"),
+                   "name an existing AppProject in argocd.project, or drop applicationSet (each "
+                   "target then has its own root Application, applied once with its AppProject)");
+    }
   }
   CheckTargets(doc, spec, diags);
   CheckPipeline(doc, spec, diags);

@@ -695,6 +695,25 @@ TEST(ChecksTestSpec, GitopsIsAcceptedAndClustersMustNameTargets) {
             c.lines);
 }
 
+TEST(ChecksTestSpec, AnApplicationSetCannotCreateTheProjectsOfItsRoots) {
+  const std::string gitops =
+      "  gitops:\n    repoURL: https://git.example/x.git\n"
+      "    argocd: {applicationSet: true, createProject: true}\n  targets:\n";
+  Checked c = RunCheckSpec(Replace(kBase, "  targets:\n", gitops));
+  EXPECT_FALSE(c.ok);
+  ASSERT_EQ(1u, c.lines.size());
+  EXPECT_EQ(0u, c.lines[0].rfind("error spec.gitops-project@22:51: spec.gitops.argocd.createProject: "
+                                 "with applicationSet", 0))
+      << c.lines[0];
+  // Either one alone is fine.
+  c = RunCheckSpec(Replace(kBase, "  targets:\n",
+                           Replace(gitops, "createProject: true", "createProject: false")));
+  EXPECT_TRUE(c.ok);
+  c = RunCheckSpec(Replace(kBase, "  targets:\n",
+                           Replace(gitops, "applicationSet: true", "applicationSet: false")));
+  EXPECT_TRUE(c.ok);
+}
+
 TEST(ChecksTestSpec, MonitoringNeedsSomethingToWatch) {
   Checked c = RunCheckSpec(
       Replace(kBase, "  targets:\n", "  monitoring: {serviceMonitor: true}\n  targets:\n"));

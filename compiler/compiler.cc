@@ -146,14 +146,23 @@ namespace {
 // One object per file, a kustomization.yaml in every directory, SUMMARY.md.
 // The root lists the top-level directories except gitops/: the engines'
 // own objects (and the platform bundle) are applied to the engine, not
-// synced as part of the target they deliver.
-FileTree BuildTree(const std::map<std::string, nlohmann::json>& files, const std::string& summary) {
+// synced as part of the target they deliver. `kustomizations` adds
+// resources (other directories of the tree) to a directory's
+// kustomization.yaml, which exists even without objects of its own: how
+// Argo CD's pipeline and serving Applications each sync a part of the stages.
+FileTree BuildTree(const std::map<std::string, nlohmann::json>& files,
+                   const std::map<std::string, std::vector<std::string>>& kustomizations,
+                   const std::string& summary) {
   FileTree tree;
   std::map<std::string, std::vector<std::string>> by_dir;
   for (const auto& [path, object] : files) {
     tree[path] = EmitYaml(object);
     size_t slash = path.rfind('/');
     by_dir[path.substr(0, slash)].push_back(path.substr(slash + 1));
+  }
+  for (const auto& [dir, resources] : kustomizations) {
+    auto& listed = by_dir[dir];
+    listed.insert(listed.end(), resources.begin(), resources.end());
   }
   std::vector<std::string> dirs;
   for (const auto& [dir, names] : by_dir) {
@@ -172,7 +181,10 @@ std::string ExpectedNamespace(const nlohmann::json& normalized, const std::strin
   const std::string prefix = std::string(kGitopsDir) + "/";
   if (path.rfind(prefix, 0) == 0 && spec.contains("gitops")) {
     const std::string dir = path.substr(0, path.rfind('/'));
-    const std::string engine = dir.substr(dir.rfind('/') + 1);
+    std::string engine = dir.substr(dir.rfind('/') + 1);
+    // gitops/argocd/applicationset/: Argo CD's namespace like gitops/argocd/.
+    const std::string second = dir.substr(prefix.size(), dir.find('/', prefix.size()) - prefix.size());
+    if (second == "argocd" || second == "flux") engine = second;
     if (engine == "argocd" || engine == "flux") {
       const nlohmann::json settings = spec["gitops"].value(engine, nlohmann::json::object());
       return settings.value("namespace", engine == "argocd" ? "argocd" : "flux-system");
@@ -405,7 +417,7 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     }
     compiled.plan = PlanTarget(normalized, target, it->second.summary, it->second.files, compiled.dir);
     compiled.tree = BuildTree(
-        it->second.files,
+        it->second.files, it->second.kustomizations,
         RenderSummary(normalized, target, it->second.summary, it->second.files, spec_name));
     // Last gate before disk: no credential-shaped text in any generated file.
     if (!ScanTreeForSecrets(compiled.tree, compiled.dir, diags)) {

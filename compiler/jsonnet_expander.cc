@@ -657,6 +657,25 @@ bool JsonnetExpander::Collect(nlohmann::json* evaluated, const Document& doc,
     auto summary = expansion.find("summary");
     target.summary = summary != expansion.end() && summary->is_object() ? std::move(*summary)
                                                                          : nlohmann::json::object();
+    auto kustomizations = expansion.find("kustomizations");
+    if (kustomizations != expansion.end()) {
+      bool well_formed = kustomizations->is_object();
+      for (auto k = kustomizations->begin(); well_formed && k != kustomizations->end(); ++k) {
+        well_formed = k.value().is_array();
+        std::vector<std::string> resources;
+        for (const auto& r : k.value()) {
+          if (!(well_formed = well_formed && r.is_string())) break;
+          resources.push_back(r.get<std::string>());
+        }
+        if (well_formed) target.kustomizations.emplace(k.key(), std::move(resources));
+      }
+      if (!well_formed) {
+        diags->Error("library.output",
+                     prefix + "kustomizations must be an object of directory -> list of resources");
+        ok = false;
+        continue;
+      }
+    }
     auto files = expansion.find("files");
     if (files == expansion.end()) continue;
     if (!files->is_object()) {

@@ -24,6 +24,9 @@ struct TargetExpansion {
   std::map<std::string, nlohmann::json> files;
   /// Facts for SUMMARY.md that only the libraries know (fabric, storage...).
   nlohmann::json summary = nlohmann::json::object();
+  /// Kustomize roots with no objects of their own ("gitops/argocd/pipeline"
+  /// -> ["../../../00-base", ...]), written as <dir>/kustomization.yaml.
+  std::map<std::string, std::vector<std::string>> kustomizations;
 };
 
 struct ImportedFile {

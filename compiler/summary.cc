@@ -122,6 +122,11 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
       platform += (platform.empty() ? "" : ", ") + c.get<std::string>();
     }
     if (!platform.empty()) out += Row("Platform bundle", platform + " (`gitops/platform/`)");
+    std::string bootstrap;
+    for (const auto& step : gitops.value("bootstrap", nlohmann::json::array())) {
+      bootstrap += (bootstrap.empty() ? "" : "; ") + step.get<std::string>();
+    }
+    if (!bootstrap.empty()) out += Row("Apply once", bootstrap);
   }
 
   const auto dirs = StageDirs(files);

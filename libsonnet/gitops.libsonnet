@@ -3,14 +3,19 @@
 // ("NN-name/...": NN is the stage's order), never from a list of stages:
 //  - stage objects get Argo CD sync waves (wave NN) and, on workloads, the
 //    sync options and Flux SSA policy immutable, Kueue-managed objects need;
-//  - gitops/argocd/: an Application (or one ApplicationSet) and optionally an
-//    AppProject; gitops/flux/: a GitRepository and one Kustomization per
-//    stage directory, chained by dependsOn, wait: true;
+//  - gitops/argocd/: the target's root Application (app of apps, managing
+//    gitops/argocd/ itself), a pipeline and a serving Application, each the
+//    kustomize root gitops/argocd/<part>/ over its stage directories, and
+//    optionally an AppProject; with argocd.applicationSet one ApplicationSet
+//    (first target's tree only) generates the roots instead;
+//  - gitops/flux/: a GitRepository, a root Kustomization of gitops/flux/
+//    itself and one Kustomization per stage directory, chained by dependsOn;
 //  - gitops/platform/<engine>/: the cluster prerequisites (platform.libsonnet)
 //    and, for Argo CD, health checks for the training kinds.
 // Facts: ../shared/reference/gitops-engines.md.
 local k8s = import 'k8s.libsonnet';
 local platform = import 'platform.libsonnet';
+local order = import 'stages/order.libsonnet';
 
 {
   argocdApiVersion: 'argoproj.io/v1alpha1',
@@ -126,10 +131,31 @@ local platform = import 'platform.libsonnet';
     if std.length(own) > 0 then own[0] else ctx.spec.gitops.defaultTimeout,
 
   // ---- Argo CD ---------------------------------------------------------------
+  //
+  // Per target (field review C11, decisions F3/F4):
+  //   gitops/argocd/             the root's source: the root Application itself
+  //                              (argo-cd 37ee009 controller/health.go and
+  //                              appcontroller.go shouldBeDeleted skip a self-
+  //                              referenced Application, so an app may manage
+  //                              itself), the pipeline and serving Applications,
+  //                              the AppProject
+  //   gitops/argocd/<part>/      a kustomize root over the part's stage
+  //                              directories (../../../NN-stage): what the
+  //                              part's Application syncs
+  //   gitops/argocd/applicationset/  (argocd.applicationSet, first target's
+  //                              tree only) one ApplicationSet generating every
+  //                              target's root
+  // The root syncs the AppProject, then the pipeline Application, waits until
+  // it is Healthy (every workload finished: the Application health check of
+  // the platform's argocd-cm, decision F4), then creates the serving
+  // Application. Pipeline and serving are separate sync operations: a scale
+  // or config change of Triton does not wait behind a days-long training.
+
+  inCluster:: 'https://kubernetes.default.svc',
 
   destination(ctx, targetName)::
     local clusters = ctx.spec.gitops.clusters;
-    { server: if std.objectHasEx(clusters, targetName, false) then clusters[targetName] else 'https://kubernetes.default.svc' },
+    { server: if std.objectHasEx(clusters, targetName, false) then clusters[targetName] else $.inCluster },
 
   projectName(ctx, targetName)::
     if ctx.spec.gitops.argocd.createProject
@@ -141,16 +167,41 @@ local platform = import 'platform.libsonnet';
     for key in std.objectFields($.workloads)
   ],
 
-  // The Application spec, shared by the per-target Application and the
-  // ApplicationSet template (which passes Go-template placeholders).
-  applicationSpec(ctx, project, path, destination):: {
-    project: project,
+  argocdDir:: 'gitops/argocd',
+  rootName(project, target):: $.uniqueName([project, target, 'gitops']),
+  rootPath(project, target, ctx):: ctx.spec.gitops.path + '/' + project + '/' + target + '/' + $.argocdDir,
+
+  // The target's stage directories as Argo CD delivers them: the pipeline
+  // (everything up to the engine) and what serves its result, each with its
+  // Application's name and its wave in the root. The pipeline keeps the
+  // name the single Application had, so upgrading nemoc adopts it.
+  argocdParts(ctx, files)::
+    local dirs = $.stageDirs(files);
+    local serving = [d for d in dirs if std.member(order.servingDirs, d)];
+    local pipeline = [d for d in dirs if !std.member(order.servingDirs, d)];
+    [p for p in [
+      { part: 'pipeline', name: $.targetName(ctx), dirs: pipeline, wave: 0 },
+      { part: 'serving', name: $.uniqueName([ctx.project, ctx.target.name, 'serving']), dirs: serving, wave: 1 },
+    ] if std.length(p.dirs) > 0],
+
+  // Kustomize roots the compiler writes as <dir>/kustomization.yaml (no
+  // objects of their own): a part's stage directories, relative to it.
+  argocdKustomizations(ctx, files)::
+    if !($.enabled(ctx) && $.engine(ctx, 'argocd')) then {} else {
+      [$.argocdDir + '/' + p.part]: ['../../../' + d for d in p.dirs]
+      for p in $.argocdParts(ctx, files)
+    },
+
+  // A part's Application: its stage objects, their waves, Kueue's suspend
+  // flip ignored, applied once.
+  applicationSpec(ctx, path):: {
+    project: $.projectName(ctx, ctx.target.name),
     source: {
       repoURL: ctx.spec.gitops.repoURL,
       targetRevision: ctx.spec.gitops.revision,
       path: path,
     },
-    destination: destination { namespace: ctx.namespace },
+    destination: $.destination(ctx, ctx.target.name) { namespace: ctx.namespace },
     // Kueue admits a workload by setting suspend to false: not drift.
     ignoreDifferences: $.ignoreDifferences,
     syncPolicy: {
@@ -160,7 +211,24 @@ local platform = import 'platform.libsonnet';
       syncOptions: ['CreateNamespace=true', 'RespectIgnoreDifferences=true', 'ApplyOutOfSyncOnly=true'],
       // Auto-sync does not retry a failed revision by itself (C7); bounded.
       retry: $.argocdRetry,
-    } + (if ctx.spec.gitops.automated then { automated: { prune: true, selfHeal: true } } else {}),
+    } + $.automated(ctx),
+  },
+
+  automated(ctx):: if ctx.spec.gitops.automated then { automated: { prune: true, selfHeal: true } } else {},
+
+  // The root's spec, shared by the per-target root Application and the
+  // ApplicationSet template (which passes Go-template placeholders). Its
+  // objects (Applications, AppProject) live in Argo CD's own namespace.
+  rootSpec(ctx, project, path):: {
+    project: project,
+    source: {
+      repoURL: ctx.spec.gitops.repoURL,
+      targetRevision: ctx.spec.gitops.revision,
+      path: path,
+    },
+    destination: { server: $.inCluster, namespace: ctx.spec.gitops.argocd.namespace },
+    // Only what changed in Git (C1), like the parts.
+    syncPolicy: { syncOptions: ['ApplyOutOfSyncOnly=true'], retry: $.argocdRetry } + $.automated(ctx),
   },
 
   argocdRetry:: { limit: 5, backoff: { duration: '30s', factor: 2, maxDuration: '10m' } },
@@ -171,18 +239,25 @@ local platform = import 'platform.libsonnet';
     labels: $.labels(ctx),
   },
 
-  application(ctx):: {
+  waveAnnotation(n):: { 'argocd.argoproj.io/sync-wave': std.toString(n) },
+
+  rootApplication(ctx):: {
     apiVersion: $.argocdApiVersion,
     kind: 'Application',
-    metadata: $.argocdMetadata(ctx, $.targetName(ctx)),
-    spec: $.applicationSpec(ctx,
-                            $.projectName(ctx, ctx.target.name),
-                            $.sourcePath(ctx),
-                            $.destination(ctx, ctx.target.name)),
+    metadata: $.argocdMetadata(ctx, $.rootName(ctx.project, ctx.target.name)),
+    spec: $.rootSpec(ctx, $.projectName(ctx, ctx.target.name), $.rootPath(ctx.project, ctx.target.name, ctx)),
   },
 
-  // One object for all targets of the project; identical in every target's
-  // tree, so applying any of them is the same.
+  partApplication(ctx, p):: {
+    apiVersion: $.argocdApiVersion,
+    kind: 'Application',
+    metadata: $.argocdMetadata(ctx, p.name) { annotations: $.waveAnnotation(p.wave) },
+    spec: $.applicationSpec(ctx, $.sourcePath(ctx) + '/' + $.argocdDir + '/' + p.part),
+  },
+
+  // One object for all targets of the project, in the first target's tree:
+  // it generates each target's root (which then manages that target's
+  // gitops/argocd/). Applied once by hand.
   applicationSet(ctx):: {
     apiVersion: $.argocdApiVersion,
     kind: 'ApplicationSet',
@@ -197,9 +272,8 @@ local platform = import 'platform.libsonnet';
           elements: [
             {
               target: t.name,
-              name: $.pairName(ctx.project, t.name),
-              path: ctx.spec.gitops.path + '/' + ctx.project + '/' + t.name,
-              server: $.destination(ctx, t.name).server,
+              name: $.rootName(ctx.project, t.name),
+              path: $.rootPath(ctx.project, t.name, ctx),
               project: $.projectName(ctx, t.name),
             }
             for t in ctx.spec.targets
@@ -214,10 +288,12 @@ local platform = import 'platform.libsonnet';
             'app.kubernetes.io/part-of': ctx.project,
           },
         },
-        spec: $.applicationSpec(ctx, '{{.project}}', '{{.path}}', { server: '{{.server}}' }),
+        spec: $.rootSpec(ctx, '{{.project}}', '{{.path}}'),
       },
     },
   },
+
+  firstTarget(ctx):: ctx.spec.targets[0].name == ctx.target.name,
 
   appProject(ctx, files):: {
     local clusterScoped = k8s.stringSet([
@@ -227,11 +303,20 @@ local platform = import 'platform.libsonnet';
     ]),
     apiVersion: $.argocdApiVersion,
     kind: 'AppProject',
-    metadata: $.argocdMetadata(ctx, $.projectName(ctx, ctx.target.name)),
+    // Before the Applications that name it.
+    metadata: $.argocdMetadata(ctx, $.projectName(ctx, ctx.target.name)) { annotations: $.waveAnnotation(-1) },
     spec: {
       description: 'nemoc project ' + ctx.project + ', target ' + ctx.target.name,
       sourceRepos: [ctx.spec.gitops.repoURL],
-      destinations: [$.destination(ctx, ctx.target.name) { namespace: ctx.namespace }],
+      // The workloads' namespace, and Argo CD's own for the root's
+      // Applications and this AppProject (namespaced kinds are all allowed
+      // when namespaceResourceWhitelist is unset: argo-cd 37ee009
+      // pkg/apis/application/v1alpha1/app_project_types.go
+      // IsGroupKindNamePermitted).
+      destinations: [
+        $.destination(ctx, ctx.target.name) { namespace: ctx.namespace },
+        { server: $.inCluster, namespace: ctx.spec.gitops.argocd.namespace },
+      ],
       clusterResourceWhitelist: [
         { group: std.split(gk, '/')[0], kind: std.split(gk, '/')[1] }
         for gk in clusterScoped
@@ -240,10 +325,11 @@ local platform = import 'platform.libsonnet';
   },
 
   argocdFiles(ctx, files)::
-    local dir = 'gitops/argocd';
-    (if ctx.spec.gitops.argocd.applicationSet
-     then k8s.file(dir, $.applicationSet(ctx))
-     else k8s.file(dir, $.application(ctx)))
+    local dir = $.argocdDir;
+    local appSet = ctx.spec.gitops.argocd.applicationSet;
+    std.foldl(function(acc, p) acc + k8s.file(dir, $.partApplication(ctx, p)), $.argocdParts(ctx, files), {})
+    + (if appSet then {} else k8s.file(dir, $.rootApplication(ctx)))
+    + (if appSet && $.firstTarget(ctx) then k8s.file(dir + '/applicationset', $.applicationSet(ctx)) else {})
     + (if ctx.spec.gitops.argocd.createProject then k8s.file(dir, $.appProject(ctx, files)) else {}),
 
   // ---- Flux ------------------------------------------------------------------
@@ -643,5 +729,18 @@ local platform = import 'platform.libsonnet';
         n + ' ' + platform.components[n].version + platform.patchesSummary(n)
         for n in platform.needed(ctx, files)
       ] else [],
+      // What the user applies by hand, once: the roots; everything else is
+      // then kept in sync from Git by the engine.
+      bootstrap: (if $.engine(ctx, 'argocd') then [
+        if !ctx.spec.gitops.argocd.applicationSet
+        then '`kubectl apply -k gitops/argocd` (Argo CD root Application `' + $.rootName(ctx.project, ctx.target.name) + '`, then pipeline before serving)'
+        else if $.firstTarget(ctx)
+        then '`kubectl apply -k gitops/argocd/applicationset` (ApplicationSet `' + ctx.project + '`: the Argo CD root Application of every target)'
+        else 'nothing for Argo CD: root Application `' + $.rootName(ctx.project, ctx.target.name) + '` comes from ApplicationSet `' + ctx.project
+             + '` in `' + ctx.spec.targets[0].name + '/gitops/argocd/applicationset`',
+      ] else [])
+      + (if $.engine(ctx, 'flux') then [
+        '`kubectl apply -k gitops/flux` (Flux root Kustomization `' + $.uniqueName([ctx.project, ctx.target.name, 'gitops']) + '`)',
+      ] else []),
     },
 }

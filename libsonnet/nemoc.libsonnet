@@ -106,6 +106,8 @@ local builders = {
     {
       diagnostics: diagnostics,
       files: if rejected then {} else gitops.files(ctx, stageFiles),
+      // Kustomize roots without objects of their own: dir -> resources.
+      kustomizations: if rejected then {} else gitops.argocdKustomizations(ctx, stageFiles),
       summary: if rejected then {} else {
         profile: target.profile,
         accelerator: ctx.profile.accelerator(ctx),

@@ -326,7 +326,8 @@ TEST_F(GitRepoTest, ProjectDerivedNamesAreUniqueAcrossProjects) {
       const std::string d = dir() + "/" + tree + engine;
       if (!fs::is_directory(d)) continue;
       for (const auto& entry : fs::directory_iterator(d)) {
-        if (entry.path().filename() == "kustomization.yaml") continue;
+        // Part directories (gitops/argocd/pipeline/...) hold only a kustomization.yaml.
+        if (!entry.is_regular_file() || entry.path().filename() == "kustomization.yaml") continue;
         const YAML::Node doc = YAML::LoadFile(entry.path().string());
         const std::string key = doc["kind"].as<std::string>() + "/" + doc["metadata"]["name"].as<std::string>();
         ++names;

@@ -23,4 +23,8 @@ local dirs = { [s.key]: s.dir for s in stages };
 {
   stages: stages,
   dir: dirs,
+  // What serves the model once the pipeline has made it. Argo CD delivers
+  // these directories in an Application of their own, after the pipeline's
+  // (gitops.libsonnet, field review C11 and decision F4).
+  servingDirs: [dirs.serve, dirs.monitoring],
 }
