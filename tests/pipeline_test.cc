@@ -21,9 +21,9 @@ namespace {
 using nlohmann::json;
 
 const char* const kTargets[] = {"onprem", "eks", "gke"};
-const char* const kStageDirs[] = {"00-base",    "10-nccl-test",    "20-data-prep", "30-train",
-                                  "40-evaluate", "50-convert",     "60-tensorrt-llm", "70-serve",
-                                  "80-monitoring"};
+const char* const kStageDirs[] = {"00-base",     "05-monitoring", "10-nccl-test",    "20-data-prep",
+                                  "30-train",    "40-evaluate",   "50-convert",      "60-tensorrt-llm",
+                                  "70-serve"};
 
 std::string Root(const std::string& target) { return SourceDir() + "/out/llama31-8b/" + target; }
 
@@ -241,10 +241,10 @@ TEST(PipelineTest, TritonServesOnItsPortsWithHealthProbes) {
     EXPECT_EQ(4, Find(serve, "HorizontalPodAutoscaler")["spec"]["maxReplicas"]);
     EXPECT_EQ(1, Find(serve, "PodDisruptionBudget")["spec"]["maxUnavailable"]);
     // The ServiceMonitor scrapes the Service's metrics port.
-    const json monitor = Find(Stage(target, "80-monitoring"), "ServiceMonitor");
+    const json monitor = Find(Stage(target, "05-monitoring"), "ServiceMonitor");
     EXPECT_EQ("metrics", monitor["spec"]["endpoints"][0]["port"]);
     EXPECT_EQ(service["spec"]["selector"], monitor["spec"]["selector"]["matchLabels"]);
-    const json rule = Find(Stage(target, "80-monitoring"), "PrometheusRule");
+    const json rule = Find(Stage(target, "05-monitoring"), "PrometheusRule");
     const std::string rules = rule.dump();
     EXPECT_NE(std::string::npos, rules.find("DCGM_FI_DEV_GPU_UTIL")) << rules;
     EXPECT_NE(std::string::npos, rules.find("< 80")) << rules;

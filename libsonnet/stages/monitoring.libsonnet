@@ -1,4 +1,5 @@
-// 80-monitoring: Prometheus Operator objects (monitoring.coreos.com/v1).
+// 05-monitoring: Prometheus Operator objects (monitoring.coreos.com/v1),
+// applied right after base so the training alerts watch training.
 // Triton exposes Prometheus metrics itself (port "metrics"): a ServiceMonitor
 // scrapes it. NeMo 1 training has no metrics endpoint; its pods are watched
 // through the GPU Operator's DCGM exporter, whose series carry the namespace

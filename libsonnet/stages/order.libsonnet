@@ -5,6 +5,12 @@
 // objects (sync waves, Flux dependsOn) all derive the order from it.
 local stages = [
     { key: 'base', dir: '00-base' },
+    // Implied by spec.monitoring. Right after base, not after serving: its
+    // alerts watch training (DCGM GPU metrics of the training pods), so they
+    // must be in place while training runs, and nothing it holds waits on a
+    // workload (a ServiceMonitor for a Service that does not exist yet scrapes
+    // nothing; a rule without series fires nothing).
+    { key: 'monitoring', dir: '05-monitoring' },
     { key: 'ncclTest', dir: '10-nccl-test' },
     { key: 'dataPrep', dir: '20-data-prep' },
     // Implied by spec.model.source.huggingface: the .nemo that training fine-tunes.
@@ -14,7 +20,6 @@ local stages = [
     { key: 'convert', dir: '50-convert' },
     { key: 'tensorrtLLM', dir: '60-tensorrt-llm' },
     { key: 'serve', dir: '70-serve' },
-    { key: 'monitoring', dir: '80-monitoring' },
 ];
 // Bound once: a field that computes is computed again on every access, and
 // every stage reads its directory from here.
@@ -26,5 +31,5 @@ local dirs = { [s.key]: s.dir for s in stages };
   // What serves the model once the pipeline has made it. Argo CD delivers
   // these directories in an Application of their own, after the pipeline's
   // (gitops.libsonnet, field review C11 and decision F4).
-  servingDirs: [dirs.serve, dirs.monitoring],
+  servingDirs: [dirs.serve],
 }
