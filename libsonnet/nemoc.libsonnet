@@ -93,7 +93,11 @@ local builders = {
     local placement = std.parseJson('' + base.profile.placement(base, base.runtimeImpl));
     local withPlacements = base { localPlacement: localPlacement, placement: placement };
     local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(withPlacements) else null;
-    local ctx = withPlacements { trainBuilt: trainBuilt };
+    local withTrain = withPlacements { trainBuilt: trainBuilt };
+    // The conversion Job, built once: the convert stage emits it, the engine
+    // build hashes its name.
+    local convertBuilt = if $.present(withTrain, 'convert') then convert.built(withTrain) else null;
+    local ctx = withTrain { convertBuilt: convertBuilt };
     local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + convert.diagnostics(ctx)
                         + serve.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx);

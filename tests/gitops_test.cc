@@ -310,6 +310,36 @@ TEST_F(GitRepoTest, RetrainingRenamesWhatConsumesTheCheckpoint) {
   EXPECT_NE(retrained.at("00-base").find("configmap-demo-train-config-"), std::string::npos);
 }
 
+// C5 down the chain: the engine build reads the conversion's output, so a
+// changed conversion (here only its precision) renames the engine Job too,
+// and a retraining renames both.
+TEST_F(GitRepoTest, ReconvertingRebuildsTheEngine) {
+  const std::string chain = Replace(kSpec, "      data: {mock: true}\n",
+                                    "      data: {mock: true}\n    convert: {to: huggingface, precision: bf16}\n"
+                                    "    tensorrtLLM: {}\n");
+  auto names = [&](const std::string& spec) {
+    scratch_.Write("spec.yaml", spec);
+    RunResult r = Nemoc({"build", "--quiet", "spec.yaml"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, std::string> by_stage;  // "60-tensorrt-llm" -> file names
+    for (const char* stage : {"30-train", "50-convert", "60-tensorrt-llm"}) {
+      for (const auto& entry : fs::directory_iterator(dir() + "/out/demo/onprem/" + stage)) {
+        by_stage[stage] += entry.path().filename().string() + "\n";
+      }
+    }
+    return by_stage;
+  };
+  const auto before = names(chain);
+  ASSERT_EQ(3u, before.size());
+  const auto reconverted = names(Replace(chain, "precision: bf16", "precision: fp16"));
+  EXPECT_EQ(before.at("30-train"), reconverted.at("30-train"));
+  EXPECT_NE(before.at("50-convert"), reconverted.at("50-convert"));
+  EXPECT_NE(before.at("60-tensorrt-llm"), reconverted.at("60-tensorrt-llm"));
+  const auto retrained = names(Replace(chain, "maxSteps: 10", "maxSteps: 20"));
+  EXPECT_NE(before.at("50-convert"), retrained.at("50-convert"));
+  EXPECT_NE(before.at("60-tensorrt-llm"), retrained.at("60-tensorrt-llm"));
+}
+
 // E11: project team-llama/target prod and project team/target llama-prod
 // share no Argo CD or Flux object name.
 TEST_F(GitRepoTest, ProjectDerivedNamesAreUniqueAcrossProjects) {

@@ -115,7 +115,10 @@ local pod = import 'stages/pod.libsonnet';
         message: script + ' at NeMo ' + tag + ' declares no ' + n,
       } for n in names if !std.objectHasEx(row.args, n, false)],
 
-  files(ctx)::
+  // The conversion Job (a Job or the JobSet wrapping it), built once per
+  // target: nemoc.libsonnet binds it as ctx.convertBuilt, which files() emits
+  // and the engine build hashes (it reads this Job's output, field review C5).
+  built(ctx)::
     local convert = ctx.spec.stages.convert;
     local placement = pod.placementFor(ctx, 'convert');
     local run = pod.mkdirThenExec([paths.huggingfaceDir(ctx)], $.args(ctx));
@@ -134,8 +137,10 @@ local pod = import 'stages/pod.libsonnet';
                                    resources=convert.resources,
                                    envRefs=hf.env(ctx))
                      + { command: $.downloadArgs(ctx)[0:1], args: $.downloadArgs(ctx)[1:] };
-    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container,
-                            upstream=pod.upstreamTraining(ctx), initContainers=[download])),
+    pod.job(ctx, $.jobName(ctx), $.component, placement, container,
+            upstream=pod.upstreamTraining(ctx), initContainers=[download]),
+
+  files(ctx):: k8s.file($.dir, ctx.convertBuilt),
 
   summary(ctx)::
     local convert = ctx.spec.stages.convert;

@@ -116,7 +116,8 @@ local kueue = import 'kueue.libsonnet';
   // so a changed stage gives a new Job under GitOps and an unchanged one keeps
   // its name (and is never re-run).
   // `upstream`: names of the workloads whose output this Job consumes (the
-  // training workload for evaluate, convert, the engine build). They are
+  // training workload for evaluate and convert, the conversion Job for the
+  // engine build: tensorrt-llm.libsonnet upstream). They are
   // hashed into the name, so retraining re-runs what reads the checkpoint
   // (field review C5); null for stages that read no workload's output.
   // `container` is built by container(queued=true), `initContainers` too.

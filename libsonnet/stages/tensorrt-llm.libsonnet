@@ -86,7 +86,17 @@ local pod = import 'stages/pod.libsonnet';
                                     mounts=[{ name: 'scripts', mountPath: paths.scriptsDir, readOnly: true }]) + run;
     local volumes = [{ name: 'scripts', configMap: { name: $.configMapName(ctx) } }];
     k8s.file($.dir, k8s.configMap(ctx, $.configMapName(ctx), { [$.scriptName]: $.script }, $.component))
-    + k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, volumes, upstream=pod.upstreamTraining(ctx))),
+    + k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, volumes, upstream=$.upstream(ctx))),
+
+  // What the engine is built from (field review C5): the conversion Job when
+  // it reads that Job's output (which itself hashes the training workload),
+  // else the training workload (a checkpoint given by path: null without
+  // training).
+  upstream(ctx)::
+    local trt = ctx.spec.stages.tensorrtLLM;
+    if ctx.convertBuilt != null && paths.huggingfaceSource(ctx, trt) == paths.huggingfaceDir(ctx)
+    then [ctx.convertBuilt.metadata.name]
+    else pod.upstreamTraining(ctx),
 
   summary(ctx)::
     local trt = ctx.spec.stages.tensorrtLLM;
