@@ -35,20 +35,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import all_specs, build, require_yaml  # noqa: E402
+from nemoc_specs import all_specs, build, missing, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
 IN_CLUSTER = "https://kubernetes.default.svc"
 WAVE = "argocd.argoproj.io/sync-wave"
-
-
-def missing(what):
-    if os.environ.get("CI") == "true":
-        print(f"CI=true and {what} is missing", file=sys.stderr)
-        sys.exit(1)
-    print(f"skipped: {what} is missing", file=sys.stderr)
-    sys.exit(77)
 
 
 def kustomize(path):

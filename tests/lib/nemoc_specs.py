@@ -5,7 +5,8 @@ A test script imports it with
     from nemoc_specs import ...
 and calls `yaml = require_yaml()` before using yaml.
 
-  require_yaml()    python3-yaml, or exit: 1 under CI=true, else 77 (ctest SKIP_RETURN_CODE).
+  missing(what)     a prerequisite is missing: exit 1 under CI=true, else 77 (ctest SKIP_RETURN_CODE).
+  require_yaml()    python3-yaml, or missing().
   all_specs(src)    every example and test spec, sorted (examples/*.yaml, tests/specs/*.yaml).
   build(...)        `nemoc build --quiet --out OUT SPEC...` with NEMOC_DATA_DIR=<source dir>.
   build_all(...)    build() of all_specs(src) plus extra specs.
@@ -20,16 +21,22 @@ import subprocess
 import sys
 
 
+def missing(what, skip_message=None):
+    """Exits for a missing prerequisite `what`: 1 when CI=true (a test that would skip fails
+    there), else 77 with skip_message (default "skipped: <what> is missing")."""
+    if os.environ.get("CI") == "true":
+        print(f"CI=true and {what} is missing", file=sys.stderr)
+        sys.exit(1)
+    print(skip_message or f"skipped: {what} is missing", file=sys.stderr)
+    sys.exit(77)
+
+
 def require_yaml(skip_message="python3-yaml not installed: skipped"):
-    """The yaml module; without it exit 1 when CI=true (a missing prerequisite fails), else 77."""
+    """The yaml module; without it missing("python3-yaml")."""
     try:
         import yaml
     except ImportError:  # python3-yaml
-        if os.environ.get("CI") == "true":
-            print("CI=true and python3-yaml is missing", file=sys.stderr)
-            sys.exit(1)
-        print(skip_message, file=sys.stderr)
-        sys.exit(77)
+        missing("python3-yaml", skip_message)
     return yaml
 
 
