@@ -89,14 +89,12 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     local dir = $.stageDirOf(path);
     local workload = $.isWorkload(o);
     local annotations =
-      (if $.engine(ctx, 'argocd') then {
-         'argocd.argoproj.io/sync-wave': std.toString($.wave(dir)),
-         // No Replace/Force: names are content-hashed, so an existing
-         // workload is never changed, and Replace=true + Force=true would
-         // delete and re-create it (re-run it) on every sync (argo-cd 37ee009
-         // gitops-engine pkg/sync/sync_context.go, docs/user-guide/
-         // sync-options.md "for job resources that should run every time"): C1.
-       } else {})
+      // No Replace/Force: names are content-hashed, so an existing workload
+      // is never changed, and Replace=true + Force=true would delete and
+      // re-create it (re-run it) on every sync (argo-cd 37ee009 gitops-engine
+      // pkg/sync/sync_context.go, docs/user-guide/sync-options.md "for job
+      // resources that should run every time"): C1.
+      (if $.engine(ctx, 'argocd') then $.waveAnnotation($.wave(dir)) else {})
       + (if $.engine(ctx, 'flux') && workload then {
            // Create, never patch: keeps Kueue's suspend flip and never
            // touches a running or finished workload. The stage's
