@@ -170,6 +170,7 @@ bool RealDisk::ListTree(const std::string& dir, TreeListing* listing,
                         std::string* err) {
   listing->files.clear();
   listing->others.clear();
+  listing->empty_dirs.clear();
   fs::path root = NormalPath(dir);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
@@ -181,8 +182,12 @@ bool RealDisk::ListTree(const std::string& dir, TreeListing* listing,
   for (; !ec && it != end; it.increment(ec)) {
     fs::file_status st = it->symlink_status(ec);
     if (ec) break;
-    if (fs::is_directory(st)) continue;  // descended into, never listed
     std::string rel = it->path().lexically_relative(root).generic_string();
+    if (fs::is_directory(st)) {  // descended into; listed only when empty
+      if (fs::is_empty(it->path(), ec)) listing->empty_dirs.push_back(std::move(rel));
+      if (ec) break;
+      continue;
+    }
     if (fs::is_regular_file(st)) {
       listing->files.push_back(std::move(rel));
     } else {
@@ -195,6 +200,7 @@ bool RealDisk::ListTree(const std::string& dir, TreeListing* listing,
   }
   std::sort(listing->files.begin(), listing->files.end());
   std::sort(listing->others.begin(), listing->others.end());
+  std::sort(listing->empty_dirs.begin(), listing->empty_dirs.end());
   return true;
 }
 
@@ -333,6 +339,7 @@ bool MemoryDisk::ListTree(const std::string& dir, TreeListing* listing,
                           std::string* err) {
   listing->files.clear();
   listing->others.clear();
+  listing->empty_dirs.clear();
   std::string k = Key(dir);
   FileKind kind;
   Stat(dir, &kind, err);
@@ -348,7 +355,15 @@ bool MemoryDisk::ListTree(const std::string& dir, TreeListing* listing,
     if (k.empty() && !it->first.empty() && it->first[0] == '/') continue;
     listing->files.push_back(it->first.substr(prefix.size()));
   }
-  return true;  // map order is already sorted order
+  for (const std::string& d : dirs_) {
+    if (d == k || (!prefix.empty() && d.compare(0, prefix.size(), prefix) != 0)) continue;
+    if (k.empty() && !d.empty() && d[0] == '/') continue;
+    const bool has_entry =
+        std::any_of(files_.begin(), files_.end(), [&](const auto& f) { return IsUnder(f.first, d); }) ||
+        std::any_of(dirs_.begin(), dirs_.end(), [&](const std::string& e) { return IsUnder(e, d); });
+    if (!has_entry) listing->empty_dirs.push_back(d.substr(prefix.size()));
+  }
+  return true;  // map and set order are already sorted order
 }
 
 bool MemoryDisk::Rename(const std::string& from, const std::string& to,

@@ -18,11 +18,13 @@ namespace nemoc {
 enum class FileKind { kMissing, kRegular, kDirectory, kOther };
 
 /// The non-directory entries below a directory, as paths relative to it with
-/// '/' separators, each list sorted. Directories themselves are not listed
-/// (they are implied by the files) and symlinks are never followed.
+/// '/' separators, each list sorted. Directories are not listed (they are
+/// implied by the files) unless they are empty, and symlinks are never
+/// followed.
 struct TreeListing {
-  std::vector<std::string> files;   ///< regular files
-  std::vector<std::string> others;  ///< symlinks, FIFOs, sockets, devices
+  std::vector<std::string> files;       ///< regular files
+  std::vector<std::string> others;      ///< symlinks, FIFOs, sockets, devices
+  std::vector<std::string> empty_dirs;  ///< directories with no entry at all
 };
 
 class Disk {

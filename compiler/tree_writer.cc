@@ -125,8 +125,40 @@ void IoError(Diagnostics* diags, const Paths& p, const std::string& err) {
   diags->Error("output.io", "cannot write " + p.dest + ": " + err, At(p.dest));
 }
 
+/// Whether `dir`, a leftover .nemoc-tmp or .nemoc-old sibling of kind `kind`,
+/// is nemoc's own (E14): a directory holding the marker nemoc writes first
+/// into every tree it stages, or holding nothing at all (a crash right after
+/// the mkdir, or an empty target swapped out). Anything else -- a file, a
+/// symlink, a directory of someone else's files -- is refused, not removed.
+bool OwnLeftover(Disk& disk, const std::string& dir, FileKind kind, const Paths& p,
+                 Diagnostics* diags) {
+  std::string err;
+  TreeListing listing;
+  if (kind == FileKind::kDirectory && !disk.ListTree(dir, &listing, &err)) {
+    diags->Error("output.io", "cannot read " + dir + ": " + err, At(dir));
+    return false;
+  }
+  const bool empty = listing.files.empty() && listing.others.empty() && listing.empty_dirs.empty();
+  if (kind == FileKind::kDirectory &&
+      (empty || std::binary_search(listing.files.begin(), listing.files.end(),
+                                   std::string(kManifestFileName)))) {
+    return true;
+  }
+  diags->Error("output.foreign-leftover",
+               dir + (kind == FileKind::kDirectory
+                          ? " has no " + std::string(kManifestFileName) +
+                                " marker, so nemoc did not create it"
+                          : " is not a directory, so nemoc did not create it") +
+                   "; refusing to remove it or to replace " + p.dest,
+               At(dir),
+               "nemoc swaps each target through the siblings .<target>.nemoc-tmp and "
+               ".<target>.nemoc-old; rename or move this one away");
+  return false;
+}
+
 /// Cleans up after a run that crashed between creating the temporary tree
-/// and removing the old one. Afterwards neither sibling exists.
+/// and removing the old one. Afterwards neither sibling exists. A sibling
+/// nemoc did not create is an error and stays untouched.
 bool Recover(Disk& disk, const Paths& p, Diagnostics* diags) {
   std::string err;
   FileKind dest_kind, old_kind, tmp_kind;
@@ -135,6 +167,10 @@ bool Recover(Disk& disk, const Paths& p, Diagnostics* diags) {
     IoError(diags, p, err);
     return false;
   }
+  bool own = true;
+  if (old_kind != FileKind::kMissing) own = OwnLeftover(disk, p.old, old_kind, p, diags) && own;
+  if (tmp_kind != FileKind::kMissing) own = OwnLeftover(disk, p.tmp, tmp_kind, p, diags) && own;
+  if (!own) return false;
   if (old_kind != FileKind::kMissing) {
     if (dest_kind == FileKind::kMissing && old_kind == FileKind::kDirectory) {
       // Crashed between "dest -> old" and "tmp -> dest": old is the last
@@ -204,10 +240,12 @@ bool LoadExisting(Disk& disk, const Paths& p, Existing* ex,
   ex->has_marker = std::binary_search(listing.files.begin(),
                                       listing.files.end(), kManifestFileName);
   if (!ex->has_marker) {
-    const size_t count = listing.files.size() + listing.others.size();
+    const size_t count =
+        listing.files.size() + listing.others.size() + listing.empty_dirs.size();
     if (count == 0) return true;  // empty: nothing to protect
-    const std::string& sample =
-        listing.files.empty() ? listing.others.front() : listing.files.front();
+    const std::string& sample = !listing.files.empty()    ? listing.files.front()
+                                : !listing.others.empty() ? listing.others.front()
+                                                          : listing.empty_dirs.front();
     diags->Error(
         "output.not-nemoc-dir",
         p.dest + " is not empty and has no " + kManifestFileName +
@@ -230,6 +268,11 @@ bool LoadExisting(Disk& disk, const Paths& p, Existing* ex,
   std::vector<std::pair<std::string, std::string>> foreign;  // path, why
   for (const std::string& f : listing.others) {
     foreign.emplace_back(f, "is not a regular file, so nemoc did not create it");
+  }
+  // nemoc writes files only; an empty directory is someone else's (E14: the
+  // swap used to delete it without a word).
+  for (const std::string& d : listing.empty_dirs) {
+    foreign.emplace_back(d, "is an empty directory, so nemoc did not create it");
   }
   for (const std::string& f : listing.files) {
     if (f == kManifestFileName || listed.count(f)) continue;
@@ -416,7 +459,7 @@ bool StageTree(Disk& disk, const std::string& dest_dir, const FileTree& tree, St
     if (!disk.MakeDirs(p.parent, &err)) return abandon(err);
   }
   if (!disk.MakeDirs(p.tmp, &err)) return abandon(err);
-  const size_t total = tree.size() + 1;  // + the marker, written last
+  const size_t total = tree.size() + 1;  // + the marker
   const size_t abort_at = total / 2;
   size_t index = 0;
   std::set<std::string> made;
@@ -433,10 +476,12 @@ bool StageTree(Disk& disk, const std::string& dest_dir, const FileTree& tree, St
     }
     return disk.WriteFile(Join(p.tmp, rel), bytes, &err);
   };
+  // The marker first: a temporary tree left by a crash is then recognisably
+  // nemoc's (Recover removes only such trees).
+  if (!write_one(kManifestFileName, manifest)) return abandon(err);
   for (const auto& [path, bytes] : tree) {
     if (!write_one(path, bytes)) return abandon(err);
   }
-  if (!write_one(kManifestFileName, manifest)) return abandon(err);
   st.staged = true;
   return true;
 }

@@ -174,10 +174,13 @@ TEST_P(DiskContractTest, WriteReadStatList) {
   EXPECT_TRUE(disk_->Exists(root_ + "/a/z.txt"));
 
   ASSERT_TRUE(disk_->MakeDirs(root_ + "/a/empty", &err)) << err;
+  ASSERT_TRUE(disk_->MakeDirs(root_ + "/a/nested/empty", &err)) << err;
   TreeListing listing;
   ASSERT_TRUE(disk_->ListTree(root_ + "/a", &listing, &err)) << err;
   EXPECT_EQ(listing.files, (std::vector<std::string>{"b/c/f.txt", "z.txt"}));
   EXPECT_TRUE(listing.others.empty());
+  // Only directories with nothing in them; a/nested holds a directory.
+  EXPECT_EQ(listing.empty_dirs, (std::vector<std::string>{"empty", "nested/empty"}));
 
   // Failures are values with a message, not exceptions.
   err.clear();
@@ -421,14 +424,38 @@ TEST_P(TreeWriterTest, NonNemocDirRefused) {
 
 TEST_P(TreeWriterTest, EmptyDirWithoutMarkerIsTakenOver) {
   std::string err;
-  ASSERT_TRUE(disk_->MakeDirs(dest_ + "/only/empty/dirs", &err));
+  ASSERT_TRUE(disk_->MakeDirs(dest_, &err));
   FileTree tree;
   Diagnostics diags;
   EXPECT_TRUE(ReadTree(*disk_, dest_, &tree, &diags)) << Dump(diags);
   EXPECT_TRUE(tree.empty());
   WriteOk(kV1);
   ExpectDestIs(kV1);
-  EXPECT_FALSE(disk_->Exists(dest_ + "/only"));
+}
+
+// E14: nemoc writes files only, so a directory with nothing in it was made by
+// someone else; the swap used to delete it without a word.
+TEST_P(TreeWriterTest, EmptyUserDirectoryIsRefusedNotDeleted) {
+  std::string err;
+  ASSERT_TRUE(disk_->MakeDirs(dest_ + "/only/empty/dirs", &err));
+  Diagnostics diags;
+  EXPECT_FALSE(Write(kV1, nullptr, &diags));
+  EXPECT_TRUE(HasCode(diags, "output.not-nemoc-dir")) << Dump(diags);
+  EXPECT_TRUE(disk_->IsDir(dest_ + "/only/empty/dirs"));
+
+  ASSERT_TRUE(disk_->RemoveTree(dest_, &err)) << err;
+  WriteOk(kV1);
+  ASSERT_TRUE(disk_->MakeDirs(dest_ + "/30-train/scratch", &err));
+  const FileTree before = Snapshot();
+  Diagnostics diags2;
+  EXPECT_FALSE(Write(kV2, nullptr, &diags2));
+  const Diagnostic* d = FindCode(diags2, "output.foreign-file");
+  ASSERT_NE(d, nullptr) << Dump(diags2);
+  EXPECT_EQ(d->location.file, dest_ + "/30-train/scratch");
+  EXPECT_NE(d->message.find("empty directory"), std::string::npos) << d->message;
+  EXPECT_TRUE(disk_->IsDir(dest_ + "/30-train/scratch"));
+  EXPECT_EQ(Snapshot(), before);
+  ExpectNoLitter();
 }
 
 TEST_P(TreeWriterTest, DestThatIsAFileRefused) {
@@ -494,6 +521,8 @@ TEST_P(TreeWriterTest, TrailingSlashDestIsTheSameDir) {
 
 TEST_P(TreeWriterTest, LeftoverTmpFromCrashIsCleaned) {
   WriteOk(kV1);
+  // What a crash mid-staging leaves: the marker (written first), part of the files.
+  Put(tmp_ + "/" + kManifestFileName, ManifestContent(kV2));
   Put(tmp_ + "/30-train/half-written.yaml", "kind: Pod\nspe");
   WriteResult r;
   Diagnostics diags;
@@ -506,6 +535,7 @@ TEST_P(TreeWriterTest, LeftoverTmpFromCrashIsCleaned) {
 
 TEST_P(TreeWriterTest, LeftoverTmpCleanedEvenWhenTreeUnchanged) {
   WriteOk(kV1);
+  Put(tmp_ + "/" + kManifestFileName, "x.yaml\n");
   Put(tmp_ + "/x.yaml", "partial");
   WriteResult r;
   Diagnostics diags;
@@ -519,6 +549,7 @@ TEST_P(TreeWriterTest, LeftoverOldWithMissingDestIsRestoredThenReplaced) {
   std::string err;
   // The crash window between "dest -> old" and "tmp -> dest".
   ASSERT_TRUE(disk_->Rename(dest_, old_, &err)) << err;
+  Put(tmp_ + "/" + kManifestFileName, "kustomization.yaml\n");
   Put(tmp_ + "/kustomization.yaml", "complete or not, it is discarded");
   EXPECT_TRUE(ReadBack().empty());  // dest missing: nothing generated
 
@@ -546,6 +577,50 @@ TEST_P(TreeWriterTest, LeftoverOldNextToCompleteDestIsRemoved) {
   EXPECT_FALSE(r.wrote);
   EXPECT_TRUE(HasCode(diags, "output.recovered"));
   ExpectDestIs(kV2);
+}
+
+TEST_P(TreeWriterTest, EmptyLeftoverTmpIsRemoved) {
+  // A crash between the mkdir and the marker.
+  WriteOk(kV1);
+  std::string err;
+  ASSERT_TRUE(disk_->MakeDirs(tmp_, &err)) << err;
+  WriteResult r;
+  Diagnostics diags;
+  ASSERT_TRUE(Write(kV2, &r, &diags)) << Dump(diags);
+  EXPECT_TRUE(HasCode(diags, "output.recovered")) << Dump(diags);
+  ExpectDestIs(kV2);
+}
+
+// E14: the reserved siblings are removed or restored only when nemoc made
+// them (its marker inside, or nothing at all).
+TEST_P(TreeWriterTest, UserDirectoriesWithReservedNamesAreNeverRemoved) {
+  for (const bool old_side : {false, true}) {
+    SCOPED_TRACE(old_side ? "old" : "tmp");
+    const std::string& sibling = old_side ? old_ : tmp_;
+    for (const bool dest_exists : {true, false}) {
+      SCOPED_TRACE(dest_exists ? "dest exists" : "no dest");
+      std::string err;
+      ASSERT_TRUE(disk_->RemoveTree(dest_, &err)) << err;
+      if (dest_exists) WriteOk(kV1);
+      Put(sibling + "/my-notes/plan.md", "mine\n");
+      const FileTree before = Snapshot();
+      Diagnostics diags;
+      EXPECT_FALSE(Write(kV2, nullptr, &diags));
+      const Diagnostic* d = FindCode(diags, "output.foreign-leftover");
+      ASSERT_NE(d, nullptr) << Dump(diags);
+      EXPECT_EQ(d->location.file, sibling);
+      EXPECT_NE(d->message.find(kManifestFileName), std::string::npos) << d->message;
+      EXPECT_EQ(Snapshot(), before);
+      ASSERT_TRUE(disk_->RemoveTree(sibling, &err)) << err;
+    }
+  }
+  // A file where nemoc would put a directory.
+  Put(old_, "not a tree\n");
+  Diagnostics diags;
+  EXPECT_FALSE(Write(kV2, nullptr, &diags));
+  EXPECT_TRUE(HasCode(diags, "output.foreign-leftover")) << Dump(diags);
+  std::string err, got;
+  EXPECT_TRUE(disk_->ReadFile(old_, &got, &err)) << err;
 }
 
 TEST_P(TreeWriterTest, ReadTreeOfMissingDirIsEmpty) {
@@ -629,12 +704,13 @@ TEST_P(RealTreeWriterTest, AbortMidTreeKeepsPreviousTree) {
   ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with status " << status;
   EXPECT_EQ(WTERMSIG(status), SIGABRT);
 
-  // It really died mid-tree: a partial temp dir, no marker yet.
+  // It really died mid-tree: a partial temp dir, whose marker (written
+  // first) tells the next run it is nemoc's to remove.
   ASSERT_TRUE(disk_->IsDir(tmp_));
   const FileTree partial = Snapshot(tmp_);
-  EXPECT_GT(partial.size(), 0u);
-  EXPECT_LT(partial.size(), kV2.size());
-  EXPECT_EQ(partial.count(kManifestFileName), 0u);
+  EXPECT_GT(partial.size(), 1u);
+  EXPECT_LT(partial.size(), kV2.size() + 1);
+  EXPECT_EQ(partial.count(kManifestFileName), 1u);
   // The previous tree is intact byte for byte.
   EXPECT_EQ(Snapshot(dest_), before);
   EXPECT_EQ(ReadBack(), kV1);
