@@ -144,8 +144,10 @@ bool IsCredentialName(std::string_view key) {
       "apitoken",     "apisecret",     "accesstoken",  "authtoken",
       "refreshtoken", "sessiontoken",  "bearertoken",  "clientsecret",
       "secretkey",    "secretaccesskey", "privatekey"};
+  // _PASS: DB_PASS, SMTP_PASS, REDIS_PASS... (a `$Hunter2...` value under
+  // DB_PASS reached out/ in the session-9 hostile corpus run).
   static constexpr std::string_view kEnvSuffixes[] = {"_TOKEN", "_SECRET", "_PASSWORD",
-                                                      "_PASSWD", "_PASSPHRASE"};
+                                                      "_PASSWD", "_PASS", "_PASSPHRASE"};
   const std::string norm = NormalizeKey(key);
   for (std::string_view e : kExact) {
     if (norm == e) return true;

@@ -150,6 +150,8 @@ std::vector<Shape> Shapes() {
        Fake(kAlnumChars, 16, 44), "", "", ""},
       {"DollarPassword", "", "", "$Hunter2" + Fake(kAlnumChars, 12, 45), "", "password",
        "DB_PASSWORD"},
+      {"EnvPassSuffix", "", "", "$Hunter2" + Fake(kAlnumChars, 12, 46), "", "password",
+       "DB_PASS"},
   };
 }
 
