@@ -588,6 +588,25 @@ TEST_F(NegativeTest, EmptyRootOrGitOutDirIsAUsageError) {
   EXPECT_EQ(before_, TreeFingerprint(out()));
 }
 
+TEST_F(NegativeTest, TerminalEscapesInPrintedPathsAreEscaped) {
+  // field-review.md E14: success lines printed the --out path raw, so a
+  // directory name could retitle or recolour the reviewer's terminal.
+  const std::string dir = scratch_.path() + "/o\x1b]0;pwned\x07\x1b[31mred";
+  for (const bool quiet : {false, true}) {
+    std::vector<std::string> args = {"build", "--out", dir, spec_path_};
+    if (quiet) args.push_back("--quiet");
+    RunResult r = RunNemoc(args);
+    ASSERT_EQ(0, r.exit_code) << r.err;
+    const std::string all = r.out + r.err;
+    EXPECT_EQ(std::string::npos, all.find('\x1b')) << all;
+    EXPECT_EQ(std::string::npos, all.find('\x07')) << all;
+    if (!quiet) {
+      EXPECT_NE(std::string::npos, all.find("\\x1B")) << "the path is not shown escaped: " << all;
+    }
+  }
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+}
+
 TEST_F(NegativeTest, CredentialOnALineWithAYamlErrorIsNeverEchoed) {
   // field-review.md E5: the scanner ran only after a successful parse, so the
   // quoted line of a YAML error printed the credential.
