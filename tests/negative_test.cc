@@ -434,8 +434,13 @@ TEST_F(NegativeTest, ContainerOlderThanTheAcceleratorIsLocated) {
                              "profile: gke-a4\n      kueue: {clusterQueue: a4, covers: [nvidia.com/gpu]}");
   spec = Replace(spec, "      nfs: {server: nfs.internal, path: /export}", "      gcs: {bucket: logs}");
   Expect({"nemo-on-b200", spec,
-          At(spec, "\"24.07\"") + "target onprem: b200-180gb needs a NeMo 25.01 or later container; "
+          At(spec, "\"24.07\"") + "target onprem: b200-180gb needs a NeMo 25.02 or later container; "
                                   "image tag 24.07 is NeMo 24.07",
+          {}});
+  // The last release before Blackwell support (NeMo v2.1.0); 25.02 (v2.2.x) is the first with it.
+  Expect({"nemo-24.12-on-b200", Replace(spec, "tag: \"24.07\"", "tag: \"24.12\""),
+          At(spec, "\"24.07\"") + "target onprem: b200-180gb needs a NeMo 25.02 or later container; "
+                                  "image tag 24.12 is NeMo 24.12",
           {}});
   spec = Replace(spec, "tag: \"24.07\"", "tag: \"25.02\"");
   spec = Replace(spec, "  targets:", "    tensorrtLLM:\n      checkpoint: hf/llama2-7b\n  targets:");
