@@ -233,8 +233,7 @@ local pod = import 'stages/pod.libsonnet';
   },
 
   // ConfigMap keys of the model repository (keys cannot hold '/') -> paths under it.
-  repositoryItems(ctx)::
-    local models = $.models(ctx);
+  repositoryItems(models)::
     std.flattenArrays([
       [{ key: m + '.config.pbtxt', path: m + '/config.pbtxt' }]
       + (if std.objectHasEx($.pythonModels, m, false) then [{ key: m + '.model.py', path: m + '/1/model.py' }]
@@ -242,8 +241,11 @@ local pod = import 'stages/pod.libsonnet';
       for m in std.objectFields(models)
     ]),
 
-  configMap(ctx)::
-    local models = $.models(ctx);
+  // The filled templates are large and libjsonnet re-evaluates an object's
+  // fields on every access: the ConfigMap (manifested for its md5 and again
+  // as a file) is built once per target from models computed once, as
+  // plain data.
+  configMap(ctx, models)::
     local engine = paths.engineSource(ctx, ctx.spec.stages.serve);
     k8s.configMap(ctx, $.configMapName(ctx), {
       [m + '.config.pbtxt']: k8s.pbtxtDocument(models[m])
@@ -260,11 +262,10 @@ local pod = import 'stages/pod.libsonnet';
       if !std.objectHasEx($.pythonModels, m, false)
     }, $.component),
 
-  deployment(ctx)::
+  deployment(ctx, models, configMap)::
     local serve = ctx.spec.stages.serve;
     local triton = serve.triton;
     local placement = pod.placementFor(ctx, 'serve');
-    local configMap = $.configMap(ctx);
     local container = pod.container(ctx,
                                     'triton',
                                     triton.image,
@@ -297,7 +298,7 @@ local pod = import 'stages/pod.libsonnet';
           name: 'model-repository',
           configMap: {
             name: $.configMapName(ctx),
-            items: $.repositoryItems(ctx),
+            items: $.repositoryItems(models),
           },
         }], nonRoot=$.imageUser, annotations={
           // A changed config.pbtxt rolls the pods (ConfigMap volumes are not reloaded by Triton).
@@ -349,8 +350,10 @@ local pod = import 'stages/pod.libsonnet';
 
   files(ctx)::
     local triton = ctx.spec.stages.serve.triton;
+    local models = std.parseJson(std.toString($.models(ctx)));
+    local configMap = $.configMap(ctx, models);
     std.foldl(function(acc, o) acc + k8s.file($.dir, o),
-              [$.configMap(ctx), $.deployment(ctx), $.service(ctx), $.podDisruptionBudget(ctx)]
+              [configMap, $.deployment(ctx, models, configMap), $.service(ctx), $.podDisruptionBudget(ctx)]
               + (if std.objectHasEx(triton, 'maxReplicas', false) then [$.autoscaler(ctx)] else []),
               {}),
 
