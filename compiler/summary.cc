@@ -146,6 +146,29 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     }
     out += "\n";
   }
+  // What the platform bundle installs and what the cluster must already have
+  // (platform.libsonnet summary): every resource, CSI driver, storage class,
+  // kind and metric the workloads use is provided by one of the two
+  // (tests/platform/cluster_needs.py).
+  if (facts.contains("platform") && facts["platform"].is_object()) {
+    const nlohmann::json& platform = facts["platform"];
+    auto table = [&](const char* key, const std::string& heading) {
+      const auto& rows = platform.value(key, nlohmann::json::array());
+      if (rows.empty()) return;
+      out += "| " + heading + " | Provides |\n|---|---|\n";
+      for (const auto& row : rows) {
+        std::string provides;
+        for (const auto& p : row.value("provides", nlohmann::json::array())) {
+          provides += (provides.empty() ? "`" : ", `") + p.get<std::string>() + "`";
+        }
+        out += "| " + row.value("what", "") + " | " + provides + " |\n";
+      }
+      out += "\n";
+    };
+    out += "## Platform\n\n";
+    table("installs", "Installed by `gitops/platform/`");
+    table("clusterHas", "The cluster must already have");
+  }
   out += "## Objects\n\n| File | Kind | Name |\n|---|---|---|\n";
   for (const auto& [path, object] : files) {
     out += "| `" + path + "` | " + object.value("kind", "") + " | " +

@@ -213,6 +213,15 @@ local releases = (import 'platform_releases.json').components;
     if name == 'gpu-operator' then {
       // One NFD in the cluster: the GPU Operator's (the Network Operator's is off).
       nfd: { enabled: true },
+      // dcgm-exporter labels each GPU series with the workload's pod and
+      // namespace (NVIDIA/dcgm-exporter 4.5.3-4.8.2
+      // internal/pkg/transformation/const.go:21-22); with the chart's default
+      // honorLabels: false (NVIDIA/gpu-operator@v26.7.0
+      // deployments/gpu-operator/values.yaml:325-329, applied to the
+      // ServiceMonitor endpoint by controllers/object_controls.go:5002-5003)
+      // Prometheus renames them exported_pod/exported_namespace and the
+      // training alerts (05-monitoring) would match the exporter's own pod.
+      dcgmExporter: { serviceMonitor: { honorLabels: true } },
       driver: {
         enabled: !$.cloudShipsDriver(ctx),
       } + (if rdmaOf(ctx) != null then {
@@ -331,7 +340,8 @@ local releases = (import 'platform_releases.json').components;
 
   // Names (extended resources, group/Kind of CRDs) each component provides.
   provides: {
-    'gpu-operator': ['nvidia.com/gpu', 'nvidia.com/ClusterPolicy'],
+    // dcgmExporter.enabled: true (v26.7.0 values.yaml:299-300).
+    'gpu-operator': ['nvidia.com/gpu', 'nvidia.com/ClusterPolicy', 'DCGM_FI_*'],
     'network-operator': ['mellanox.com/NicClusterPolicy'],
     'training-operator': ['kubeflow.org/PyTorchJob', 'kubeflow.org/MPIJob'],
     trainer: ['trainer.kubeflow.org/TrainJob', 'trainer.kubeflow.org/TrainingRuntime', 'trainer.kubeflow.org/ClusterTrainingRuntime'],
@@ -354,8 +364,10 @@ local releases = (import 'platform_releases.json').components;
   // (the target's own names filled in), never derived from the workloads.
   prerequisites(ctx)::
     local name = ctx.profile.name;
+    local rdma = rdmaOf(ctx);
     if name == 'vanilla-k8s' then [
-      { what: 'a pod network (CNI) and, for RDMA targets, the Multus secondary networks named in rdma.networks (HostDeviceNetwork / NetworkAttachmentDefinition)', provides: [] },
+      { what: 'a pod network (CNI) and, for RDMA targets, the Multus secondary networks named in rdma.networks (HostDeviceNetwork / NetworkAttachmentDefinition)',
+        provides: if rdma != null && has(rdma, 'networks') then ['network/' + n for n in rdma.networks] else [] },
       { what: 'the NFS servers, PersistentVolumeClaims or host paths the storage section names', provides: [] },
     ]
     else if name == 'eks-efa' then [
@@ -365,10 +377,42 @@ local releases = (import 'platform_releases.json').components;
     ]
     else if name == 'gke-a4' then [
       { what: 'GKE GPU node pool with automatic GPU driver installation (advertises nvidia.com/gpu)', provides: ['nvidia.com/gpu'] },
-      { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)', provides: [] },
+      { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)',
+        provides: if has(ctx.target, 'hostNetwork') && !ctx.target.hostNetwork
+        then ['network/' + i.network for i in ctx.profile.interfaces if i.network != 'default'] else [] },
       { what: 'Cloud Storage FUSE CSI driver (GKE add-on GcsFuseCsiDriver, Workload Identity)', provides: ['gcsfuse.csi.storage.gke.io'] },
     ]
     else [],
+
+  // What the monitoring objects and the Triton autoscaler read, which no
+  // component of the bundle serves: a Prometheus that evaluates the rules and
+  // scrapes the monitors, the custom metrics API the HPA's Pods metric comes
+  // from, and (where the GPU Operator is not installed) DCGM metrics with the
+  // workload's pod labels. Fixed texts; present only when the tree has such
+  // objects.
+  monitoringPrerequisites(ctx, files)::
+    local objects = [files[p] for p in std.objectFields(files)];
+    local kinds = k8s.stringSet([o.kind for o in objects]);
+    local monitored = std.length(std.setInter(kinds, ['PodMonitor', 'PrometheusRule', 'ServiceMonitor'])) > 0;
+    local hpaMetrics = k8s.stringSet(std.flattenArrays([
+      [m.pods.metric.name for m in o.spec.metrics if m.type == 'Pods']
+      for o in objects
+      if o.kind == 'HorizontalPodAutoscaler'
+    ]));
+    // The nemo-training group's alerts read DCGM series (stages/monitoring.libsonnet).
+    local dcgm = std.length([g for o in objects if o.kind == 'PrometheusRule' for g in o.spec.groups if g.name == 'nemo-training']) > 0;
+    (if monitored then [{
+       what: 'a Prometheus (e.g. kube-prometheus-stack) whose serviceMonitorSelector and ruleSelector select these ServiceMonitors and PrometheusRules in namespace ' + ctx.spec.namespace,
+       provides: ['Prometheus'],
+     }] else [])
+    + (if std.length(hpaMetrics) > 0 then [{
+         what: 'the custom metrics API (e.g. prometheus-adapter) serving the Triton pod metrics the autoscaler reads from that Prometheus',
+         provides: ['custom.metrics.k8s.io/' + m for m in hpaMetrics],
+       }] else [])
+    + (if dcgm && ctx.profile.name != 'vanilla-k8s' then [{
+         what: 'NVIDIA DCGM exporter on the GPU nodes, scraped by that Prometheus with honorLabels (its pod and namespace labels name the workload)',
+         provides: ['DCGM_FI_*'],
+       }] else []),
 
   describe(name)::
     local c = $.components[name];
@@ -402,7 +446,7 @@ local releases = (import 'platform_releases.json').components;
     local entries = [{ what: $.describe(n), provides: $.provides[n] } for n in names] + objectEntries;
     {
       installs: if emitted then entries else [],
-      clusterHas: $.prerequisites(ctx) + (if emitted then [] else [
+      clusterHas: $.prerequisites(ctx) + $.monitoringPrerequisites(ctx, files) + (if emitted then [] else [
         e { what: e.what + ' -- not installed by nemoc (no platform bundle: spec.gitops.platform)' }
         for e in entries
       ]),

@@ -127,6 +127,16 @@ def check_patches(where, name, patches):
 rdma_checked = [0]
 
 
+def check_dcgm_labels(where, name, values):
+    """The training alerts select DCGM series by the workload's pod and namespace, the labels
+    dcgm-exporter sets (NVIDIA/dcgm-exporter internal/pkg/transformation/const.go:21-22). The GPU
+    Operator's ServiceMonitor keeps them only with honorLabels (v26.7.0 values.yaml:325-329 default
+    false -> Prometheus renames them exported_pod/exported_namespace)."""
+    if name == "gpu-operator" and dig(values or {}, "dcgmExporter.serviceMonitor.honorLabels") is not True:
+        fail(f"{where}: gpu-operator's dcgm-exporter ServiceMonitor drops the workload's pod labels "
+             "(dcgmExporter.serviceMonitor.honorLabels is not true)")
+
+
 def check_bundle(tree):
     plat = os.path.join(tree, "gitops/platform")
     objects = load_dir(os.path.join(plat, "objects"))
@@ -213,6 +223,7 @@ def check_bundle(tree):
                 jobsets += 1
             if name == "trainer" and dig(helm.get("valuesObject", {}), "jobset.install") is not False:
                 fail(f"{f}: Trainer installs its own JobSet (C8)")
+            check_dcgm_labels(f, name, helm.get("valuesObject", {}))
             check_component(f, name, src["targetRevision"], helm.get("valuesObject"), "helm" in src)
             if "helm" not in src:
                 check_patches(f, name, src.get("kustomize", {}).get("patches"))
@@ -246,6 +257,7 @@ def check_bundle(tree):
                 fail(f"{f}: source tree with unreleased images / bundled JobSet (C6, C8)")
             if name == "trainer" and dig(spec.get("values", {}), "jobset.install") is not False:
                 fail(f"{f}: Trainer installs its own JobSet (C8)")
+            check_dcgm_labels(f, name, spec.get("values", {}))
             check_component(f, name, tag, spec.get("values"), o["kind"] == "HelmRelease")
             if o["kind"] == "Kustomization":
                 check_patches(f, name, spec.get("patches"))
