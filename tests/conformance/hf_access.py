@@ -16,17 +16,10 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import yaml
-except ImportError as e:  # pragma: no cover
-    if os.environ.get("CI") == "true":
-        print(f"FAIL: python3-yaml missing ({e})")
-        sys.exit(1)
-    print(f"SKIP: python3-yaml missing ({e})")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from nemoc_specs import all_specs, mappings  # noqa: E402
+from nemoc_specs import all_specs, mappings, require_yaml  # noqa: E402
+
+yaml = require_yaml()
 
 
 def is_train(container):

@@ -31,17 +31,15 @@ import tempfile
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import pbtxt  # noqa: E402
+from nemoc_specs import missing  # noqa: E402
 
 for module in ("yaml", "numpy"):
     try:
         __import__(module)
     except ImportError:
-        if os.environ.get("CI") == "true":
-            print("CI=true and python3-%s is missing" % module, file=sys.stderr)
-            sys.exit(1)
-        print("python3-%s not installed: skipped" % module, file=sys.stderr)
-        sys.exit(77)
+        missing("python3-" + module, "python3-%s not installed: skipped" % module)
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 

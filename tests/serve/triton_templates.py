@@ -26,16 +26,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import pbtxt  # noqa: E402
+from nemoc_specs import missing, require_yaml  # noqa: E402
 
-try:
-    import yaml
-except ImportError:  # python3-yaml
-    if os.environ.get("CI") == "true":
-        print("CI=true and python3-yaml is missing", file=sys.stderr)
-        sys.exit(1)
-    print("python3-yaml not installed: skipped", file=sys.stderr)
-    sys.exit(77)
+yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
 UPSTREAM = os.path.join(SRC, "..", "shared", "upstream", "tensorrtllm_backend")
@@ -45,11 +40,7 @@ BACKEND_OF_RELEASE = {"24.07": "v0.11.0", "25.01": "v0.17.0"}
 MODELS = ["tensorrt_llm", "preprocessing", "postprocessing", "ensemble"]
 
 if not os.path.isdir(UPSTREAM):
-    if os.environ.get("CI") == "true":
-        print("CI=true and %s is missing" % UPSTREAM, file=sys.stderr)
-        sys.exit(1)
-    print("%s missing: skipped" % UPSTREAM, file=sys.stderr)
-    sys.exit(77)
+    missing(UPSTREAM, "%s missing: skipped" % UPSTREAM)
 
 failures = []
 
