@@ -33,13 +33,20 @@ static std::string SafeOutDir(const std::string& dir) {
 
 void CompileFlags::Register(CLI::App* command, bool with_out_dir) {
   command->add_option("specs", specs, "Spec files (YAML)")->required()->type_name("SPEC");
-  command->add_option("--target", targets, "Only this target (repeatable)")->type_name("NAME");
+  // One value per occurrence (allow_extra_args(false)): CLI11 2.1 otherwise
+  // lets a repeatable option swallow the spec paths after it
+  // (`build --set a=1 spec.yaml` read spec.yaml as a second --set).
+  command->add_option("--target", targets, "Only this target (repeatable)")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
   command->add_option("--set", sets, "Override a spec value for this run, e.g. "
                                      "spec.stages.train.nodes=4 (repeatable)")
-      ->type_name("PATH=VALUE");
+      ->type_name("PATH=VALUE")
+      ->allow_extra_args(false);
   command->add_option("--jpath", jpaths, "Extra Jsonnet library root, searched before the "
                                          "built-in ones; user profiles live here (repeatable)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->allow_extra_args(false);
   if (with_out_dir) {
     command->add_option("--out", out_dir, "Output root; trees go to <out>/<project>/<target>/")
         ->type_name("DIR")

@@ -77,9 +77,11 @@ int main(int argc, char** argv) {
         ->type_name("A:B")
         ->capture_default_str();
     metrics->add_option("--set", metrics_flags.sets, "Override a spec value, as for build (repeatable)")
-        ->type_name("PATH=VALUE");
+        ->type_name("PATH=VALUE")
+        ->allow_extra_args(false);
     metrics->add_option("--jpath", metrics_flags.jpaths, "Extra Jsonnet library root (repeatable)")
-        ->type_name("DIR");
+        ->type_name("DIR")
+        ->allow_extra_args(false);
     metrics_flags.output.Register(metrics);
 
     CompileFlags check_flags;

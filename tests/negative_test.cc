@@ -593,6 +593,21 @@ TEST_F(NegativeTest, EmptyRootOrGitOutDirIsAUsageError) {
   EXPECT_EQ(before_, TreeFingerprint(out()));
 }
 
+TEST_F(NegativeTest, RepeatableOptionsBeforeTheSpecTakeOneValueEach) {
+  // CLI11 2.1 let a repeatable option take every argument after it but the
+  // last: `build --set a=1 one.yaml two.yaml` read one.yaml as a second --set
+  // value ("--set one.yaml: error: expected --set path=value").
+  const std::string second = scratch_.Write("second.yaml", Replace(kBaseSpec, "name: neg\n", "name: neg-two\n"));
+  for (const std::string& option : {std::string("--set"), std::string("--target")}) {
+    const std::string value = option == "--set" ? "spec.stages.train.maxSteps=7" : "onprem";
+    RunResult r = RunNemoc({"validate", option, value, spec_path_, second});
+    EXPECT_EQ(0, r.exit_code) << option << ": " << r.err;
+    EXPECT_NE(std::string::npos, r.out.find("second.yaml: ok")) << r.out << r.err;
+    r = RunNemoc({"plan", option, value, option, value, spec_path_, second});
+    EXPECT_EQ(0, r.exit_code) << option << " twice: " << r.err;
+  }
+}
+
 TEST_F(NegativeTest, TerminalEscapesInPrintedPathsAreEscaped) {
   // field-review.md E14: success lines printed the --out path raw, so a
   // directory name could retitle or recolour the reviewer's terminal.

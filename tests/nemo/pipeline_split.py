@@ -17,12 +17,11 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from nemoc_specs import all_specs, require_yaml  # noqa: E402
+from nemoc_specs import all_specs, build, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 
@@ -95,8 +94,7 @@ def main():
             if not train or train.get("framework") != "nemo2":
                 continue
             out = os.path.join(tmp, "out-" + os.path.basename(spec_path))
-            r = subprocess.run([NEMOC, "build", "--quiet", "--out", out, spec_path],
-                               capture_output=True, text=True)
+            r = build(NEMOC, SRC, out, [spec_path])
             if r.returncode != 0:
                 errors.append(f"{spec_path}: nemoc build failed:\n{r.stderr}")
                 continue
