@@ -133,16 +133,19 @@ void IoError(Diagnostics* diags, const Paths& p, const std::string& err) {
 bool OwnLeftover(Disk& disk, const std::string& dir, FileKind kind, const Paths& p,
                  Diagnostics* diags) {
   std::string err;
-  TreeListing listing;
-  if (kind == FileKind::kDirectory && !disk.ListTree(dir, &listing, &err)) {
-    diags->Error("output.io", "cannot read " + dir + ": " + err, At(dir));
-    return false;
-  }
-  const bool empty = listing.files.empty() && listing.others.empty() && listing.empty_dirs.empty();
-  if (kind == FileKind::kDirectory &&
-      (empty || std::binary_search(listing.files.begin(), listing.files.end(),
-                                   std::string(kManifestFileName)))) {
-    return true;
+  if (kind == FileKind::kDirectory) {
+    // The marker alone says so; only a marker-less directory is listed.
+    FileKind marker;
+    TreeListing listing;
+    if (!disk.Stat(Join(dir, kManifestFileName), &marker, &err) ||
+        (marker != FileKind::kRegular && !disk.ListTree(dir, &listing, &err))) {
+      diags->Error("output.io", "cannot read " + dir + ": " + err, At(dir));
+      return false;
+    }
+    if (marker == FileKind::kRegular ||
+        (listing.files.empty() && listing.others.empty() && listing.empty_dirs.empty())) {
+      return true;
+    }
   }
   diags->Error("output.foreign-leftover",
                dir + (kind == FileKind::kDirectory

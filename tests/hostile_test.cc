@@ -377,7 +377,7 @@ struct Case {
   Generated (*make)() = nullptr;
   std::vector<Expectation> expect;
   std::string set;          // --set argument, or empty
-  std::vector<std::string> secrets;  // "# hidden:" parts of a credential, never printed
+  std::vector<std::string> hidden;  // "# hidden:" parts of a credential, never printed
   std::string parse_error;  // a malformed header
 };
 
@@ -429,7 +429,7 @@ Case CorpusCase(const fs::path& path) {
     } else if (const char* s = value("# set: ")) {
       c.set = s;
     } else if (const char* k = value("# hidden: ")) {
-      c.secrets.push_back(k);
+      c.hidden.push_back(k);
     }
     first = false;
   }
@@ -731,7 +731,7 @@ void CommonViolations(const Timed& t, double max_seconds, const State& before, c
 void ExpectationViolations(const std::string& err, const std::string& spec, const Case& c,
                            std::vector<std::string>* problems) {
   // A credential is masked in every channel (E5-E7), whatever else fails.
-  for (const auto& secret : c.secrets) {
+  for (const auto& secret : c.hidden) {
     if (err.find(secret) != std::string::npos) {
       problems->push_back("stderr prints the credential \"" + Printable(secret) + "\"");
     }

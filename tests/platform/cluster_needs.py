@@ -111,7 +111,6 @@ def covered(name, provided):
 
 def main():
     errors, checked, targets = [], 0, 0
-    kinds_seen = set()
     with tempfile.TemporaryDirectory(prefix="nemoc-cluster-needs-") as tmp:
         run = build_all(NEMOC, SRC, tmp)
         if run.returncode != 0:
@@ -127,7 +126,6 @@ def main():
             targets += 1
             for name, where in sorted(used_by(tree).items()):
                 checked += 1
-                kinds_seen.add(name.split("/")[0] if "/" in name else name)
                 if not covered(name, provided):
                     errors.append(f"{rel}/{where}: uses {name}, which SUMMARY.md's Platform section "
                                   "neither installs nor names as a cluster prerequisite")
