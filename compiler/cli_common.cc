@@ -104,10 +104,12 @@ nlohmann::json JsonReport(const std::string& command, const Diagnostics& diags,
           {"specs", specs.is_null() ? nlohmann::json::array() : std::move(specs)}};
 }
 
-int PrintJsonReport(const std::string& command, const Diagnostics& diags, nlohmann::json specs) {
+int PrintJsonReport(const std::string& command, const Diagnostics& diags, nlohmann::json specs,
+                    nlohmann::json clusters) {
+  nlohmann::json report = JsonReport(command, diags, std::move(specs));
+  if (!clusters.is_null()) report["clusters"] = std::move(clusters);
   // Invalid UTF-8 from a hostile spec must not throw while dumping.
-  const std::string text = JsonReport(command, diags, std::move(specs))
-                               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   std::printf("%s\n", text.c_str());
   return ExitCodeFor(diags);
 }

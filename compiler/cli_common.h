@@ -51,7 +51,9 @@ struct CompileFlags {
 nlohmann::json JsonReport(const std::string& command, const Diagnostics& diags,
                           nlohmann::json specs);
 /// Prints JsonReport to stdout and returns the exit code the diagnostics deserve.
-int PrintJsonReport(const std::string& command, const Diagnostics& diags, nlohmann::json specs);
+/// `clusters` (build): the cluster trees written or removed, under "clusters" when not null.
+int PrintJsonReport(const std::string& command, const Diagnostics& diags, nlohmann::json specs,
+                    nlohmann::json clusters = nullptr);
 
 /// Colour wanted: only on a terminal, never when NO_COLOR is set (no-color.org).
 bool ShouldColor(bool is_terminal, const char* no_color);

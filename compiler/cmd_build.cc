@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "build_stamp.h"
+#include "cluster_bundle.h"
 #include "disk_interface.h"
 #include "drift.h"
 #include "git_commit.h"
@@ -42,11 +43,12 @@ void CommitFlags::Register(CLI::App* command) {
 int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   const bool json = flags.output.json();
   nlohmann::json report = nlohmann::json::array();
+  nlohmann::json cluster_report = nlohmann::json::array();
   Diagnostics diags;
   std::unique_ptr<Compiler> compiler;
   auto fail = [&](int code) {
     if (json) {
-      PrintJsonReport("build", diags, report);
+      PrintJsonReport("build", diags, report, cluster_report);
       return code;
     }
     PrintDiagnostics(diags, compiler ? compiler->sources() : SourceTexts{});
@@ -85,15 +87,24 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     return fail(ExitCodeFor(diags));
   }
 
+  // The platform bundle of every cluster the targets name (decision F3),
+  // merged with what targets already on disk contribute to it.
+  RealDisk disk;
+  std::vector<ClusterTree> clusters;
+  if (!ComputeClusterTrees(disk, compiled, &clusters, &diags)) return fail(ExitCodeFor(diags));
+
   // Preflight: refuse before writing anything if any target directory holds
   // files nemoc did not generate.
-  RealDisk disk;
   for (const auto& spec : compiled) {
     for (const auto& target : spec.targets) {
       if (target.up_to_date) continue;  // already checked against its stamp
       FileTree existing;
       ReadTree(disk, target.dir, &existing, &diags);
     }
+  }
+  for (const auto& cluster : clusters) {
+    FileTree existing;
+    ReadTree(disk, cluster.dir, &existing, &diags);
   }
   if (diags.has_errors()) return fail(ExitCodeFor(diags));
 
@@ -109,6 +120,10 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       for (const auto& stale : StaleTargets(disk, spec)) {
         entries.push_back({stale, nullptr, spec.project + "/" + stale.substr(stale.rfind('/') + 1)});
       }
+    }
+    for (const auto& cluster : clusters) {
+      entries.push_back({cluster.dir, cluster.remove ? nullptr : &cluster.tree,
+                         std::string(kClustersDir) + "/" + cluster.name});
     }
     committer = GitCommitter::Open({commit.repo, commit.branch, commit.author_name,
                                     commit.author_email, commit.no_verify},
@@ -139,9 +154,14 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   const bool write_disk = committer == nullptr || committer->writes_work_tree();
   // All or nothing across every target of every spec (E4): stage each new
   // tree completely, then swap all of them in, then drop the previous trees.
-  std::vector<std::vector<StagedTree>> staged(compiled.size());
+  std::vector<std::vector<StagedTree>> staged(compiled.size() + 1);  // + the clusters
   if (write_disk) {
     bool ok = true;
+    staged[compiled.size()].resize(clusters.size());
+    for (size_t c = 0; c < clusters.size() && ok; ++c) {
+      if (clusters[c].remove) continue;
+      ok = StageTree(disk, clusters[c].dir, clusters[c].tree, &staged[compiled.size()][c], &diags);
+    }
     for (size_t i = 0; i < compiled.size() && ok; ++i) {
       staged[i].resize(compiled[i].targets.size());
       for (size_t t = 0; t < compiled[i].targets.size() && ok; ++t) {
@@ -162,7 +182,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     }
     if (ok && any_staged) SyncFilesystemOf(flags.out_dir);
     std::vector<StagedTree*> swapped;
-    for (size_t i = 0; i < compiled.size() && ok; ++i) {
+    for (size_t i = 0; i < staged.size() && ok; ++i) {
       for (auto& st : staged[i]) {
         if (!ok) break;
         if (!st.pending()) continue;
@@ -227,6 +247,35 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     }
     report.push_back(std::move(spec_report));
   }
+  // The cluster trees: written with the targets above; a cluster no target
+  // names any more is removed (when nemoc made it: ReadTree vouched for that).
+  for (size_t c = 0; c < clusters.size() && write_disk; ++c) {
+    const ClusterTree& cluster = clusters[c];
+    nlohmann::json entry = {{"name", cluster.name}, {"dir", cluster.dir}, {"contributors", cluster.contributors}};
+    if (cluster.remove) {
+      std::string err;
+      if (!disk.Exists(cluster.dir)) continue;
+      if (!disk.RemoveTree(cluster.dir, &err)) {
+        diags.Error("internal.write", "cannot remove " + cluster.dir + ": " + err);
+        continue;
+      }
+      entry["deleted"] = true;
+      if (!flags.quiet && !json) std::printf("%s: removed (no target names the cluster)\n", ForTerminal(cluster.dir).c_str());
+    } else {
+      const WriteResult& result = staged[compiled.size()][c].result;
+      entry["written"] = result.wrote;
+      entry["added"] = result.added;
+      entry["changed"] = result.changed;
+      entry["removed"] = result.removed;
+      entry["unchanged"] = result.unchanged;
+      if (!flags.quiet && !json) {
+        std::printf("%s: %s (%d added, %d changed, %d removed, %d unchanged)\n",
+                    ForTerminal(cluster.dir).c_str(), result.wrote ? "written" : "up to date", result.added,
+                    result.changed, result.removed, result.unchanged);
+      }
+    }
+    cluster_report.push_back(std::move(entry));
+  }
   if (committer != nullptr && !diags.has_errors()) {
     bool committed = false;
     std::string summary;
@@ -244,7 +293,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
                  "output not validated against Kubernetes schemas (no --kube-schemas bundle found)",
                  {}, {}});
     }
-    return PrintJsonReport("build", diags, report);
+    return PrintJsonReport("build", diags, report, cluster_report);
   }
   if (!diags.empty()) PrintDiagnostics(diags, compiler->sources());
   if (!compiler->kube_schemas_loaded() && !flags.quiet) {

@@ -5,6 +5,7 @@
 
 #include "build_stamp.h"
 #include "checks.h"
+#include "cluster_bundle.h"
 #include "edit_distance.h"
 #include "eval_watchdog.h"
 #include "framework_check.h"
@@ -335,7 +336,9 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
 
   const std::string spec_name = std::filesystem::path(path).filename().string();
   bool ok = true;
+  size_t index = 0;
   for (const auto& target : normalized["spec"]["targets"]) {
+    const std::string pointer = "/spec/targets/" + std::to_string(index++);
     const std::string name = target["name"].get<std::string>();
     if (!options_.only_targets.empty() &&
         std::find(options_.only_targets.begin(), options_.only_targets.end(), name) ==
@@ -415,10 +418,18 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
       ok = false;
       continue;
     }
+    // The platform bundle goes to its cluster's tree (cluster_bundle.h); the
+    // target keeps what it contributes.
+    const nlohmann::json gitops_facts = facts.value("gitops", nlohmann::json::object());
+    const nlohmann::json contribution =
+        TakeContribution(&it->second.files, gitops_facts.value("cluster", nlohmann::json()));
+    compiled.cluster_location =
+        doc.map.Locate(target.contains("cluster") ? pointer + "/cluster" : pointer);
     compiled.plan = PlanTarget(normalized, target, it->second.summary, it->second.files, compiled.dir);
     compiled.tree = BuildTree(
         it->second.files, it->second.kustomizations,
         RenderSummary(normalized, target, it->second.summary, it->second.files, spec_name));
+    if (!contribution.is_null()) compiled.tree[kContributionFile] = contribution.dump(1) + "\n";
     // Last gate before disk: no credential-shaped text in any generated file.
     if (!ScanTreeForSecrets(compiled.tree, compiled.dir, diags)) {
       ok = false;

@@ -36,6 +36,7 @@ struct CompiledTarget {
   nlohmann::json plan;  // what the target will run: see plan.h (SUMMARY.md's facts)
   std::string stamp;        // marker stamp lines ("" = always rebuild)
   bool up_to_date = false;  // skipped: its tree is current (tree left empty)
+  Location cluster_location;  // targets[i].cluster (or the target), for cluster_bundle.cc
 };
 
 struct CompiledSpec {

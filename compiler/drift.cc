@@ -5,6 +5,7 @@
 
 #include <git2.h>
 
+#include "cluster_bundle.h"
 #include "tree_writer.h"
 
 namespace nemoc {
@@ -56,6 +57,10 @@ bool ComputeDrift(Disk& disk, const std::vector<CompiledSpec>& compiled,
     }
     for (const auto& stale : StaleTargets(disk, spec)) compare(stale, FileTree{});
   }
+  // The cluster trees the build would write (cluster_bundle.h).
+  std::vector<ClusterTree> clusters;
+  if (!ComputeClusterTrees(disk, compiled, &clusters, diags)) ok = false;
+  for (const auto& cluster : clusters) compare(cluster.dir, cluster.tree);
   std::sort(changes->begin(), changes->end(),
             [](const FileChange& a, const FileChange& b) { return a.path < b.path; });
   return ok;

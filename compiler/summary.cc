@@ -1,5 +1,6 @@
 #include "summary.h"
 
+#include "cluster_bundle.h"
 #include "compiler.h"
 
 #include <set>
@@ -121,7 +122,13 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     for (const auto& c : gitops.value("platform", nlohmann::json::array())) {
       platform += (platform.empty() ? "" : ", ") + c.get<std::string>();
     }
-    if (!platform.empty()) out += Row("Platform bundle", platform + " (`gitops/platform/`)");
+    const nlohmann::json cluster = gitops.value("cluster", nlohmann::json());
+    if (!platform.empty() && cluster.is_object()) {
+      // cluster_bundle.h: one tree per cluster, next to the projects.
+      out += Row("Platform bundle", platform + " (cluster `" + cluster.value("name", "") + "`: `../../" +
+                                        kClustersDir + "/" + cluster.value("name", "") +
+                                        "/platform/`, applied once per cluster)");
+    }
     std::string bootstrap;
     for (const auto& step : gitops.value("bootstrap", nlohmann::json::array())) {
       bootstrap += (bootstrap.empty() ? "" : "; ") + step.get<std::string>();
@@ -166,7 +173,7 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
       out += "\n";
     };
     out += "## Platform\n\n";
-    table("installs", "Installed by `gitops/platform/`");
+    table("installs", "Installed by the cluster's platform bundle");
     table("clusterHas", "The cluster must already have");
   }
   out += "## Objects\n\n| File | Kind | Name |\n|---|---|---|\n";

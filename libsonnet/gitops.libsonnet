@@ -10,7 +10,8 @@
 //    (first target's tree only) generates the roots instead;
 //  - gitops/flux/: a GitRepository, a root Kustomization of gitops/flux/
 //    itself and one Kustomization per stage directory, chained by dependsOn;
-//  - gitops/platform/<engine>/: the cluster prerequisites (platform.libsonnet)
+//  - gitops/platform/<engine>/: the cluster prerequisites (platform.libsonnet),
+//    moved by compiler/cluster_bundle.cc to <out>/_clusters/<cluster>/platform/
 //    and, for Argo CD, health checks for the training kinds.
 // Facts: ../shared/reference/gitops-engines.md.
 local k8s = import 'k8s.libsonnet';
@@ -460,18 +461,21 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
 
   // ---- platform bundle -------------------------------------------------------
   //
-  // Rooted per cluster (decision F3): gitops/platform/ is never part of the
-  // project's root; its objects are named by the cluster (Argo CD) or are
-  // cluster-wide by nature (Flux runs in the cluster), carry no project label,
-  // and are the same whichever project's tree emits them, so applying the
-  // bundle from two projects' trees for one cluster converges.
-  //   gitops/platform/argocd/       the root: one Application per cluster
-  //                                 (app of apps) + the argocd-cm health checks
-  //   gitops/platform/apps/argocd/  one Application per component, ordered by
-  //                                 sync wave (dependency depth)
-  //   gitops/platform/objects/      cluster objects using the components' CRDs
-  //   gitops/platform/flux/         GitRepository + HelmRelease/Kustomization
-  //                                 per component, ordered by dependsOn
+  // Rooted per cluster (decision F3): one tree per cluster,
+  // <out>/_clusters/<cluster>/platform/, merged by compiler/cluster_bundle.cc
+  // from every target naming the cluster (in any spec built into the same
+  // output root), never part of a project's root. Its objects are named by
+  // the cluster (Argo CD) or are cluster-wide by nature (Flux runs in the
+  // cluster) and carry no project label; what a target contributes does not
+  // depend on the target beyond its cluster's profile (Kueue integrations,
+  // device plugin instance types are cluster-wide), so contributions merge.
+  //   platform/argocd/       the root: one Application per cluster
+  //                          (app of apps) + the argocd-cm health checks
+  //   platform/apps/argocd/  one Application per component, ordered by
+  //                          sync wave (dependency depth)
+  //   platform/objects/      cluster objects using the components' CRDs
+  //   platform/flux/         GitRepository + HelmRelease/Kustomization
+  //                          per component, ordered by dependsOn
 
   platformLabels:: { 'app.kubernetes.io/managed-by': 'nemoc', 'app.kubernetes.io/part-of': 'nemoc-platform' },
 
@@ -481,10 +485,19 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   clusterKey(ctx)::
     local server = $.clusterServer(ctx);
     if server == 'https://kubernetes.default.svc' then 'in-cluster' else 'c' + std.substr(std.md5(server), 0, 10),
-  platformName(ctx, suffix):: k8s.boundedName('platform-' + $.clusterKey(ctx) + (if suffix == '' then '' else '-' + suffix), 63),
+  // The cluster's name (targets[].cluster, else derived from the server):
+  // its platform bundle is out/_clusters/<name>/platform/.
+  clusterName(ctx)::
+    if std.objectHasEx(ctx.target, 'cluster', false) then ctx.target.cluster else $.clusterKey(ctx),
+  platformName(ctx, suffix):: k8s.boundedName('platform-' + $.clusterName(ctx) + (if suffix == '' then '' else '-' + suffix), 63),
 
+  // The libraries emit the bundle below gitops/platform/ of each target (so
+  // every object is verified with the target's); compiler/cluster_bundle.cc
+  // moves it to <out>/_clusters/<cluster>/platform/, merged with the bundle
+  // of every other target naming that cluster.
   platformDir:: 'gitops/platform',
-  platformPath(ctx, sub):: $.sourcePath(ctx) + '/' + $.platformDir + '/' + sub,
+  clustersDir:: '_clusters',
+  platformPath(ctx, sub):: ctx.spec.gitops.path + '/' + $.clustersDir + '/' + $.clusterName(ctx) + '/platform/' + sub,
 
   // Argo CD does not re-try a failed automated sync of a revision unless told
   // (C7): every platform Application retries with backoff.
@@ -681,7 +694,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
           + (if std.length(platform.kustomizePatches(name)) > 0 then { patches: platform.kustomizePatches(name) } else {}),
       }), names, {})
     + (if std.length(objects) > 0 then
-         local source = 'platform-' + $.clusterKey(ctx);
+         local source = 'platform-' + $.clusterName(ctx);
          k8s.file(dir, {
            apiVersion: $.fluxSourceApiVersion,
            kind: 'GitRepository',
@@ -690,6 +703,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
              interval: ctx.spec.gitops.flux.interval,
              url: ctx.spec.gitops.repoURL,
              ref: { branch: ctx.spec.gitops.revision },
+             // Only the cluster's objects in the artifact (C11), like a project's source.
+             ignore: $.onlyPath($.platformPath(ctx, 'objects')),
            } + (if std.objectHasEx(ctx.spec.gitops.flux, 'secretRef', false) then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
          }) + k8s.file(dir, {
            apiVersion: $.fluxKustomizeApiVersion,
@@ -739,6 +754,17 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         n + ' ' + platform.components[n].version + platform.patchesSummary(n)
         for n in platform.needed(ctx, files)
       ] else [],
+      // Where the target's platform bundle goes (compiler/cluster_bundle.cc):
+      // targets naming one cluster must agree on its server and profile.
+      // Flux alone names no API server (it applies to the cluster it runs
+      // in): server '' agrees with any.
+      cluster: if ctx.spec.gitops.platform then {
+        name: $.clusterName(ctx),
+        server: if $.engine(ctx, 'argocd') || std.objectHasEx(ctx.spec.gitops.clusters, ctx.target.name, false)
+        then $.clusterServer(ctx) else '',
+        profile: ctx.profile.name,
+        explicit: std.objectHasEx(ctx.target, 'cluster', false),
+      } else null,
       // What the user applies by hand, once: the roots; everything else is
       // then kept in sync from Git by the engine.
       bootstrap: (if $.engine(ctx, 'argocd') then [

@@ -71,9 +71,13 @@ local defaultIntegrations = [
   bundled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false) && ctx.spec.gitops.platform,
   integrations(ctx)::
     local k = $.of(ctx.target);
-    local needed = if std.objectHasEx($.integrationOf, ctx.runtime, false) then [$.integrationOf[ctx.runtime]] else [];
     if k != null && std.objectHasEx(k, 'integrations', false) then k.integrations
-    else if $.bundled(ctx) then defaultIntegrations + [n for n in needed if !std.member(defaultIntegrations, n)]
+    // Installed by nemoc: one Kueue per cluster (decision F3) serves every
+    // target naming the cluster, so it enables every integration a nemoc
+    // runtime uses, whichever targets there are. Kueue waits for a missing
+    // integration's CRD instead of failing (kubernetes-sigs/kueue@v0.19.2
+    // pkg/controller/jobframework/setup.go, waitForAPI).
+    else if $.bundled(ctx) then defaultIntegrations + [n for n in k8s.stringSet(std.objectValues($.integrationOf)) if !std.member(defaultIntegrations, n)]
     else defaultIntegrations,
   // The bundle's Kueue values: the default configuration unless the target needs more.
   chartValues(ctx)::

@@ -233,9 +233,11 @@ local releases = (import 'platform_releases.json').components;
     else if name == 'nvidia-device-plugin' then {
       // The chart's default affinity needs NFD labels (pci-10de.present,
       // NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/values.yaml:64-85);
-      // EKS has no NFD, so select the target's GPU instance type instead.
+      // EKS has no NFD, so select the GPU instance types instead: every one
+      // the profile knows, not only the target's, because one device plugin
+      // serves every target naming the cluster (decision F3).
       affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{
-        matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: [ctx.target.instanceType] }],
+        matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: std.objectFields(ctx.profile.instances) }],
       }] } } },
     }
     else if name == 'kueue' then kueue.chartValues(ctx)
@@ -422,7 +424,7 @@ local releases = (import 'platform_releases.json').components;
   patchesSummary(name)::
     if std.objectHasEx(releases[name], 'patchesSummary', false) then ' (' + releases[name].patchesSummary + ')' else '',
 
-  // installs: what gitops/platform/ installs; clusterHas: the profile's fixed
+  // installs: what the cluster's platform bundle installs; clusterHas: the profile's fixed
   // prerequisites, plus the components nemoc would install when the bundle
   // is off (spec.gitops.platform false or no spec.gitops).
   summary(ctx, files, emitted)::

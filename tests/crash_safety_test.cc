@@ -16,7 +16,19 @@ TEST(CrashSafetyTest, AbortMidTreeKeepsThePreviousTreeAndTheNextBuildRecovers) {
   const std::string spec = SourceDir() + "/examples/llama2-70b-sft-vanilla.yaml";
   const std::string out = scratch.path() + "/out";
   ASSERT_EQ(0, RunNemoc({"build", "--quiet", "--out", out, spec}).exit_code);
-  const std::string before = TreeFingerprint(out);
+  // What a reader sees: the target's tree and its cluster's platform bundle
+  // (not the temporary siblings a crash leaves).
+  auto visible = [&] {
+    std::string fingerprint;
+    for (const std::string dir : {"_clusters/in-cluster", "llama2-70b-sft/onprem"}) {
+      for (const auto& [path, contents] : ReadAll(out + "/" + dir)) {
+        fingerprint += dir + "/" + path + "\n" + std::to_string(std::hash<std::string>{}(contents)) + "\n";
+      }
+    }
+    return fingerprint;
+  };
+  const std::string before = visible();
+  ASSERT_EQ(before, TreeFingerprint(out));
 
   // A changed spec, so the writer really has a new tree to write.
   RunResult crashed = RunNemoc({"build", "--quiet", "--out", out, "--set",
@@ -26,12 +38,7 @@ TEST(CrashSafetyTest, AbortMidTreeKeepsThePreviousTreeAndTheNextBuildRecovers) {
   EXPECT_GE(crashed.exit_code, 128) << "expected death by signal (abort), got " << crashed.exit_code;
 
   // The previous tree is what a reader of out/ still sees.
-  std::string visible_fingerprint;
-  for (const auto& [path, contents] : ReadAll(out + "/llama2-70b-sft/onprem")) {
-    visible_fingerprint += "llama2-70b-sft/onprem/" + path + "\n" +
-                           std::to_string(std::hash<std::string>{}(contents)) + "\n";
-  }
-  EXPECT_EQ(before, visible_fingerprint);
+  EXPECT_EQ(before, visible());
 
   // The next build cleans up whatever the crash left and writes the new tree.
   RunResult next = RunNemoc({"build", "--out", out, "--set", "spec.stages.train.maxSteps=7", spec});

@@ -90,13 +90,15 @@ TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("committed "), std::string::npos) << r.out;
   EXPECT_EQ(Commits(), 3);
-  EXPECT_EQ(Sh(dir(), "git log -1 --format=%s"), "nemoc build: demo/onprem\n");
+  // The target and its cluster's platform bundle (decision F3).
+  EXPECT_EQ(Sh(dir(), "git log -1 --format=%s"), "nemoc build: demo/onprem, _clusters/in-cluster\n");
   EXPECT_EQ(Sh(dir(), "git log -1 --format='%an <%ae>'"), "CI Bot <ci@example.com>\n");
   const std::string files = Sh(dir(), "git show --name-only --format= HEAD");
   EXPECT_NE(files.find("out/demo/onprem/30-train/"), std::string::npos) << files;
   EXPECT_NE(files.find("out/demo/onprem/gitops/flux/kustomization-demo-onprem-train-"),
             std::string::npos) << files;
   EXPECT_NE(files.find("out/demo/onprem/.nemoc-manifest"), std::string::npos);
+  EXPECT_NE(files.find("out/_clusters/in-cluster/platform/"), std::string::npos) << files;
   EXPECT_EQ(files.find("spec.yaml"), std::string::npos);
   EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
 
@@ -218,7 +220,7 @@ TEST_F(GitRepoTest, OtherBranchIsAdvancedWithoutTouchingTheWorkTree) {
   EXPECT_FALSE(fs::exists(dir() + "/out"));
   EXPECT_EQ(Sh(dir(), "git rev-parse --abbrev-ref HEAD"), "main\n");
   EXPECT_EQ(Sh(dir(), "git log -1 --format='%an|%s' deploy"),
-            "Release Bot|nemoc build: demo/onprem\n");
+            "Release Bot|nemoc build: demo/onprem, _clusters/in-cluster\n");
   EXPECT_NE(Sh(dir(), "git ls-tree -r --name-only deploy").find("out/demo/onprem/kustomization.yaml"),
             std::string::npos);
   EXPECT_EQ(Sh(dir(), "git rev-list --count deploy"), "3\n");  // on top of main
@@ -521,8 +523,9 @@ TEST(GitopsGoldenTest, SourcePathsPointAtDirectoriesThatExist) {
   for (const std::string root : {"out", "tests/golden"}) {
     for (const auto& entry : fs::recursive_directory_iterator(SourceDir() + "/" + root)) {
       const std::string path = entry.path().string();
-      if (!entry.is_regular_file() || path.find("/gitops/") == std::string::npos ||
-          entry.path().filename() == "kustomization.yaml") {
+      const bool cluster_tree = path.find("/_clusters/") != std::string::npos;
+      if (!entry.is_regular_file() || (path.find("/gitops/") == std::string::npos && !cluster_tree) ||
+          entry.path().filename() == "kustomization.yaml" || entry.path().extension() != ".yaml") {
         continue;
       }
       const YAML::Node doc = YAML::LoadFile(path);
@@ -530,13 +533,21 @@ TEST(GitopsGoldenTest, SourcePathsPointAtDirectoriesThatExist) {
       const bool platform = doc["metadata"]["labels"]["app.kubernetes.io/part-of"].as<std::string>() ==
                             "nemoc-platform";
       std::vector<std::string> paths;
-      if (kind == "Application" && !platform) paths.push_back(doc["spec"]["source"]["path"].as<std::string>());
+      // A platform object points into this repository only as the cluster's
+      // own directories (decision F3); components come from their releases.
+      const std::string source_path = kind == "Application" ? doc["spec"]["source"]["path"].as<std::string>() : "";
+      if (kind == "Application" && (!platform || source_path.find("_clusters/") != std::string::npos)) {
+        paths.push_back(source_path);
+      }
       if (kind == "ApplicationSet") {
         for (const auto& e : doc["spec"]["generators"][0]["list"]["elements"]) {
           paths.push_back(e["path"].as<std::string>());
         }
       }
-      if (kind == "Kustomization" && !platform) paths.push_back(doc["spec"]["path"].as<std::string>());
+      if (kind == "Kustomization" && doc["spec"]["path"]) {
+        const std::string p = doc["spec"]["path"].as<std::string>();
+        if (!platform || p.find("_clusters/") != std::string::npos) paths.push_back(p);
+      }
       for (std::string p : paths) {
         SCOPED_TRACE(path + ": " + p);
         if (p.rfind("./", 0) == 0) p = p.substr(2);
@@ -645,7 +656,8 @@ TEST(GitopsGoldenTest, EveryGitopsDirectoryBuildsWithKubectlKustomize) {
   for (const std::string root : {"out", "tests/golden"}) {
     for (const auto& entry : fs::recursive_directory_iterator(SourceDir() + "/" + root)) {
       const std::string path = entry.path().string();
-      if (entry.path().filename() != "kustomization.yaml" || path.find("/gitops/") == std::string::npos) {
+      if (entry.path().filename() != "kustomization.yaml" ||
+          (path.find("/gitops/") == std::string::npos && path.find("/_clusters/") == std::string::npos)) {
         continue;
       }
       const std::string command = "kubectl kustomize '" + entry.path().parent_path().string() + "' >/dev/null";

@@ -50,6 +50,17 @@ std::vector<std::string> TargetRoots(const std::string& out) {
   return roots;
 }
 
+// <out>/_clusters/<cluster>: each cluster's platform bundle (decision F3).
+std::vector<std::string> ClusterDirs(const std::string& out) {
+  std::vector<std::string> dirs;
+  if (!fs::is_directory(out + "/_clusters")) return dirs;
+  for (const auto& cluster : fs::directory_iterator(out + "/_clusters")) {
+    if (cluster.is_directory()) dirs.push_back(cluster.path().string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
 std::string Diff(const std::map<std::string, std::string>& want,
                  const std::map<std::string, std::string>& have) {
   std::string report;
@@ -118,6 +129,14 @@ TEST(GoldenTest, EveryDocumentValidatesAgainstKubeSchemas) {
   int validated = 0;
   std::vector<std::string> roots = TargetRoots(SourceDir() + "/out");
   for (const auto& root : TargetRoots(SourceDir() + "/tests/golden")) roots.push_back(root);
+  int clusters = 0;
+  for (const std::string out : {"/out", "/tests/golden"}) {
+    for (const auto& dir : ClusterDirs(SourceDir() + out)) {
+      roots.push_back(dir);
+      ++clusters;
+    }
+  }
+  EXPECT_GE(clusters, 10);
   for (const auto& root : roots) {
     for (const auto& [path, contents] : ReadAll(root)) {
       if (fs::path(path).extension() != ".yaml" ||

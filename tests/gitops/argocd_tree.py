@@ -206,7 +206,14 @@ def check_target(repo, tree, spec, project_objs, scope, appsets_seen):
         if pr["kind"] == "AppProject" and parts and wave(pr) >= min(wave(p) for p in parts):
             fails.append(f"AppProject {pr['metadata']['name']} (wave {wave(pr)}) is not before the parts")
     if len(parts) > 1:
-        cm = os.path.join(repo, tree, "gitops/platform/argocd/configmap-argocd-cm.yaml")
+        # The cluster's platform bundle (decision F3): named by the target's contribution.
+        cm = ""
+        contribution = os.path.join(repo, tree, "gitops/cluster-bundle.json")
+        if os.path.exists(contribution):
+            with open(contribution) as fh:
+                cluster = json.load(fh)["cluster"]
+            cm = os.path.join(repo, os.path.dirname(os.path.dirname(tree.rstrip("/"))), "_clusters", cluster,
+                              "platform/argocd/configmap-argocd-cm.yaml")
         data = (yaml.safe_load(open(cm)) or {}).get("data", {}) if os.path.exists(cm) else {}
         if "resource.customizations.health.argoproj.io_Application" not in data:
             fails.append(f"{tree}: {len(parts)} waves of Applications but no Application health "

@@ -52,18 +52,22 @@ def main():
                        if f != ".gitignore")
         docs = []
         for rel in files:
-            if rel.endswith(".yaml") and "/gitops/flux/" in rel:
+            if rel.endswith(".yaml") and ("/gitops/flux/" in rel or "/platform/flux/" in rel):
                 with open(os.path.join(repo, rel)) as f:
                     docs.append((rel, yaml.safe_load(f)))
         for rel, repo_obj in docs:
-            if repo_obj.get("kind") != "GitRepository" or "/platform/" in rel:
+            if repo_obj.get("kind") != "GitRepository":
                 continue
+            platform = "/_clusters/" in rel
+            if platform and "branch" not in repo_obj["spec"].get("ref", {}):
+                continue  # a component's release repository (ref.tag), not this one
             ignore = repo_obj["spec"].get("ignore")
             name = repo_obj["metadata"]["name"]
             if ignore is None:
                 failures.append(f"{rel}: no spec.ignore (the artifact holds the whole repository)")
                 continue
-            target = rel.split("/gitops/")[0] + "/"  # out/<project>/<target>/
+            # out/<project>/<target>/, or a cluster's objects: out/_clusters/<cluster>/platform/objects/
+            target = rel.split("/flux/")[0] + "/objects/" if platform else rel.split("/gitops/")[0] + "/"
             dropped = ignored(repo, ignore, files)
             for f in files:
                 inside = f.startswith(target)

@@ -25,6 +25,7 @@ kubernetes-sigs/kueue v0.19.2 does with each workload labelled kueue.x-k8s.io/qu
 Usage: admission.py <nemoc> <source dir>
 """
 import glob
+import json
 import os
 import sys
 import tempfile
@@ -149,11 +150,18 @@ def main():
                 trees_with_cq += 1
             spec_kueue = kueue_of.get((project, target))
             integrations = set(spec_kueue.get("integrations", DEFAULT_INTEGRATIONS)) if spec_kueue else DEFAULT_INTEGRATIONS
-            # Where the tree installs Kueue (gitops/platform), the Kueue that runs is that one:
+            # Where the target's cluster bundle installs Kueue (<out>/_clusters/<cluster>/platform,
+            # named by the target's gitops/cluster-bundle.json), the Kueue that runs is that one:
             # its chart reads managerConfig.controllerManagerConfigYaml with fromYaml
             # (charts/kueue/templates/manager/manager-config.yaml), the chart default otherwise.
-            bundle = os.path.join(tree, "gitops", "platform", "flux", "helmrelease-platform-kueue.yaml")
-            if os.path.exists(bundle):
+            bundle = ""
+            contribution = os.path.join(tree, "gitops", "cluster-bundle.json")
+            if os.path.exists(contribution):
+                with open(contribution) as f:
+                    cluster = json.load(f)["cluster"]
+                bundle = os.path.join(os.path.dirname(os.path.dirname(tree)), "_clusters", cluster,
+                                      "platform", "flux", "helmrelease-platform-kueue.yaml")
+            if bundle and os.path.exists(bundle):
                 with open(bundle) as f:
                     values = yaml.safe_load(f)["spec"].get("values") or {}
                 text = (values.get("managerConfig") or {}).get("controllerManagerConfigYaml")

@@ -110,7 +110,7 @@ def check_tree(root, errors):
                 for k, v in labels.items():
                     if not isinstance(v, str) or len(v) > 63 or not LABEL_VALUE.match(v):
                         errors.append(f"{where}{lpath}: label {k}={v!r}")
-                    platform = "/gitops/platform/" in "/" + os.path.relpath(path, root)
+                    platform = os.path.relpath(path, root).split(os.sep)[0] == "_clusters"
                     if k == "app.kubernetes.io/part-of" and not platform and v != NAME:
                         errors.append(f"{where}{lpath}: part-of {v!r} is not the project name")
             for h in hostnames(o):

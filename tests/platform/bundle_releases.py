@@ -137,8 +137,23 @@ def check_dcgm_labels(where, name, values):
              "(dcgmExporter.serviceMonitor.honorLabels is not true)")
 
 
-def check_bundle(tree):
-    plat = os.path.join(tree, "gitops/platform")
+def cluster_platform(tree):
+    """The platform bundle of the cluster a target names (decision F3): the target's
+    gitops/cluster-bundle.json names it; the bundle is <out>/_clusters/<cluster>/platform."""
+    contribution = os.path.join(tree, "gitops/cluster-bundle.json")
+    if not os.path.exists(contribution):
+        return None
+    with open(contribution) as fh:
+        name = json.load(fh)["cluster"]
+    out = os.path.dirname(os.path.dirname(tree))
+    plat = os.path.join(out, "_clusters", name, "platform")
+    if not os.path.isdir(plat):
+        fail(f"{tree}: names cluster {name}, but {plat} does not exist")
+        return None
+    return plat
+
+
+def check_bundle(tree, plat):
     objects = load_dir(os.path.join(plat, "objects"))
     for f, o in objects:
         provider = OBJECT_PROVIDER.get(o["kind"])
@@ -194,8 +209,9 @@ def check_bundle(tree):
             project = os.path.basename(os.path.dirname(tree))
             if not root["metadata"]["name"].startswith("platform-") or project in root["metadata"]["name"]:
                 fail(f"{plat}/argocd: root {root['metadata']['name']} is not named by the cluster (F3)")
-            if not root["spec"]["source"]["path"].endswith("gitops/platform/apps/argocd"):
-                fail(f"{plat}/argocd: root does not sync gitops/platform/apps/argocd")
+            want = os.path.relpath(os.path.join(plat, "apps/argocd"), os.path.dirname(os.path.dirname(os.path.dirname(plat))))
+            if not root["spec"]["source"]["path"].endswith(want):
+                fail(f"{plat}/argocd: root syncs {root['spec']['source']['path']}, not {want}")
             if "retry" not in root["spec"].get("syncPolicy", {}):
                 fail(f"{plat}/argocd: root has no syncPolicy.retry (C7)")
         key = "resource.customizations.health.argoproj.io_Application"
@@ -274,17 +290,19 @@ with tempfile.TemporaryDirectory() as tmp:
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         sys.exit(1)
-    bundles = sorted(os.path.dirname(os.path.dirname(p)) for p in glob.glob(os.path.join(tmp, "*/*/gitops/platform")))
     bundles = sorted(set(os.path.dirname(p) for p in glob.glob(os.path.join(tmp, "*/*/gitops"))))
     checked = 0
     for tree in bundles:
         if os.path.isdir(os.path.join(tree, "gitops/platform")):
-            check_bundle(tree)
+            fail(f"{tree}: a platform bundle inside a project's tree (F3: one per cluster, in _clusters/)")
+        plat = cluster_platform(tree)
+        if plat is not None:
+            check_bundle(tree, plat)
             # EKS advertises neither nvidia.com/gpu nor vpc.amazonaws.com/efa by itself (C9).
             if "| Profile | `eks-efa` |" in open(os.path.join(tree, "SUMMARY.md")).read():
                 for n in ("nvidia-device-plugin", "efa-device-plugin"):
-                    if not glob.glob(os.path.join(tree, f"gitops/platform/*/*platform*{n}.yaml")) and \
-                            not glob.glob(os.path.join(tree, f"gitops/platform/apps/argocd/*-{n}.yaml")):
+                    if not glob.glob(os.path.join(plat, f"*/*platform*{n}.yaml")) and \
+                            not glob.glob(os.path.join(plat, f"apps/argocd/*-{n}.yaml")):
                         fail(f"{tree}: EKS bundle without {n}")
             checked += 1
     if checked == 0:

@@ -117,6 +117,8 @@ def main():
             print(run.stderr, file=sys.stderr)
             return 1
         for summary in sorted(glob.glob(os.path.join(tmp, "*", "*", "SUMMARY.md"))):
+            if os.path.relpath(summary, tmp).startswith("_clusters" + os.sep):
+                continue  # a cluster's bundle, not a target
             tree = os.path.dirname(summary)
             rel = os.path.relpath(tree, tmp)
             provided = provided_by_summary(summary)
