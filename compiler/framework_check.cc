@@ -101,14 +101,28 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, int release, co
 
   if (train.contains("data")) {
     const auto& data = train["data"];
-    for (const char* kind : {"prefixes", "fromDataPrep"}) {
-      if (data.contains(kind)) {
-        diags->Error("spec.not-supported-yet",
-                     std::string("data.") + kind + " with framework nemo2 is not supported yet",
-                     doc.map.Locate(base + "/data/" + kind, /*prefer_key=*/true),
-                     "this part of the spec format is reserved; its generator has not landed in "
-                     "this version of nemoc (framework nemo2 supports mock and jsonl data)");
-      }
+    // Pretraining on Megatron indexed data (data.prefixes, data.fromDataPrep):
+    // llm.PreTrainingDataModule gets the model's tokenizer, which
+    // libsonnet/nemo/nemo2.libsonnet (tokenizers) writes for the Hugging Face
+    // and SentencePiece libraries only.
+    const bool prepared = data.contains("prefixes") || data.contains("fromDataPrep");
+    const auto& tokenizer = model.value("tokenizer", nlohmann::json::object());
+    const std::string library = tokenizer.value("library", "");
+    const std::string tokenizer_pointer =
+        doc.map.Has("/spec/model/tokenizer") ? "/spec/model/tokenizer" : "/spec/model";
+    if (prepared && library != "huggingface" && library != "sentencepiece") {
+      diags->Error("spec.not-supported-yet",
+                   "framework nemo2 pretraining on prepared data with tokenizer library '" + library +
+                       "' is not supported yet",
+                   doc.map.Locate(tokenizer_pointer, /*prefer_key=*/true),
+                   "use the model's Hugging Face tokenizer (library huggingface, type <model id or "
+                   "directory>) or a SentencePiece model (library sentencepiece, model <file>), "
+                   "as the data was prepared with; or framework: nemo1");
+    } else if (prepared && !tokenizer.contains(library == "huggingface" ? "type" : "model")) {
+      diags->Error("spec.framework-data",
+                   "framework nemo2 pretraining on prepared data needs the tokenizer's " +
+                       std::string(library == "huggingface" ? "type (model id or directory)" : "model file"),
+                   doc.map.Locate(tokenizer_pointer, /*prefer_key=*/true));
     }
     if (data.contains("jsonl")) {
       // llm.FineTuningDataModule reads <dataset_root>/training.jsonl and validation.jsonl.

@@ -262,11 +262,40 @@ TEST(FrameworkCheckTest, Nemo2FineTuningFromHuggingfaceIsNotSupportedYet) {
             Check(spec));
 }
 
-TEST(FrameworkCheckTest, Nemo2PretrainingDataOtherThanMockIsNotSupportedYet) {
-  EXPECT_EQ(Lines{"spec.not-supported-yet@17:9: data.prefixes with framework nemo2 is not supported yet"},
-            Check(Spec("25.07", "llama3-8b",
-                       "      framework: nemo2\n      nodes: 1\n      batch: {global: 8}\n"
-                       "      data:\n        prefixes: [{path: wiki/text}]\n")));
+TEST(FrameworkCheckTest, Nemo2PretrainingOnPreparedDataTakesTheModelsTokenizer) {
+  // The preset's Hugging Face tokenizer: accepted (libsonnet/nemo/nemo2.libsonnet writes it).
+  EXPECT_EQ(Lines{}, Check(Spec("25.07", "llama3-8b",
+                                "      framework: nemo2\n      nodes: 1\n      batch: {global: 8}\n"
+                                "      data:\n        prefixes: [{path: wiki/text}]\n")));
+  // A Megatron tokenizer: no generator yet, located at the tokenizer.
+  const std::string spec =
+      "apiVersion: nemoc.dev/v1alpha1\n"
+      "kind: Project\n"
+      "metadata: {name: demo}\n"
+      "spec:\n"
+      "  namespace: nemo\n"
+      "  image: {repository: nvcr.io/nvidia/nemo, tag: \"25.07\"}\n"
+      "  model:\n"
+      "    preset: llama3-8b\n"
+      "    tokenizer: {library: megatron, type: GPT2BPETokenizer}\n"
+      "  storage:\n"
+      "    results: {nfs: {server: nfs.internal, path: /export}}\n"
+      "  stages:\n"
+      "    train:\n"
+      "      mode: pretrain\n"
+      "      framework: nemo2\n"
+      "      nodes: 1\n"
+      "      batch: {global: 8}\n"
+      "      data: {prefixes: [{path: wiki/text}]}\n"
+      "  targets:\n"
+      "    - {name: onprem, profile: vanilla-k8s}\n";
+  EXPECT_EQ(Lines{"spec.not-supported-yet@9:5: framework nemo2 pretraining on prepared data with "
+                  "tokenizer library 'megatron' is not supported yet"},
+            Check(spec));
+  // Mock data needs no tokenizer of the data's.
+  std::string mock = spec;
+  mock.replace(mock.find("data: {prefixes: [{path: wiki/text}]}"), 37, "data: {mock: true}");
+  EXPECT_EQ(Lines{}, Check(mock));
 }
 
 }  // namespace

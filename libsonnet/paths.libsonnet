@@ -23,6 +23,16 @@
   preparedOutputPrefix(ctx):: $.preparedDir(ctx) + '/corpus',
   preparedDataset(ctx, dataPrep):: $.preparedOutputPrefix(ctx) + '_' + dataPrep.jsonKey + '_document',
 
+  // The Megatron indexed datasets a pretraining reads, as Megatron's blend
+  // list [weight, prefix, weight, prefix, ...]: NeMo 1's model.data.data_prefix
+  // and NeMo 2's PreTrainingDataModule(paths=...) take the same list.
+  dataPrefix(ctx, data)::
+    if std.objectHasEx(data, 'prefixes', false)
+    then std.flattenArrays([[p.weight, $.dataFile(ctx, p.path)] for p in data.prefixes])
+    else if std.objectHasEx(data, 'fromDataPrep', false)
+    then [1.0, $.preparedDataset(ctx, ctx.spec.stages.dataPrep)]
+    else [],
+
   // The .nemo fine-tuning starts from: the spec's model.source.nemo, or
   // where the import stage writes model.source.huggingface.
   importDir(ctx):: $.resultsDir(ctx) + '/import',

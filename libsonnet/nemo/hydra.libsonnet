@@ -270,14 +270,6 @@ local deepMerge(a, b) =
       } else {}
     ),
 
-  // Blended Megatron prefixes: [weight, path, weight, path, ...].
-  dataPrefix(ctx, data)::
-    if std.objectHasEx(data, 'prefixes', false)
-    then std.flattenArrays([[p.weight, paths.dataFile(ctx, p.path)] for p in data.prefixes])
-    else if std.objectHasEx(data, 'fromDataPrep', false)
-    then [1.0, paths.preparedDataset(ctx, ctx.spec.stages.dataPrep)]
-    else [],
-
   pretrainData(ctx, train):: {
     local data = train.data,
     data_impl: if std.objectHasEx(data, 'mock', false) then 'mock' else 'mmap',
@@ -290,7 +282,7 @@ local deepMerge(a, b) =
     reset_attention_mask: false,
     eod_mask_loss: false,
     index_mapping_dir: null,
-    data_prefix: $.dataPrefix(ctx, data),
+    data_prefix: paths.dataPrefix(ctx, data),
   },
 
   finetuneDataset(ctx, train, file, training):: {

@@ -124,8 +124,23 @@ local versions = import 'nemo/versions.libsonnet';
     [$.comment('Data and batch sizes (sequence length must agree in model and data)')]
     + [$.set('recipe.model.config.seq_length', train.seqLength)]
     + (
-      if train.mode == 'pretrain' then
+      if train.mode == 'pretrain' && std.objectHasEx(train.data, 'mock', false) then
         [$.set('recipe.data', $.call('run.Config', [$.name('llm.MockDataModule')], batch))]
+      else if train.mode == 'pretrain' then
+        // Megatron indexed datasets (NVIDIA/NeMo v2.1.0-v2.4.0
+        // nemo/collections/llm/gpt/data/pre_training.py PreTrainingDataModule.__init__:
+        // paths, seq_length, tokenizer, micro/global_batch_size, split). Without a
+        // tokenizer it would tokenize as GPT2BPE (:213 get_nmt_tokenizer("megatron",
+        // "GPT2BPETokenizer")), not as the data was prepared: the model's own is
+        // passed, as NeMo's tutorials do (v2.2.1 tutorials/llm/llama/slimpajama/
+        // pretraining.ipynb, domain-adaptive-pretraining_nemo2.0.ipynb). The split
+        // is NeMo 1's splits_string; validate_dataset_asset_accessibility checks
+        // <prefix>.bin/.idx at start-up.
+        [$.set('recipe.data', $.call('run.Config', [$.name('llm.PreTrainingDataModule')], batch {
+          paths: paths.dataPrefix(ctx, train.data),
+          tokenizer: $.tokenizer(ctx.spec.model.tokenizer),
+          split: '99990,8,2',
+        }))]
       else
         local jsonl = train.data.jsonl;
         // llm.FineTuningDataModule reads <dataset_root>/training.jsonl and
@@ -232,6 +247,20 @@ local versions = import 'nemo/versions.libsonnet';
 
   section(statements):: [$.blank] + statements,
 
+  // The data module's tokenizer, from spec.model.tokenizer: Hugging Face's
+  // AutoTokenizer(pretrained_model_name) or SentencePieceTokenizer(model_path)
+  // (nemo/collections/common/tokenizers/huggingface/auto_tokenizer.py,
+  // sentencepiece_tokenizer.py at v2.1.0-v2.4.0). compiler/framework_check.cc
+  // refuses the other libraries.
+  tokenizers:: {
+    huggingface: { class: 'AutoTokenizer', module: 'nemo.collections.common.tokenizers.huggingface.auto_tokenizer', arg: 'pretrained_model_name', field: 'type' },
+    sentencepiece: { class: 'SentencePieceTokenizer', module: 'nemo.collections.common.tokenizers.sentencepiece_tokenizer', arg: 'model_path', field: 'model' },
+  },
+  tokenizer(t)::
+    local k = $.tokenizers[t.library];
+    $.call('run.Config', [$.name(k.class)], { [k.arg]: t[k.field] }),
+  readsPreparedData(train):: train.mode == 'pretrain' && !std.objectHasEx(train.data, 'mock', false),
+
   // The whole module as data.
   module(ctx)::
     local train = ctx.spec.stages.train;
@@ -251,7 +280,9 @@ local versions = import 'nemo/versions.libsonnet';
         { from: 'nemo.collections.llm.recipes', 'import': [recipeModule] },
         { from: $.precisionModule, 'import': [$.precisionPlugins[train.precision]] },
         { from: 'nemo.utils.loggers.dllogger', 'import': ['DLLogger'] },
-      ],
+      ] + (if $.readsPreparedData(train) then
+             local k = $.tokenizers[model.tokenizer.library];
+             [{ from: k.module, 'import': [k.class] }] else []),
       functions: [{
         name: 'recipe',
         docstring: "NeMo's " + recipeModule + ' recipe with the values of the nemoc spec.',
