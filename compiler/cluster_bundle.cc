@@ -199,6 +199,31 @@ bool ComputeClusterTrees(Disk& disk, const std::vector<CompiledSpec>& compiled,
     const nlohmann::json request = nlohmann::json::parse(text, nullptr, false);
     if (request.is_object()) touched.insert(request.value("cluster", ""));
   }
+  // Clusters whose recorded targets no longer contribute: a target directory
+  // removed by hand (or a project's whole directory) leaves no contribution
+  // behind, so its cluster is recomputed -- and removed when nothing is left.
+  std::set<std::string> contributing;
+  for (const auto& c : contributions) contributing.insert(c.dir);
+  std::vector<std::string> cluster_dirs;
+  for (const auto& entry : std::filesystem::directory_iterator(out_root + "/" + kClustersDir, ec)) {
+    if (entry.is_directory(ec)) cluster_dirs.push_back(entry.path().filename().string());
+  }
+  std::sort(cluster_dirs.begin(), cluster_dirs.end());
+  for (const auto& name : cluster_dirs) {
+    std::string text, err;
+    if (touched.count(name) != 0 ||
+        !disk.ReadFile(out_root + "/" + kClustersDir + "/" + name + "/cluster.json", &text, &err)) {
+      continue;
+    }
+    const nlohmann::json record = nlohmann::json::parse(text, nullptr, false);
+    if (!record.is_object() || !record.contains("targets") || !record["targets"].is_array()) continue;
+    for (const auto& who : record["targets"]) {
+      if (who.is_string() && contributing.count(out_root + "/" + who.get<std::string>()) == 0) {
+        touched.insert(name);
+        break;
+      }
+    }
+  }
   if (diags->error_count() > errors_before) return false;
 
   // One API server, one name: two names would install every component twice.

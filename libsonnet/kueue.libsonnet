@@ -76,7 +76,8 @@ local defaultIntegrations = [
     // target naming the cluster, so it enables every integration a nemoc
     // runtime uses, whichever targets there are. Kueue waits for a missing
     // integration's CRD instead of failing (kubernetes-sigs/kueue@v0.19.2
-    // pkg/controller/jobframework/setup.go, waitForAPI).
+    // pkg/controller/jobframework/setup.go:86-101: on a NoMatch error it
+    // registers the webhook and starts the controller from WaitForAPI).
     else if $.bundled(ctx) then defaultIntegrations + [n for n in k8s.stringSet(std.objectValues($.integrationOf)) if !std.member(defaultIntegrations, n)]
     else defaultIntegrations,
   // The bundle's Kueue values: the default configuration unless the target needs more.

@@ -121,6 +121,32 @@ TEST(ClusterBundleTest, ProjectsNamingOneClusterShareOneTreeAndKeepEachOthersCom
   EXPECT_TRUE(fs::exists(out + "/_clusters/lab-c/cluster.json"));
 }
 
+// A project directory removed by hand leaves no contribution: the next build
+// of any project recomputes the cluster without it, and removes a cluster
+// nobody names any more.
+TEST(ClusterBundleTest, TargetsRemovedByHandLeaveTheirClusters) {
+  ScratchDir scratch;
+  const std::string out = scratch.path() + "/out";
+  const std::string alpha = scratch.Write("alpha.yaml", Spec("alpha", "pytorchjob", "lab", kServer));
+  const std::string beta = scratch.Write("beta.yaml", Spec("beta", "jobset", "lab", kServer));
+  const std::string gamma = scratch.Write(
+      "gamma.yaml", Spec("gamma", "jobset", "lab-g", "https://lab-g.example.internal:6443"));
+  ASSERT_EQ(0, RunNemoc({"build", "--quiet", "--out", out, alpha, beta, gamma}).exit_code);
+  const std::string apps = out + "/_clusters/lab/platform/apps/argocd";
+  ASSERT_TRUE(Has(apps, "application-platform-lab-jobset.yaml"));
+  fs::remove_all(out + "/beta");
+  fs::remove_all(out + "/gamma");
+  RunResult r = RunNemoc({"check", "--out", out, alpha});
+  EXPECT_NE(0, r.exit_code) << "the cluster trees still name the removed targets";
+  r = RunNemoc({"build", "--quiet", "--out", out, alpha});
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  EXPECT_FALSE(Has(apps, "application-platform-lab-jobset.yaml"));
+  EXPECT_TRUE(Has(apps, "application-platform-lab-training-operator.yaml"));
+  EXPECT_EQ(std::string::npos, ReadFile(out + "/_clusters/lab/cluster.json").find("beta/lab"));
+  EXPECT_FALSE(fs::exists(out + "/_clusters/lab-g"));
+  EXPECT_EQ(0, RunNemoc({"check", "--out", out, alpha}).exit_code);
+}
+
 // Each refusal: exit 1, located at the `cluster:` line of the spec being
 // built, and the output root exactly as it was.
 void ExpectRefused(const std::string& out, const std::vector<std::string>& args, const std::string& code,
