@@ -6,6 +6,7 @@
 
 #include "drift.h"
 #include "secret_scanner.h"
+#include "source_map.h"
 #include "yaml_emitter.h"
 
 namespace nemoc {
@@ -26,20 +27,6 @@ nlohmann::json TakeContribution(std::map<std::string, nlohmann::json>* files,
 }
 
 namespace {
-
-std::string EscapePointerToken(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 bool Merge(nlohmann::json* into, const nlohmann::json& add, const std::string& pointer, std::string* where) {
   if (into->is_object() && add.is_object()) {
