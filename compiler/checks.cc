@@ -19,8 +19,8 @@ std::string Str(int64_t v) { return std::to_string(v); }
 // Profiles, runtimes and stages that exist in the spec format but whose
 // generators have not landed yet: refused loudly, never ignored.
 const std::set<std::string> kBuiltinProfiles = {"vanilla-k8s", "eks-efa", "gke-a4"};
-const std::set<std::string> kImplementedStages = {"ncclTest", "dataPrep",    "train", "evaluate",
-                                                   "convert",  "tensorrtLLM", "serve"};
+const std::set<std::string> kImplementedStages = {"ncclTest", "dataPrep", "train", "mergeLora", "evaluate",
+                                                   "convert", "tensorrtLLM", "serve"};
 
 // Points at the key for a whole section ("evaluate:"), at the value for a
 // choice ("profile: eks-efa").
@@ -239,11 +239,9 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
   }
   if (train && !readers.empty()) {
     const auto& t = stages["train"];
-    if (t["mode"] == "lora") {
-      NotSupportedYet(diags, doc, "/spec/stages/" + readers[0],
-                      "spec.stages." + readers[0] + " of a LoRA run (the .nemo holds only the "
-                      "adapter; merging it into the base model)");
-    }
+    // A NeMo 1 LoRA run's .nemo holds only the adapter: the implied
+    // mergeLora stage (libsonnet/stages/merge-lora.libsonnet) merges it into
+    // the base model and the readers load the merged .nemo.
     if (t.value("framework", "nemo1") == "nemo2") {
       // NeMo 2 saves distributed checkpoint directories, not the .nemo the
       // evaluation and conversion Jobs read: refuse rather than generate Jobs
@@ -262,6 +260,14 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
                    doc.map.Locate("/spec/stages/train/checkpoint/enabled"),
                    "remove checkpoint.enabled: false or set spec.stages." + readers[0] + ".checkpoint");
     }
+  }
+  if (stages.contains("mergeLora") &&
+      !(train && stages["train"]["mode"] == "lora" && stages["train"].value("framework", "nemo1") == "nemo1" &&
+        !readers.empty())) {
+    diags->Warning("spec.unused-stage",
+                   "spec.stages.mergeLora has nothing to merge: it runs after a NeMo 1 LoRA train stage "
+                   "whose checkpoint evaluate or convert reads",
+                   at("mergeLora"), "remove spec.stages.mergeLora");
   }
   if (stages.contains("ncclTest") && !train) {
     diags->Error("spec.missing-stage",

@@ -536,13 +536,33 @@ TEST(ChecksTestPipeline, TrainedCheckpointMustBeSaved) {
             c.lines);
 }
 
-TEST(ChecksTestPipeline, LoraAdaptersAreNotEvaluatedYet) {
+TEST(ChecksTestPipeline, LoraAdaptersAreEvaluatedThroughTheMerge) {
+  // The implied mergeLora stage (libsonnet/stages/merge-lora.libsonnet) merges
+  // the adapter into the base; evaluate reads the merged .nemo.
   Checked c = RunCheckSpec(Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    evaluate: {}\n"));
-  EXPECT_FALSE(c.ok);
-  EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@15:5: spec.stages.evaluate of a LoRA run "
-                              "(the .nemo holds only the adapter; merging it into the base model) is "
-                              "not supported yet") + kNotYetHint},
-            c.lines);
+  EXPECT_TRUE(c.ok) << ::testing::PrintToString(c.lines);
+  EXPECT_EQ(Lines{}, c.lines);
+}
+
+TEST(ChecksTestPipeline, MergeSettingsWithoutAMergeWarn) {
+  // Settings for a merge that does not run: no reader of a LoRA run.
+  Checked lora = RunCheckSpec(Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    mergeLora: {gpus: 0}\n"));
+  EXPECT_TRUE(lora.ok);
+  EXPECT_EQ(Lines{"warning spec.unused-stage@15:5: spec.stages.mergeLora has nothing to merge: it runs "
+                  "after a NeMo 1 LoRA train stage whose checkpoint evaluate or convert reads | remove "
+                  "spec.stages.mergeLora"},
+            lora.lines);
+  // A full fine-tune has no adapter, even with a reader.
+  Checked sft = RunCheckSpec(
+      Replace(FineTuning("sft"), "  stages:\n", "  stages:\n    mergeLora: {gpus: 0}\n    evaluate: {}\n"));
+  EXPECT_EQ(Lines{"warning spec.unused-stage@15:5: spec.stages.mergeLora has nothing to merge: it runs "
+                  "after a NeMo 1 LoRA train stage whose checkpoint evaluate or convert reads | remove "
+                  "spec.stages.mergeLora"},
+            sft.lines);
+  // Used: no warning.
+  Checked used = RunCheckSpec(
+      Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    mergeLora: {gpus: 0}\n    evaluate: {}\n"));
+  EXPECT_EQ(Lines{}, used.lines);
 }
 
 TEST(ChecksTestPipeline, NemoTwoCheckpointsAreNotEvaluatedOrConvertedYet) {

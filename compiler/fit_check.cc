@@ -176,6 +176,29 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
           "evaluation loads the model over tensorParallel x pipelineParallel = " + std::to_string(tp * pp) + " GPUs",
           "raise tensorParallel or pipelineParallel (at most 8 GPUs of one node)");
   }
+  // The LoRA merge (NVIDIA/NeMo scripts/nlp_language_modeling/merge_lora_weights/
+  // merge.py, trainer.devices=1) restores the whole base model on one GPU unless
+  // mergeLora.gpus is 0 (trainer.accelerator=cpu). It is implied by a NeMo 1
+  // LoRA run that evaluate or convert reads (libsonnet/stages/merge-lora.libsonnet).
+  auto reads_training = [&](const char* stage) {
+    return stages.contains(stage) && !stages[stage].contains("checkpoint");
+  };
+  const bool merges = stages.contains("train") && stages["train"].value("mode", "") == "lora" &&
+                      stages["train"].value("framework", "nemo1") == "nemo1" &&
+                      (reads_training("evaluate") || reads_training("convert"));
+  if (merges && (!stages.contains("mergeLora") || stages["mergeLora"].value("gpus", 1) > 0)) {
+    const std::string hint = "set spec.stages.mergeLora: {gpus: 0, resources: {memory: ...}} (the merge on "
+                             "CPU) with memory of at least four times " + Fixed(bf16_gb) + " GB";
+    if (stages.contains("mergeLora")) {
+      check("mergeLora", "gpus", bf16_gb, 1, "the LoRA merge restores the whole base model on one GPU", hint);
+    } else if (bf16_gb > kWarnFraction * capacity_gb) {
+      diags->Error("mergeLora.memory",
+                   target + "the LoRA merge that evaluate and convert read restores the whole base model on "
+                   "one GPU: " + Fixed(bf16_gb) + " GB of weights on " + accelerator + " (" +
+                   Fixed(capacity_gb, 0) + " GB)",
+                   doc.map.Locate("/spec/stages/train/mode"), hint);
+    }
+  }
   if (stages.contains("convert") && stages["convert"].value("gpus", 1) > 0) {
     // NVIDIA/NeMo scripts/checkpoint_converters/convert_llama_nemo_to_hf.py
     // restores the .nemo on one GPU unless --cpu-only; its docstring asks for

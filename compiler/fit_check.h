@@ -51,7 +51,8 @@ void CheckFit(const Document& doc, const nlohmann::json& train,
               const std::string& accelerator, double capacity_gb, Diagnostics* diags);
 
 /// Field review A12: the stages that load the trained model whole -- evaluate
-/// (tensorParallel x pipelineParallel GPUs), the NeMo -> HF conversion (one GPU
+/// (tensorParallel x pipelineParallel GPUs), the LoRA merge (one GPU unless
+/// mergeLora.gpus: 0), the NeMo -> HF conversion (one GPU
 /// unless gpus: 0, the converter's --cpu-only) and the TensorRT-LLM engine
 /// (tensorParallel GPUs; fp8/int8 weights 1 byte, else 2) -- each an error
 /// at the field to change when the model's weights alone do not fit the GPU.

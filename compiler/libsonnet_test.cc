@@ -280,7 +280,7 @@ TEST(LibsonnetTest, StagesShareOnePathTable) {
 
 TEST(LibsonnetTest, StageOrderIsTheDirectoryOrder) {
   const nlohmann::json stages = Eval("(import 'stages/order.libsonnet').stages");
-  ASSERT_EQ(10u, stages.size());
+  ASSERT_EQ(11u, stages.size());
   std::string previous;
   for (const auto& s : stages) {
     const std::string dir = s["dir"].get<std::string>();
@@ -288,6 +288,7 @@ TEST(LibsonnetTest, StageOrderIsTheDirectoryOrder) {
     previous = dir;
   }
   EXPECT_EQ("30-train", Eval("(import 'stages/order.libsonnet').dir.train"));
+  EXPECT_EQ("35-merge-lora", Eval("(import 'stages/order.libsonnet').dir.mergeLora"));
 }
 
 TEST(LibsonnetTest, MkdirThenExecKeepsArgumentsOutOfTheShell) {

@@ -14,6 +14,7 @@ local convert = import 'stages/convert.libsonnet';
 local dataPrep = import 'stages/data-prep.libsonnet';
 local evaluate = import 'stages/evaluate.libsonnet';
 local importModel = import 'stages/import-model.libsonnet';
+local mergeLora = import 'stages/merge-lora.libsonnet';
 local monitoring = import 'stages/monitoring.libsonnet';
 local ncclTest = import 'stages/nccl-test.libsonnet';
 local order = import 'stages/order.libsonnet';
@@ -29,6 +30,7 @@ local builders = {
   dataPrep: dataPrep,
   importModel: importModel,
   train: train,
+  mergeLora: mergeLora,
   evaluate: evaluate,
   convert: convert,
   tensorrtLLM: tensorrtLLM,
@@ -94,11 +96,15 @@ local builders = {
     local withPlacements = base { localPlacement: localPlacement, placement: placement };
     local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(withPlacements) else null;
     local withTrain = withPlacements { trainBuilt: trainBuilt };
+    // The LoRA merge Job, built once: it emits it, evaluate and convert hash
+    // its name and read its output (paths.nemoCheckpoint).
+    local mergeBuilt = if $.present(withTrain, 'mergeLora') then mergeLora.built(withTrain) else null;
+    local withMerge = withTrain { mergeBuilt: mergeBuilt };
     // The conversion Job, built once: the convert stage emits it, the engine
     // build hashes its name.
-    local convertBuilt = if $.present(withTrain, 'convert') then convert.built(withTrain) else null;
-    local ctx = withTrain { convertBuilt: convertBuilt };
-    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + convert.diagnostics(ctx)
+    local convertBuilt = if $.present(withMerge, 'convert') then convert.built(withMerge) else null;
+    local ctx = withMerge { convertBuilt: convertBuilt };
+    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
                         + serve.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects

@@ -44,10 +44,17 @@
   // exp_manager names the final .nemo after exp_manager.name.
   checkpointName:: 'megatron_gpt',
   trainedNemo(ctx):: $.checkpointDir(ctx) + '/' + $.checkpointName + '.nemo',
+  // A LoRA fine-tune's .nemo holds only the adapter: stages/merge-lora.libsonnet
+  // merges it into the base model (paths.sourceNemo) and writes this.
+  mergeDir(ctx):: $.resultsDir(ctx) + '/merge-lora',
+  mergedNemo(ctx):: $.mergeDir(ctx) + '/merged.nemo',
   // The .nemo a later stage reads: its own `checkpoint` when the spec gives
-  // one, else what the train stage saves at the end.
+  // one, else what the train stage saves at the end -- after a NeMo 1 LoRA
+  // fine-tune, the merged model (the merge stage is present exactly then).
   nemoCheckpoint(ctx, stage)::
-    if std.objectHasEx(stage, 'checkpoint', false) then $.resultsFile(ctx, stage.checkpoint) else $.trainedNemo(ctx),
+    if std.objectHasEx(stage, 'checkpoint', false) then $.resultsFile(ctx, stage.checkpoint)
+    else if std.objectHasEx(ctx, 'mergeBuilt', true) && ctx.mergeBuilt != null then $.mergedNemo(ctx)
+    else $.trainedNemo(ctx),
 
   evaluateDir(ctx):: $.resultsDir(ctx) + '/evaluate',
   huggingfaceDir(ctx):: $.resultsDir(ctx) + '/huggingface',

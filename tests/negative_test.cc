@@ -426,6 +426,34 @@ TEST_F(NegativeTest, StagesThatLoadTheModelWholeMustFitIt) {
   EXPECT_EQ(0, r.exit_code) << r.err;
 }
 
+// A12 for the implied LoRA merge (NVIDIA/NeMo v2.1.0
+// scripts/nlp_language_modeling/merge_lora_weights/merge.py: trainer.devices=1,
+// the base restored at TP1 PP1): a 70B base does not fit one GPU. The error
+// is at the train stage's mode (the merge is implied); mergeLora: {gpus: 0}
+// (trainer.accelerator=cpu) builds.
+TEST_F(NegativeTest, TheLoraMergeMustFitOneGpuOrRunOnCpu) {
+  std::string spec = Replace(kBaseSpec, "tag: \"24.07\"", "tag: \"24.12\"");
+  spec = Replace(spec, "    preset: llama2-7b\n    source: {hfTokenSecret: hf-token}",
+                 "    preset: llama2-70b\n    source: {nemo: models/llama2-70b.nemo}");
+  spec = Replace(spec, "mode: pretrain\n      nodes: 2", "mode: lora\n      nodes: 4");
+  spec = Replace(spec, "        tensor: 2\n        pipeline: 2", "        tensor: 8\n        pipeline: 1");
+  spec = Replace(spec, "      data: {mock: true}\n",
+                 "      data: {jsonl: {train: d/train.jsonl, validation: d/val.jsonl}}\n"
+                 "    evaluate: {tensorParallel: 8}\n");
+  Expect({"merge-on-one-gpu", spec,
+          At(spec, "lora") + "target onprem: the LoRA merge that evaluate and convert read restores the whole "
+                             "base model on one GPU: 138.0 GB of weights on h100-80gb (80 GB)",
+          {}});
+  const std::string gpu = Replace(spec, "    evaluate:", "    mergeLora: {gpus: 1}\n    evaluate:");
+  Expect({"merge-gpus-1", gpu,
+          At(gpu, "gpus: 1") + "target onprem: the LoRA merge restores the whole base model on one GPU: 138.0 GB",
+          {}});
+  const std::string cpu = Replace(spec, "    evaluate:", "    mergeLora: {gpus: 0, resources: {memory: 600Gi}}\n    evaluate:");
+  RunResult r = RunNemoc({"build", "--out", out(), scratch_.Write("cpu.yaml", cpu)});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos, ReadFile(out() + "/neg/onprem/35-merge-lora/kustomization.yaml").find("job-neg-merge-lora-"));
+}
+
 // A14: B200 (gke-a4, p6-b200) needs containers built with CUDA for Blackwell:
 // a NeMo 24.07 image is refused at its tag, a default Triton 24.07 image at
 // the stage that uses it (accelerators.json minimumRelease).

@@ -138,7 +138,7 @@ local pod = import 'stages/pod.libsonnet';
                                    envRefs=hf.env(ctx))
                      + { command: $.downloadArgs(ctx)[0:1], args: $.downloadArgs(ctx)[1:] };
     pod.job(ctx, $.jobName(ctx), $.component, placement, container,
-            upstream=pod.upstreamTraining(ctx), initContainers=[download]),
+            upstream=pod.upstreamCheckpoint(ctx, convert), initContainers=[download]),
 
   files(ctx):: k8s.file($.dir, ctx.convertBuilt),
 

@@ -54,7 +54,7 @@ local pod = import 'stages/pod.libsonnet';
                                     gpus=$.gpus(evaluate),
                                     resources=evaluate.resources,
                                     envRefs=hf.env(ctx)) + run;
-    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, upstream=pod.upstreamTraining(ctx))),
+    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, upstream=pod.upstreamCheckpoint(ctx, evaluate))),
 
   summary(ctx)::
     local evaluate = ctx.spec.stages.evaluate;

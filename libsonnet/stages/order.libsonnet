@@ -1,6 +1,6 @@
 // The pipeline's stages in order: the one table of stage keys (spec.stages.<key>;
-// importModel and monitoring are implied by spec.model.source.huggingface and
-// spec.monitoring) and their output directories. The numeric prefix of a
+// importModel, mergeLora and monitoring are implied by spec.model.source.huggingface,
+// a LoRA train stage read by evaluate or convert, and spec.monitoring) and their output directories. The numeric prefix of a
 // directory IS the stage's position: kustomize, SUMMARY.md and the GitOps
 // objects (sync waves, Flux dependsOn) all derive the order from it.
 local stages = [
@@ -16,6 +16,9 @@ local stages = [
     // Implied by spec.model.source.huggingface: the .nemo that training fine-tunes.
     { key: 'importModel', dir: '25-import-model' },
     { key: 'train', dir: '30-train' },
+    // Implied by a LoRA train stage whose checkpoint evaluate or convert
+    // reads: the adapter merged into the base model.
+    { key: 'mergeLora', dir: '35-merge-lora' },
     { key: 'evaluate', dir: '40-evaluate' },
     { key: 'convert', dir: '50-convert' },
     { key: 'tensorrtLLM', dir: '60-tensorrt-llm' },

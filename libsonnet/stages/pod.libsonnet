@@ -133,6 +133,12 @@ local kueue = import 'kueue.libsonnet';
 
   // The training workload a downstream stage consumes, for Job(upstream=).
   upstreamTraining(ctx):: if ctx.trainBuilt == null then null else [ctx.trainBuilt.name],
+  // What makes the .nemo evaluate or convert reads (paths.nemoCheckpoint):
+  // the LoRA merge Job when there is one (its name hashes training's), else
+  // the training workload.
+  upstreamCheckpoint(ctx, stage)::
+    if !std.objectHasEx(stage, 'checkpoint', false) && std.objectHasEx(ctx, 'mergeBuilt', true) && ctx.mergeBuilt != null
+    then [ctx.mergeBuilt.metadata.name] else $.upstreamTraining(ctx),
 
   // argv that creates `dirs` first, then execs `argv`: arguments stay argv
   // entries and never pass through the shell as text.

@@ -19,7 +19,8 @@ from nemoc_specs import all_specs, build_all, pod_specs, require_yaml  # noqa: E
 yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
-DIRS = {"20-data-prep": "dataPrep", "25-import-model": "importModel", "40-evaluate": "evaluate",
+DIRS = {"20-data-prep": "dataPrep", "25-import-model": "importModel", "35-merge-lora": "mergeLora",
+        "40-evaluate": "evaluate",
         "50-convert": "convert", "60-tensorrt-llm": "tensorrtLLM", "70-serve": "serve"}
 
 
