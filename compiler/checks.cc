@@ -246,11 +246,17 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
       // NeMo 2 saves distributed checkpoint directories, not the .nemo the
       // evaluation and conversion Jobs read: refuse rather than generate Jobs
       // that would look for a file training never writes.
+      // A LoRA run names the framework that would work: NeMo 1 LoRA adapters
+      // are merged (35-merge-lora) at every NeMo release nemoc accepts.
+      const bool lora = t["mode"] == "lora";
       for (const auto& reader : readers) {
+        const std::string instead =
+            lora ? "; framework: nemo1 merges the LoRA adapter into the base model for it (NeMo "
+                   "24.07 to 25.07 images), or name a .nemo in spec.stages." + reader + ".checkpoint"
+                 : "; name a .nemo in spec.stages." + reader + ".checkpoint instead";
         NotSupportedYet(diags, doc, "/spec/stages/" + reader,
                         "spec.stages." + reader + " reading a NeMo 2 training run's checkpoint "
-                        "(NeMo 2 saves a checkpoint directory, not a .nemo; name a .nemo in "
-                        "spec.stages." + reader + ".checkpoint instead)");
+                        "(NeMo 2 saves a checkpoint directory, not a .nemo" + instead + ")");
       }
     }
     if (!t["checkpoint"].value("enabled", true)) {

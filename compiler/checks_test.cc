@@ -544,6 +544,21 @@ TEST(ChecksTestPipeline, LoraAdaptersAreEvaluatedThroughTheMerge) {
   EXPECT_EQ(Lines{}, c.lines);
 }
 
+TEST(ChecksTestPipeline, NemoTwoLoraReadersNameTheFrameworkThatMerges) {
+  std::string text = Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    evaluate: {}\n");
+  text = Replace(Replace(text, "tag: \"24.07\"", "tag: \"25.07\""), "mode: lora", "mode: lora\n      framework: nemo2");
+  text = Replace(Replace(text, "m/x.nemo", "m/x"), "{train: d/train.jsonl, validation: d/val.jsonl}",
+                 "{train: d/training.jsonl, validation: d/validation.jsonl}");
+  Checked c = RunCheckSpec(text);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@15:5: spec.stages.evaluate reading a NeMo 2 "
+                              "training run's checkpoint (NeMo 2 saves a checkpoint directory, not a .nemo; "
+                              "framework: nemo1 merges the LoRA adapter into the base model for it (NeMo "
+                              "24.07 to 25.07 images), or name a .nemo in spec.stages.evaluate.checkpoint) "
+                              "is not supported yet") + kNotYetHint},
+            c.lines);
+}
+
 TEST(ChecksTestPipeline, MergeSettingsWithoutAMergeWarn) {
   // Settings for a merge that does not run: no reader of a LoRA run.
   Checked lora = RunCheckSpec(Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    mergeLora: {gpus: 0}\n"));
