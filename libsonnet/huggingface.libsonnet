@@ -20,6 +20,29 @@ local paths = import 'paths.libsonnet';
   source(ctx):: if std.objectHasEx(ctx.spec.model, 'source', false) then ctx.spec.model.source else {},
   tokenSecret(ctx):: std.objectHasEx($.source(ctx), 'hfTokenSecret', false),
 
+  // A Hub repository downloaded to shared storage by an init container, for
+  // scripts that need a local folder (the converters). argv: python3 -c
+  // <program> <repo> <local dir> <tokenizer dir> <patterns...>;
+  // no value passes through a shell. huggingface_hub ships in every NeMo
+  // container (transformers needs it); snapshot_download resumes and skips
+  // files already present, so a retried Job downloads nothing twice.
+  snapshotProgram:: |||
+    import shutil, sys
+    from pathlib import Path
+    from huggingface_hub import snapshot_download
+    repo, local, out, patterns = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:]
+    snapshot_download(repo_id=repo, local_dir=str(local), allow_patterns=patterns)
+    out.mkdir(parents=True, exist_ok=True)
+    for f in sorted(local.iterdir()):
+        if f.is_file() and (f.name.startswith("tokenizer") or f.name == "special_tokens_map.json"):
+            shutil.copy(f, out / f.name)
+            print("tokenizer file " + f.name + " -> " + str(out))
+  |||,
+
+  // The tokenizer files are also copied into <tokenizer dir>.
+  snapshotArgs(repo, localDir, tokenizerDir, patterns)::
+    ['python3', '-c', $.snapshotProgram, repo, localDir, tokenizerDir] + patterns,
+
   // HF_HOME: one cache per results volume, shared by every stage and rank.
   home(ctx):: ctx.storage.results.mountPath + '/.cache/huggingface',
 

@@ -32,9 +32,13 @@ local pod = import 'stages/pod.libsonnet';
   hubRepo(ctx):: ctx.spec.model.huggingface,
   hubDir(ctx):: paths.hubSnapshotDir(ctx, $.hubRepo(ctx)),
 
-  // What the download takes from the repository: config, safetensors weights
-  // and their index, tokenizer files (not original/*.pth, not *.bin).
-  downloadPatterns:: [
+  // What the download takes from the repository: config and tokenizer files,
+  // and for the Llama converter, which loads the original model whole
+  // (AutoModelForCausalLM.from_pretrained), the safetensors weights and their
+  // index (not original/*.pth, not *.bin). The Mixtral converter builds the
+  // model from the config alone (AutoModelForCausalLM.from_config, r2.0.0rc1
+  // ..v2.4.0 convert_mixtral_nemo_to_hf.py :241-243): no weights.
+  allPatterns:: [
     'config.json',
     'generation_config.json',
     '*.safetensors',
@@ -42,47 +46,52 @@ local pod = import 'stages/pod.libsonnet';
     'tokenizer*',
     'special_tokens_map.json',
   ],
-
-  // argv: python3 -c <program> <repo> <local dir> <output dir> <patterns...>;
-  // no value passes through a shell. huggingface_hub ships in every NeMo
-  // container (transformers needs it); snapshot_download resumes and skips
-  // files already present, so a retried Job downloads nothing twice.
-  downloadProgram:: |||
-    import shutil, sys
-    from pathlib import Path
-    from huggingface_hub import snapshot_download
-    repo, local, out, patterns = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:]
-    snapshot_download(repo_id=repo, local_dir=str(local), allow_patterns=patterns)
-    out.mkdir(parents=True, exist_ok=True)
-    for f in sorted(local.iterdir()):
-        if f.is_file() and (f.name.startswith("tokenizer") or f.name == "special_tokens_map.json"):
-            shutil.copy(f, out / f.name)
-            print("tokenizer file " + f.name + " -> " + str(out))
-  |||,
+  weightPatterns:: ['*.safetensors', 'model.safetensors.index.json'],
+  downloadPatterns(script)::
+    if script == $.llamaScript then $.allPatterns else [p for p in $.allPatterns if !std.member($.weightPatterns, p)],
 
   downloadArgs(ctx)::
-    ['python3', '-c', $.downloadProgram, $.hubRepo(ctx), $.hubDir(ctx), paths.huggingfaceDir(ctx)] + $.downloadPatterns,
+    hf.snapshotArgs($.hubRepo(ctx), $.hubDir(ctx), paths.huggingfaceDir(ctx),
+                    $.downloadPatterns(ctx.spec.model.converters.toHuggingface)),
+
+  llamaScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_llama_nemo_to_hf.py',
+  mixtralScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_mixtral_nemo_to_hf.py',
 
   // --precision strings the script maps to a dtype (anything else falls back
-  // to fp32 with a warning: r2.0.0rc1 :121-128, v2.4.0 :134-141).
-  precisionArg:: converterArgs.scripts[$.llamaScript].precisionValues,
-  llamaScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_llama_nemo_to_hf.py',
+  // to fp32 with a warning: Llama r2.0.0rc1 :121-128, v2.4.0 :134-141;
+  // Mixtral v2.4.0 :106-113).
+  precisionArg(script, precision)::
+    local scripts = converterArgs.scripts;
+    if std.objectHasEx(scripts, script, false) then scripts[script].precisionValues[precision] else precision,
 
-  args(ctx)::
+  // The converter's command line, per script (their argparse differ, field
+  // review A11). Llama: the original model's folder (--hf_input_path, local)
+  // and the output folder (--hf_output_path); --cpu-only with gpus: 0.
+  // Mixtral: --hf_model_name for config and tokenizer (a local folder here;
+  // the script writes the tokenizer itself) and the output folder as
+  // --output_path; it always runs on the CPU (cpuOnly in the table).
+  argsFor(ctx, script)::
     local convert = ctx.spec.stages.convert;
-    local model = ctx.spec.model;
     local out = paths.huggingfaceDir(ctx);
-    local script = model.converters.toHuggingface;
-    [
-      'python3',
-      script,
-      '--input_name_or_path=' + paths.nemoCheckpoint(ctx, convert),
+    local input = '--input_name_or_path=' + paths.nemoCheckpoint(ctx, convert);
+    local precision = '--precision=' + $.precisionArg(script, convert.precision);
+    if script == $.mixtralScript then [
+      input,
+      '--output_path=' + out,
+      '--hf_model_name=' + $.hubDir(ctx),
+      precision,
+    ] else [
+      input,
       '--output_path=' + out + '/pytorch_model.bin',
       // Config of the original HuggingFace model, downloaded (local path); the weights are ours.
       '--hf_input_path=' + $.hubDir(ctx),
       '--hf_output_path=' + out,
-      '--precision=' + (if script == $.llamaScript then $.precisionArg[convert.precision] else convert.precision),
+      precision,
     ] + (if convert.gpus == 0 then ['--cpu-only'] else []),
+
+  args(ctx)::
+    local script = ctx.spec.model.converters.toHuggingface;
+    ['python3', script] + $.argsFor(ctx, script),
 
   // The converter's arguments checked against nemo/converter_args.json for
   // the image's NeMo tag: a script without a row there (e.g. the Mixtral
@@ -99,7 +108,17 @@ local pod = import 'stages/pod.libsonnet';
       local row = if tag != null && std.objectHasEx(scripts, script, false) && std.objectHasEx(scripts[script].tags, tag, false)
       then scripts[script].tags[tag] else null;
       local names = [std.split(a, '=')[0] for a in $.args(ctx) if std.startsWith(a, '--')];
+      local cpuOnly = row != null && std.objectHasEx(row, 'cpuOnly', false);
       if tag == null then []
+      else if cpuOnly && convert.gpus != 0 then [{
+        code: 'convert.cpu-only',
+        pointer: '/spec/stages/convert',
+        atKey: true,
+        message: script + ' at NeMo ' + tag + ' always restores the model on the CPU (cpu_only = True, '
+                 + row.cpuOnly + '): a GPU would sit idle',
+        hint: 'set spec.stages.convert.gpus: 0 and resources.memory for the whole model in float32 twice over '
+              + '(the NeMo model and the Hugging Face model it fills)',
+      }]
       else if row == null then [{
         code: 'convert.arguments',
         pointer: '/spec/stages/convert',
@@ -145,5 +164,7 @@ local pod = import 'stages/pod.libsonnet';
   summary(ctx)::
     local convert = ctx.spec.stages.convert;
     paths.nemoCheckpoint(ctx, convert) + ' -> HuggingFace ' + paths.huggingfaceDir(ctx)
-    + ' (config, weights and tokenizer of ' + $.hubRepo(ctx) + ' downloaded to ' + $.hubDir(ctx) + ' first)',
+    + ' (' + (if ctx.spec.model.converters.toHuggingface == $.llamaScript then 'config, weights and tokenizer' else 'config and tokenizer')
+    + ' of ' + $.hubRepo(ctx) + ' downloaded to ' + $.hubDir(ctx) + ' first'
+    + (if convert.gpus == 0 then '; on CPU' else '') + ')',
 }

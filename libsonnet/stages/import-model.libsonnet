@@ -40,12 +40,24 @@ local versions = import 'nemo/versions.libsonnet';
       local preset = if std.objectHasEx(model, 'preset', false) then model.preset else '';
       ['--llama31=' + (if std.startsWith(preset, 'llama3.1-') then 'True' else '')],
 
+  // The Mixtral importer reads <input>/config.json with open() before
+  // from_pretrained (load_hf_model_args asserts os.path.exists: NVIDIA/NeMo r2.0.0rc1 :151-155,
+  // v2.4.0 scripts/checkpoint_converters/convert_mixtral_hf_to_nemo.py
+  // :167-171): a Hub id there fails that assert. An init container
+  // downloads the repository to shared storage first and the script gets the
+  // folder. The Llama importer takes the Hub id (from_pretrained downloads).
+  mixtralScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_mixtral_hf_to_nemo.py',
+  needsFolder(ctx):: ctx.spec.model.converters.fromHuggingface == $.mixtralScript,
+  hubDir(ctx):: paths.hubSnapshotDir(ctx, ctx.spec.model.source.huggingface),
+  downloadPatterns:: ['config.json', 'generation_config.json', '*.safetensors', 'model.safetensors.index.json',
+                      'tokenizer*', 'special_tokens_map.json'],
+
   args(ctx)::
     local model = ctx.spec.model;
     [
       'python3',
       model.converters.fromHuggingface,
-      '--input_name_or_path=' + model.source.huggingface,
+      '--input_name_or_path=' + (if $.needsFolder(ctx) then $.hubDir(ctx) else model.source.huggingface),
       '--output_path=' + paths.importedNemo(ctx),
       '--precision=bf16',
     ] + $.llama31Arg(ctx),
@@ -58,7 +70,12 @@ local versions = import 'nemo/versions.libsonnet';
                                     ctx.spec.stages.train.image,
                                     placement,
                                     envRefs=hf.env(ctx)) + run;
-    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container)),
+    local download = hf.snapshotArgs(ctx.spec.model.source.huggingface, $.hubDir(ctx), paths.importDir(ctx), $.downloadPatterns);
+    local inits = if !$.needsFolder(ctx) then [] else [
+      pod.container(ctx, 'hub-download', ctx.spec.stages.train.image, placement, envRefs=hf.env(ctx))
+      + { command: download[0:1], args: download[1:] },
+    ];
+    k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, initContainers=inits)),
 
   summary(ctx):: 'HuggingFace ' + ctx.spec.model.source.huggingface + ' -> ' + paths.importedNemo(ctx),
 }

@@ -14,8 +14,12 @@ from the examples and test specs this test checks:
     an init container (HF_TOKEN from the spec's Secret) downloads into first;
   - --precision is a string the script maps to a dtype (others fall back to fp32);
   - the tokenizer reaches the output directory (the init container copies it).
-A converter without a row for the image's tag (the Mixtral script, whose argparse
-differs: field review A11) is a located `convert.arguments` error at stages.convert.
+The Mixtral converter's command line differs (field review A11: --hf_model_name, the model
+folder as --output_path, no --cpu-only because it always restores on the CPU): its Job must
+request no GPU and download no original weights (it builds the model from the config), and
+gpus: 1 is a located error at stages.convert. A family without a converter (nemotron) is
+refused there, naming the family. A converter without a row for the image's tag is a located
+`convert.arguments` error.
 With NEMOC_NEMO_GIT=<NVIDIA/NeMo git dir> it also checks every table row
 against the script at its tag (the argument declared at the cited line).
 
@@ -37,6 +41,12 @@ NEMOC, SRC = sys.argv[1], sys.argv[2]
 TABLE = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "converter_args.json")))["scripts"]
 RELEASES = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "versions.json")))["releases"]
 LOCAL_ONLY = ("--hf_input_path", "--input_tokenizer")
+# Arguments naming a Hugging Face model the script reads (a Hub id or a folder): nemoc passes a
+# folder an init container downloads, so the Job does not depend on the Hub at run time.
+HUB_INPUTS = LOCAL_ONLY + ("--hf_model_name",)
+# Converters that build the Hugging Face model from its config alone (AutoModelForCausalLM.
+# from_config): downloading the original weights for them would be waste.
+FROM_CONFIG = ("/opt/NeMo/scripts/checkpoint_converters/convert_mixtral_nemo_to_hf.py",)
 
 
 def nemo_tag(image):
@@ -77,10 +87,10 @@ def check_job(rel, job, errors):
         name, _, value = a.partition("=")
         if name not in row["args"]:
             errors.append(f"{rel}: {script} at {tag} declares no {name} (declared: {sorted(row['args'])})")
-        if name in LOCAL_ONLY:
+        if name in HUB_INPUTS:
             if not value.startswith("/") or not any((value + "/").startswith(m) for m in mounts):
-                errors.append(f"{rel}: {name}={value} is not a path on shared storage; the script loads it "
-                              f"with local_files_only=True ({', '.join(row['localFilesOnly'])})")
+                errors.append(f"{rel}: {name}={value} is not a path on shared storage "
+                              f"(local_files_only=True: {', '.join(row['localFilesOnly']) or 'no'})")
             elif value not in init_argv:
                 errors.append(f"{rel}: {name}={value}: no init container downloads into it")
         if name == "--precision" and value not in TABLE[script]["precisionValues"].values():
@@ -88,11 +98,18 @@ def check_job(rel, job, errors):
     given = {a.partition("=")[0] for a in args}
     if "--hf_output_path" in given and "--hf_input_path" not in given:
         errors.append(f"{rel}: --hf_output_path without --hf_input_path writes no HF model folder")
+    gpus = sum(int(v) for k, v in main.get("resources", {}).get("limits", {}).items() if k.endswith("/gpu"))
+    if "cpuOnly" in row and gpus:
+        errors.append(f"{rel}: {gpus} GPU(s) for a script that always runs on the CPU ({row['cpuOnly']})")
+    if script in FROM_CONFIG and "*.safetensors" in init_argv:
+        errors.append(f"{rel}: downloads the original weights for a converter that builds from the config")
     if inits:
         if "HF_TOKEN" not in init_env or "HF_HOME" not in init_env:
             errors.append(f"{rel}: the download init container lacks HF_TOKEN or HF_HOME ({init_env})")
-        out = next((a.partition("=")[2] for a in args if a.startswith("--hf_output_path=")), None)
-        if out not in init_argv or "tokenizer*" not in init_argv:
+        # The HF model folder: --hf_output_path (Llama), else --output_path (Mixtral's save_pretrained).
+        out = next((a.partition("=")[2] for a in args if a.startswith("--hf_output_path=")), None) or \
+            next((a.partition("=")[2] for a in args if a.startswith("--output_path=")), None)
+        if "tokenizer" not in row and (out not in init_argv or "tokenizer*" not in init_argv):
             errors.append(f"{rel}: the tokenizer files do not reach {out}")
 
 
@@ -108,23 +125,36 @@ def check_table_upstream(errors):
                 text = subprocess.run(["git", f"--git-dir={git}", "show", f"refs/tags/{t}:{path}"],
                                       capture_output=True, text=True, check=True).stdout.split("\n")
                 window = "\n".join(text[int(line) - 1:int(line) + 2])
-                if "add_argument(" not in window or f'"{name}"' not in window:
+                if "add_argument(" not in window or (f'"{name}"' not in window and f"'{name}'" not in window):
                     errors.append(f"table row {name} -> {cite}: not declared there")
                 rows += 1
     return rows
 
 
-def check_unknown_converter(errors):
+def check_other_families(errors):
+    """A Mixtral conversion asking for a GPU is refused at stages.convert (the script always
+    restores on the CPU, A11); a family without a converter is refused naming the family."""
     with open(os.path.join(SRC, "tests", "specs", "pipeline-variants.yaml")) as f:
-        text = f.read().replace("preset: llama2-7b", "preset: mixtral-8x7b")
-    with tempfile.TemporaryDirectory(prefix="nemoc-convert-mixtral-") as tmp:
-        spec = os.path.join(tmp, "mixtral.yaml")
-        with open(spec, "w") as f:
-            f.write(text)
-        run = build(NEMOC, SRC, os.path.join(tmp, "out"), [spec])
-    line = next(i + 1 for i, l in enumerate(text.split("\n")) if l.strip() == "convert:")
-    if run.returncode == 0 or f"{spec}:{line}:" not in run.stderr or "convert_mixtral_nemo_to_hf.py" not in run.stderr:
-        errors.append(f"Mixtral conversion not refused at stages.convert (line {line}):\n{run.stderr}")
+        base = f.read()
+    cases = {
+        "mixtral-gpu": (base.replace("preset: llama2-7b", "preset: mixtral-8x7b").replace("      gpus: 0\n", "", 1),
+                        ["convert_mixtral_nemo_to_hf.py", "always restores the model on the CPU"]),
+        "nemotron": (base.replace("preset: llama2-7b", "preset: nemotron4-15b"),
+                     ["converting the nemotron family to HuggingFace is not supported yet"]),
+    }
+    for name, (text, needles) in cases.items():
+        if text == base or ("mixtral" in name and "gpus: 0" in text.split("convert:")[1].split("tensorrtLLM:")[0]):
+            errors.append(f"{name}: pipeline-variants.yaml no longer has the text this test edits")
+            continue
+        with tempfile.TemporaryDirectory(prefix="nemoc-convert-" + name + "-") as tmp:
+            spec = os.path.join(tmp, name + ".yaml")
+            with open(spec, "w") as f:
+                f.write(text)
+            run = build(NEMOC, SRC, os.path.join(tmp, "out"), [spec])
+        line = next(i + 1 for i, l in enumerate(text.split("\n")) if l.strip() == "convert:")
+        located = [l for l in run.stderr.split("\n") if l.startswith(f"{spec}:{line}:")]
+        if run.returncode == 0 or not any(all(n in l for n in needles) for l in located):
+            errors.append(f"{name}: not refused at stages.convert (line {line}) with {needles}:\n{run.stderr}")
 
 
 def main():
@@ -140,7 +170,7 @@ def main():
             if isinstance(obj, dict) and obj.get("kind") in ("Job", "JobSet"):
                 jobs += 1
                 check_job(os.path.relpath(path, out), obj, errors)
-    check_unknown_converter(errors)
+    check_other_families(errors)
     rows = check_table_upstream(errors)
     if jobs == 0:
         errors.append("no convert Job generated")

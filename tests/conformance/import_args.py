@@ -11,6 +11,9 @@ release x {llama2-7b, llama3.1-8b}, takes the import Job's command line and pars
 script's own argparse declarations (the same `type=bool, default=True`), and checks that
 args.llama31 is True exactly for Llama 3.1, and that 24.07 gets no --llama31 at all.
 
+It also imports Mixtral 8x7B at 24.07 and 24.12: the Mixtral importer needs a local folder
+(it asserts <input>/config.json exists), which an init container downloads.
+
 Usage: import_args.py <nemoc> <source dir>
 """
 import argparse
@@ -40,6 +43,68 @@ def parse(argv, declares_llama31):
         p.add_argument("--llama31", type=bool, default=True, required=False)
     p.add_argument("--precision", type=str, default="16")
     return p.parse_args(argv)
+
+
+MIXTRAL = "/opt/NeMo/scripts/checkpoint_converters/convert_mixtral_hf_to_nemo.py"
+
+
+def parse_mixtral(argv, declares_tokenizer):
+    """argparse of convert_mixtral_hf_to_nemo.py: r2.0.0rc1 :50-67, v2.1.0+ :52-76 (adds
+    --tokenizer_type/--tokenizer_path); --precision choices [16, '16', 'bf16', '16-mixed', 'bf16-mixed']."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--input_name_or_path", type=str, required=True)
+    p.add_argument("--output_path", type=str, required=True)
+    p.add_argument("--precision", type=str, default="bf16", choices=[16, "16", "bf16", "16-mixed", "bf16-mixed"])
+    if declares_tokenizer:
+        p.add_argument("--tokenizer_type", type=str, default="sentencepiece")
+        p.add_argument("--tokenizer_path", type=str, default=None)
+    p.add_argument("--low-ram", action="store_true")
+    p.add_argument("--tmp-dir", default="/tmp/mixtral_ckpt_parts/")
+    return p.parse_args(argv)
+
+
+def check_mixtral(tmp, base, failures):
+    """The Mixtral importer asserts os.path.exists(<input>/config.json) before loading
+    (load_hf_model_args, r2.0.0rc1 :151-155, v2.4.0 :167-171): its input must be a folder on
+    shared storage that an init container downloads the repository into, config included."""
+    checked = 0
+    for release, declares in (("24.07", False), ("24.12", True)):
+        text = base.replace('tag: "24.07"}', 'tag: "%s"}' % release, 1).replace("preset: llama2-7b", "preset: mixtral-8x7b")
+        text = text.replace("huggingface: meta-llama/Llama-2-7b-hf", "huggingface: mistralai/Mixtral-8x7B-v0.1")
+        text = text.replace("tasks: [piqa]\n      tensorParallel: 1\n", "tasks: [piqa]\n      tensorParallel: 4\n      pipelineParallel: 1\n")  # 93 GB of weights
+        text = text.replace("parallelism: {tensor: 2}\n", "parallelism: {tensor: 4, pipeline: 4}\n", 1)
+        spec = os.path.join(tmp, "mixtral-%s.yaml" % release)
+        with open(spec, "w") as f:
+            f.write(text)
+        out = os.path.join(tmp, "out-mixtral-" + release)
+        run = build(NEMOC, SRC, out, [spec])
+        jobs = [j for j in glob.glob(os.path.join(out, "*", "*", "25-import-model", "*.yaml"))
+                if not j.endswith("/kustomization.yaml")]
+        if not jobs:
+            failures.append(f"mixtral {release}: no import Job\n{run.stderr}")
+            continue
+        for j in jobs:
+            doc = yaml.safe_load(open(j))
+            pod = next(m for m in mappings(doc) if isinstance(m.get("containers"), list))
+            main = pod["containers"][0]
+            argv = main.get("command", []) + main.get("args", [])
+            if MIXTRAL not in argv:
+                failures.append(f"mixtral {release}: the import does not run {MIXTRAL}: {argv}")
+                continue
+            checked += 1
+            try:
+                args = parse_mixtral(argv[argv.index(MIXTRAL) + 1:], declares)
+            except SystemExit:
+                failures.append(f"mixtral {release}: argparse refuses {argv}")
+                continue
+            folder = args.input_name_or_path
+            mounts = [m["mountPath"] for m in main.get("volumeMounts", []) if m["mountPath"] != "/dev/shm"]
+            init = [a for c in pod.get("initContainers", []) for a in c.get("command", []) + c.get("args", [])]
+            if not any(folder.startswith(m + "/") for m in mounts):
+                failures.append(f"mixtral {release}: --input_name_or_path={folder} is not on a mounted volume")
+            if "mistralai/Mixtral-8x7B-v0.1" not in init or folder not in init or "config.json" not in init:
+                failures.append(f"mixtral {release}: no init container downloads the repository's config into {folder}")
+    return checked
 
 
 def main():
@@ -78,6 +143,7 @@ def main():
                         continue
                     if declares and args.llama31 != is31:
                         failures.append(f"{release} {preset}: args.llama31 = {args.llama31} ({rest})")
+        checked += check_mixtral(tmp, base, failures)
     for f in failures:
         print("FAIL", f, file=sys.stderr)
     print(f"{checked} import command lines parsed, {len(failures)} failures")
