@@ -179,8 +179,13 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics
                  "use mode: sft or lora to fine-tune from it, or remove it");
   }
   if (source.contains("huggingface") && !HasConverter(spec, "fromHuggingface")) {
-    NotSupportedYet(diags, doc, "/spec/model/source/huggingface",
-                    "importing HuggingFace weights of " + FamilyText(spec));
+    // libsonnet/models.json lists NeMo's importer per family; NVIDIA/NeMo
+    // r2.0.0rc1..v2.4.0 scripts/checkpoint_converters ship none for Nemotron.
+    diags->Error("spec.no-converter",
+                 "importing HuggingFace weights of " + FamilyText(spec) + ": no NeMo release nemoc "
+                 "accepts (24.07 to 25.07) ships a Hugging Face -> NeMo converter for it",
+                 doc.map.Locate("/spec/model/source/huggingface", /*prefer_key=*/true),
+                 "start from a .nemo checkpoint: spec.model.source.nemo");
   }
   if (source.contains("nemo") && source.contains("huggingface")) {
     diags->Error("spec.ambiguous-source", "spec.model.source: set nemo or huggingface, not both",

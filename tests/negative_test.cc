@@ -223,12 +223,17 @@ TEST_F(NegativeTest, LatestTagRefused) {
   Expect({"latest", spec, At(spec, "latest") + "spec.image.tag: \"latest\" is not valid", {}});
 }
 
-TEST_F(NegativeTest, UnimplementedStageIsRejectedNotIgnored) {
+// kBaseSpec is NeMo 24.07 (r2.0.0rc1), which ships no Nemotron NeMo -> HF
+// converter (NVIDIA/NeMo v2.0.0 adds scripts/checkpoint_converters/
+// convert_nemotron_nemo_to_hf.py): refused at stages.convert naming the release that has it.
+TEST_F(NegativeTest, ConversionOnAReleaseWithoutTheConverterIsRejectedNotIgnored) {
   std::string spec = Replace(Replace(kBaseSpec, "  targets:", "    convert: {}\n  targets:"),
                              "preset: llama2-7b", "preset: nemotron4-15b");
   Expect({"stage", spec,
-          At(spec, "convert") + "converting the nemotron family to HuggingFace is not supported yet",
+          At(spec, "convert") + "target onprem: /opt/NeMo/scripts/checkpoint_converters/convert_nemotron_nemo_to_hf.py "
+                                "is not in NeMo r2.0.0rc1 (24.07); NVIDIA/NeMo v2.0.0 is the first release that ships it",
           {}});
+  Expect({"stage-hint", spec, "use a NeMo 24.09 or newer image for stages.convert", {}});
 }
 
 TEST_F(NegativeTest, UnknownEfaInstanceType) {

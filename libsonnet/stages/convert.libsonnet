@@ -56,6 +56,11 @@ local pod = import 'stages/pod.libsonnet';
 
   llamaScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_llama_nemo_to_hf.py',
   mixtralScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_mixtral_nemo_to_hf.py',
+  // Nemotron: the config is written from the .nemo and the tokenizer taken
+  // out of it; --hf_input_path is only config.json's _name_or_path (v2.1.0
+  // :380-382, convert_hf_config/extract_nemotron_tokenizer): nothing to download.
+  nemotronScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_nemotron_nemo_to_hf.py',
+  downloads(script):: script != $.nemotronScript,
 
   // --precision strings the script maps to a dtype (anything else falls back
   // to fp32 with a warning: Llama r2.0.0rc1 :121-128, v2.4.0 :134-141;
@@ -80,7 +85,13 @@ local pod = import 'stages/pod.libsonnet';
       '--output_path=' + out,
       '--hf_model_name=' + $.hubDir(ctx),
       precision,
-    ] else [
+    ] else if script == $.nemotronScript then [
+      input,
+      '--hf_input_path=' + $.hubRepo(ctx),
+      '--hf_output_path=' + out,
+      precision,
+    ] + (if convert.gpus == 0 then ['--cpu-only'] else [])
+    else [
       input,
       '--output_path=' + out + '/pytorch_model.bin',
       // Config of the original HuggingFace model, downloaded (local path); the weights are ours.
@@ -118,6 +129,15 @@ local pod = import 'stages/pod.libsonnet';
                  + row.cpuOnly + '): a GPU would sit idle',
         hint: 'set spec.stages.convert.gpus: 0 and resources.memory for the whole model in float32 twice over '
               + '(the NeMo model and the Hugging Face model it fills)',
+      }]
+      else if row == null && std.objectHasEx(scripts, script, false) && std.objectHasEx(scripts[script], 'since', false) then [{
+        code: 'convert.arguments',
+        pointer: '/spec/stages/convert',
+        atKey: true,
+        message: script + ' is not in NeMo ' + tag + ' (' + versions.release(convert.image) + '); NVIDIA/NeMo '
+                 + scripts[script].since + ' is the first release that ships it',
+        hint: 'use a NeMo ' + [r for r in std.objectFields(versions.releases) if versions.releases[r].nemo == scripts[script].since][0]
+              + ' or newer image for stages.convert (stages.convert.image)',
       }]
       else if row == null then [{
         code: 'convert.arguments',
@@ -157,14 +177,17 @@ local pod = import 'stages/pod.libsonnet';
                                    envRefs=hf.env(ctx))
                      + { command: $.downloadArgs(ctx)[0:1], args: $.downloadArgs(ctx)[1:] };
     pod.job(ctx, $.jobName(ctx), $.component, placement, container,
-            upstream=pod.upstreamCheckpoint(ctx, convert), initContainers=[download]),
+            upstream=pod.upstreamCheckpoint(ctx, convert),
+            initContainers=if $.downloads(ctx.spec.model.converters.toHuggingface) then [download] else []),
 
   files(ctx):: k8s.file($.dir, ctx.convertBuilt),
 
   summary(ctx)::
     local convert = ctx.spec.stages.convert;
+    local script = ctx.spec.model.converters.toHuggingface;
     paths.nemoCheckpoint(ctx, convert) + ' -> HuggingFace ' + paths.huggingfaceDir(ctx)
-    + ' (' + (if ctx.spec.model.converters.toHuggingface == $.llamaScript then 'config, weights and tokenizer' else 'config and tokenizer')
-    + ' of ' + $.hubRepo(ctx) + ' downloaded to ' + $.hubDir(ctx) + ' first'
+    + ' (' + (if !$.downloads(script) then 'config and tokenizer written from the .nemo'
+              else (if script == $.llamaScript then 'config, weights and tokenizer' else 'config and tokenizer')
+                   + ' of ' + $.hubRepo(ctx) + ' downloaded to ' + $.hubDir(ctx) + ' first')
     + (if convert.gpus == 0 then '; on CPU' else '') + ')',
 }

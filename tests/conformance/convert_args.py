@@ -17,8 +17,10 @@ from the examples and test specs this test checks:
 The Mixtral converter's command line differs (field review A11: --hf_model_name, the model
 folder as --output_path, no --cpu-only because it always restores on the CPU): its Job must
 request no GPU and download no original weights (it builds the model from the config), and
-gpus: 1 is a located error at stages.convert. A family without a converter (nemotron) is
-refused there, naming the family. A converter without a row for the image's tag is a located
+gpus: 1 is a located error at stages.convert. The Nemotron converter (NeMo 24.09+) writes
+config and tokenizer from the .nemo and reads --hf_input_path only as a name (nameOnly: the
+model's Hub id, nothing downloaded); on 24.07, which lacks it, stages.convert is refused
+naming the first release that has it. A converter without a row for the image's tag is a located
 `convert.arguments` error.
 With NEMOC_NEMO_GIT=<NVIDIA/NeMo git dir> it also checks every table row
 against the script at its tag (the argument declared at the cited line).
@@ -39,6 +41,7 @@ yaml = require_yaml()
 
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 TABLE = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "converter_args.json")))["scripts"]
+MODELS = json.load(open(os.path.join(SRC, "libsonnet", "models.json")))["models"]
 RELEASES = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "versions.json")))["releases"]
 LOCAL_ONLY = ("--hf_input_path", "--input_tokenizer")
 # Arguments naming a Hugging Face model the script reads (a Hub id or a folder): nemoc passes a
@@ -58,7 +61,7 @@ def nemo_tag(image):
     return row["nemo"] if row else None
 
 
-def check_job(rel, job, errors):
+def check_job(rel, job, errors, model_repo):
     # A Job, or on a Flux-delivered Kueue target the JobSet wrapping it (C4).
     spec = job["spec"]["replicatedJobs"][0]["template"]["spec"] if job["kind"] == "JobSet" else job["spec"]
     pod = spec["template"]["spec"]
@@ -87,7 +90,12 @@ def check_job(rel, job, errors):
         name, _, value = a.partition("=")
         if name not in row["args"]:
             errors.append(f"{rel}: {script} at {tag} declares no {name} (declared: {sorted(row['args'])})")
-        if name in HUB_INPUTS:
+        if name in row.get("nameOnly", {}):
+            # Only written into the output (Nemotron's config.json _name_or_path): the Hub id.
+            if value != model_repo:
+                errors.append(f"{rel}: {name}={value}, expected the model's Hub id {model_repo} "
+                              f"({row['nameOnly'][name]})")
+        elif name in HUB_INPUTS:
             if not value.startswith("/") or not any((value + "/").startswith(m) for m in mounts):
                 errors.append(f"{rel}: {name}={value} is not a path on shared storage "
                               f"(local_files_only=True: {', '.join(row['localFilesOnly']) or 'no'})")
@@ -131,6 +139,14 @@ def check_table_upstream(errors):
     return rows
 
 
+def hub_repo(out, path):
+    """The Hugging Face repository of the model a generated Job belongs to: the project's
+    preset's, from SUMMARY.md's model row and libsonnet/models.json."""
+    summary = open(os.path.join(os.path.dirname(os.path.dirname(path)), "SUMMARY.md")).read()
+    preset = summary.split("| Model | `", 1)[1].split("`", 1)[0]
+    return MODELS[preset]["huggingface"]
+
+
 def check_other_families(errors):
     """A Mixtral conversion asking for a GPU is refused at stages.convert (the script always
     restores on the CPU, A11); a family without a converter is refused naming the family."""
@@ -139,8 +155,11 @@ def check_other_families(errors):
     cases = {
         "mixtral-gpu": (base.replace("preset: llama2-7b", "preset: mixtral-8x7b").replace("      gpus: 0\n", "", 1),
                         ["convert_mixtral_nemo_to_hf.py", "always restores the model on the CPU"]),
-        "nemotron": (base.replace("preset: llama2-7b", "preset: nemotron4-15b"),
-                     ["converting the nemotron family to HuggingFace is not supported yet"]),
+        # pipeline-variants is NeMo 24.07 (r2.0.0rc1), which has no Nemotron converter.
+        "nemotron-24.07": (base.replace("preset: llama2-7b", "preset: nemotron4-15b")
+                           .replace("huggingface: meta-llama/Llama-2-7b-hf", "nemo: models/nemotron4-15b.nemo"),
+                           ["convert_nemotron_nemo_to_hf.py is not in NeMo r2.0.0rc1 (24.07)",
+                            "v2.0.0 is the first release that ships it"]),
     }
     for name, (text, needles) in cases.items():
         if text == base or ("mixtral" in name and "gpus: 0" in text.split("convert:")[1].split("tensorrtLLM:")[0]):
@@ -169,7 +188,7 @@ def main():
                 obj = yaml.safe_load(f)
             if isinstance(obj, dict) and obj.get("kind") in ("Job", "JobSet"):
                 jobs += 1
-                check_job(os.path.relpath(path, out), obj, errors)
+                check_job(os.path.relpath(path, out), obj, errors, hub_repo(out, path))
     check_other_families(errors)
     rows = check_table_upstream(errors)
     if jobs == 0:
