@@ -178,7 +178,10 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics
                  doc.map.Locate("/spec/model/source", /*prefer_key=*/true),
                  "use mode: sft or lora to fine-tune from it, or remove it");
   }
-  if (source.contains("huggingface") && !HasConverter(spec, "fromHuggingface")) {
+  // NeMo 2 imports with llm.import_ckpt and the recipe's model (the import
+  // stage); NeMo 1 needs the family's converter script.
+  if (source.contains("huggingface") && train.value("framework", "nemo1") == "nemo1" &&
+      !HasConverter(spec, "fromHuggingface")) {
     // libsonnet/models.json lists NeMo's importer per family; NVIDIA/NeMo
     // r2.0.0rc1..v2.4.0 scripts/checkpoint_converters ship none for Nemotron.
     diags->Error("spec.no-converter",

@@ -84,20 +84,9 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, int release, co
                    "(or import HuggingFace weights with llm.import_ckpt) and give the directory");
     }
   }
-  // NeMo 2 starts fine-tuning from a NeMo 2 checkpoint directory; Hugging Face
-  // weights become one through llm.import_ckpt(model, "hf://<id>", output_path)
-  // (NVIDIA/NeMo v2.4.0 nemo/collections/llm/api.py:870), a step nemoc
-  // does not generate for framework nemo2 yet (field-review.md A17).
-  if (mode != "pretrain" && source.contains("huggingface")) {
-    diags->Error("spec.not-supported-yet",
-                 "fine-tuning from spec.model.source.huggingface with framework nemo2 is not "
-                 "supported yet",
-                 doc.map.Locate("/spec/model/source/huggingface", /*prefer_key=*/true),
-                 "import the weights once with NeMo 2's llm.import_ckpt(model, \"hf://" +
-                     source["huggingface"].get<std::string>() +
-                     "\", output_path=...) and give the directory as spec.model.source.nemo, or "
-                     "use framework: nemo1");
-  }
+  // NeMo 2 fine-tuning from model.source.huggingface: the import stage runs
+  // llm.import_ckpt into a checkpoint directory the recipe restores
+  // (libsonnet/stages/import-model.libsonnet, field-review.md A17).
 
   if (train.contains("data")) {
     const auto& data = train["data"];

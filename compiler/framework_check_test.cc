@@ -235,7 +235,8 @@ TEST(FrameworkCheckTest, PipelineSplitFollowsTheRecipesCountedLayers) {
 // A17: NeMo 2 fine-tuning from Hugging Face weights needs llm.import_ckpt,
 // which nemoc does not generate yet: a located refusal, never an internal
 // error from nemo2.libsonnet (which reads spec.model.source.nemo).
-TEST(FrameworkCheckTest, Nemo2FineTuningFromHuggingfaceIsNotSupportedYet) {
+// The import stage runs llm.import_ckpt for NeMo 2 (field review A17); no refusal.
+TEST(FrameworkCheckTest, Nemo2FineTuningFromHuggingfaceIsImported) {
   const std::string spec =
       "apiVersion: nemoc.dev/v1alpha1\n"
       "kind: Project\n"
@@ -257,9 +258,7 @@ TEST(FrameworkCheckTest, Nemo2FineTuningFromHuggingfaceIsNotSupportedYet) {
       "      data: {jsonl: {train: sft/training.jsonl}}\n"
       "  targets:\n"
       "    - {name: onprem, profile: vanilla-k8s}\n";
-  EXPECT_EQ(Lines{"spec.not-supported-yet@9:14: fine-tuning from spec.model.source.huggingface with "
-                  "framework nemo2 is not supported yet"},
-            Check(spec));
+  EXPECT_EQ(Lines{}, Check(spec));
 }
 
 TEST(FrameworkCheckTest, Nemo2PretrainingOnPreparedDataTakesTheModelsTokenizer) {

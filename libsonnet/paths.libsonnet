@@ -37,6 +37,8 @@
   // where the import stage writes model.source.huggingface.
   importDir(ctx):: $.resultsDir(ctx) + '/import',
   importedNemo(ctx):: $.importDir(ctx) + '/model.nemo',
+  // NeMo 2's llm.import_ckpt writes a checkpoint directory.
+  importedNemo2(ctx):: $.importDir(ctx) + '/nemo2',
   sourceNemo(ctx)::
     local source = ctx.spec.model.source;
     if std.objectHasEx(source, 'nemo', false) then $.resultsFile(ctx, source.nemo) else $.importedNemo(ctx),

@@ -356,20 +356,21 @@ TEST_F(NegativeTest, FineTuningWithoutSource) {
   Expect({"sft", spec, At(spec, "sft") + "mode sft fine-tunes existing weights", {}});
 }
 
-// A17: framework nemo2 fine-tuning from Hugging Face weights is refused at
-// the source (nemoc does not generate NeMo 2's llm.import_ckpt yet); before
-// the fix nemo2.libsonnet failed with "field does not exist: nemo".
-TEST_F(NegativeTest, Nemo2FineTuningFromHuggingfaceIsLocated) {
+// A17: framework nemo2 fine-tuning from Hugging Face weights. Before: a crash
+// (nemo2.libsonnet "field does not exist: nemo"), then a refusal; now the
+// import stage runs llm.import_ckpt and the recipe restores its directory
+// (conformance.nemo2_import checks the two against each other).
+TEST_F(NegativeTest, Nemo2FineTuningFromHuggingfaceIsImported) {
   std::string spec = Replace(kBaseSpec, "tag: \"24.07\"", "tag: \"25.07\"");
   spec = Replace(spec, "preset: llama2-7b", "preset: llama3-8b");
   spec = Replace(spec, "source: {hfTokenSecret: hf-token}",
                  "source: {huggingface: meta-llama/Meta-Llama-3-8B, hfTokenSecret: hf-token}");
   spec = Replace(spec, "mode: pretrain", "mode: lora\n      framework: nemo2");
   spec = Replace(spec, "data: {mock: true}", "data: {jsonl: {train: sft/training.jsonl}}");
-  Expect({"nemo2-hf", spec,
-          At(spec, "huggingface: meta") +
-              "fine-tuning from spec.model.source.huggingface with framework nemo2 is not supported yet",
-          {}});
+  RunResult r = RunNemoc({"build", "--out", out(), scratch_.Write("nemo2-hf.yaml", spec)});
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  const std::string kustomization = ReadFile(out() + "/neg/onprem/25-import-model/kustomization.yaml");
+  EXPECT_NE(std::string::npos, kustomization.find("job-neg-import-model-")) << kustomization;
 }
 
 // A18: FP8 needs compute capability 8.9 (Ada, Hopper, Blackwell); A100 is 8.0

@@ -213,7 +213,10 @@ local versions = import 'nemo/versions.libsonnet';
       } + (
         if train.mode != 'pretrain' then {
           restore_config: $.call('run.Config', [$.name('nl.RestoreConfig')], {
-            path: paths.resultsFile(ctx, source.nemo),
+            // The spec's NeMo 2 checkpoint directory, or where the import
+            // stage's llm.import_ckpt writes model.source.huggingface.
+            path: if std.objectHasEx(source, 'nemo', false) then paths.resultsFile(ctx, source.nemo)
+                  else paths.importedNemo2(ctx),
           }),
         } else {}
       ))),

@@ -47,14 +47,35 @@ local versions = import 'nemo/versions.libsonnet';
   // downloads the repository to shared storage first and the script gets the
   // folder. The Llama importer takes the Hub id (from_pretrained downloads).
   mixtralScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_mixtral_hf_to_nemo.py',
-  needsFolder(ctx):: ctx.spec.model.converters.fromHuggingface == $.mixtralScript,
+  needsFolder(ctx):: !$.nemo2(ctx) && ctx.spec.model.converters.fromHuggingface == $.mixtralScript,
   hubDir(ctx):: paths.hubSnapshotDir(ctx, ctx.spec.model.source.huggingface),
   downloadPatterns:: ['config.json', 'generation_config.json', '*.safetensors', 'model.safetensors.index.json',
                       'tokenizer*', 'special_tokens_map.json'],
 
+  // NeMo 2: llm.import_ckpt(model, "hf://<repo>", output_path, overwrite)
+  // (NVIDIA/NeMo nemo/collections/llm/api.py v2.1.0:531-536, v2.4.0:870) with
+  // the model the recipe module builds (its model() factory, a run.Config:
+  // fiddle builds it). output_path must be a Path: the connector derives its
+  // lock file with Path.with_suffix (nemo/lightning/io/connector.py v2.1.0:84-86).
+  // overwrite=True: a retried Job replaces a half-written directory instead of
+  // keeping it (an existing output is otherwise kept as is, :95-99).
+  nemo2Program:: |||
+    import sys
+    from importlib import import_module
+    from pathlib import Path
+    import fiddle as fdl
+    from nemo.collections import llm
+    recipe, repo, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    model = fdl.build(import_module("nemo.collections.llm.recipes." + recipe).model())
+    llm.import_ckpt(model=model, source="hf://" + repo, output_path=out, overwrite=True)
+  |||,
+  nemo2(ctx):: ctx.spec.stages.train.framework == 'nemo2',
+
   args(ctx)::
     local model = ctx.spec.model;
-    [
+    if $.nemo2(ctx) then
+      ['python3', '-c', $.nemo2Program, model.nemo2.recipe, model.source.huggingface, paths.importedNemo2(ctx)]
+    else [
       'python3',
       model.converters.fromHuggingface,
       '--input_name_or_path=' + (if $.needsFolder(ctx) then $.hubDir(ctx) else model.source.huggingface),
@@ -77,5 +98,7 @@ local versions = import 'nemo/versions.libsonnet';
     ];
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, initContainers=inits)),
 
-  summary(ctx):: 'HuggingFace ' + ctx.spec.model.source.huggingface + ' -> ' + paths.importedNemo(ctx),
+  summary(ctx)::
+    'HuggingFace ' + ctx.spec.model.source.huggingface + ' -> '
+    + (if $.nemo2(ctx) then paths.importedNemo2(ctx) + ' (NeMo 2 llm.import_ckpt)' else paths.importedNemo(ctx)),
 }
