@@ -275,9 +275,7 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
                    "remove checkpoint.enabled: false or set spec.stages." + readers[0] + ".checkpoint");
     }
   }
-  if (stages.contains("mergeLora") &&
-      !(train && stages["train"]["mode"] == "lora" && stages["train"].value("framework", "nemo1") == "nemo1" &&
-        !readers.empty())) {
+  if (stages.contains("mergeLora") && !ImpliesLoraMerge(stages)) {
     diags->Warning("spec.unused-stage",
                    "spec.stages.mergeLora has nothing to merge: it runs after a NeMo 1 LoRA train stage "
                    "whose checkpoint evaluate or convert reads",
@@ -490,6 +488,16 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
                        Str(architecture["maxPositionEmbeddings"].get<int64_t>()),
                    doc.map.Locate(base + "/seqLength"));
   }
+}
+
+bool ImpliesLoraMerge(const nlohmann::json& stages) {
+  if (!stages.contains("train")) return false;
+  const auto& train = stages["train"];
+  auto reads_training = [&](const char* stage) {
+    return stages.contains(stage) && !stages[stage].contains("checkpoint");
+  };
+  return train.value("mode", "") == "lora" && train.value("framework", "nemo1") == "nemo1" &&
+         (reads_training("evaluate") || reads_training("convert"));
 }
 
 bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostics* diags) {

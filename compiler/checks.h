@@ -24,6 +24,12 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
                           const nlohmann::json& architecture, Diagnostics* diags,
                           int counted_layers = 0);
 
+/// Whether the pipeline merges a LoRA adapter (the implied 35-merge-lora
+/// stage, libsonnet/stages/merge-lora.libsonnet enabled()): a NeMo 1 LoRA
+/// train stage whose checkpoint evaluate or convert reads (no `checkpoint`
+/// of their own). `stages` is the normalized spec.stages.
+bool ImpliesLoraMerge(const nlohmann::json& stages);
+
 }  // namespace nemoc
 
 #endif  // NEMOC_CHECKS_H_

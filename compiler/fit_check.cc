@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "checks.h"
 #include "normalizer.h"
 
 namespace nemoc {
@@ -180,13 +181,7 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
   // merge.py, trainer.devices=1) restores the whole base model on one GPU unless
   // mergeLora.gpus is 0 (trainer.accelerator=cpu). It is implied by a NeMo 1
   // LoRA run that evaluate or convert reads (libsonnet/stages/merge-lora.libsonnet).
-  auto reads_training = [&](const char* stage) {
-    return stages.contains(stage) && !stages[stage].contains("checkpoint");
-  };
-  const bool merges = stages.contains("train") && stages["train"].value("mode", "") == "lora" &&
-                      stages["train"].value("framework", "nemo1") == "nemo1" &&
-                      (reads_training("evaluate") || reads_training("convert"));
-  if (merges && (!stages.contains("mergeLora") || stages["mergeLora"].value("gpus", 1) > 0)) {
+  if (ImpliesLoraMerge(stages) && (!stages.contains("mergeLora") || stages["mergeLora"].value("gpus", 1) > 0)) {
     const std::string hint = "set spec.stages.mergeLora: {gpus: 0, resources: {memory: ...}} (the merge on "
                              "CPU) with memory of at least four times " + Fixed(bf16_gb) + " GB";
     if (stages.contains("mergeLora")) {

@@ -35,7 +35,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import build, build_all, require_yaml  # noqa: E402
+from nemoc_specs import build, build_all, nemo_tag, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 
@@ -52,15 +52,6 @@ HUB_INPUTS = LOCAL_ONLY + ("--hf_model_name",)
 FROM_CONFIG = ("/opt/NeMo/scripts/checkpoint_converters/convert_mixtral_nemo_to_hf.py",)
 
 
-def nemo_tag(image):
-    """NeMo git tag of an NGC nemo image 'nvcr.io/nvidia/nemo:25.02' (None if unknown)."""
-    repo, _, tag = image.rpartition(":")
-    if repo.rsplit("/", 1)[-1] != "nemo":
-        return None
-    row = RELEASES.get(tag[:5])
-    return row["nemo"] if row else None
-
-
 def check_job(rel, job, errors, model_repo):
     # A Job, or on a Flux-delivered Kueue target the JobSet wrapping it (C4).
     spec = job["spec"]["replicatedJobs"][0]["template"]["spec"] if job["kind"] == "JobSet" else job["spec"]
@@ -72,7 +63,7 @@ def check_job(rel, job, errors, model_repo):
         errors.append(f"{rel}: no converter script in {argv}")
         return
     script = scripts[0]
-    tag = nemo_tag(main["image"])
+    tag = nemo_tag(main["image"], RELEASES)
     row = TABLE.get(script, {}).get("tags", {}).get(tag)
     if row is None:
         errors.append(f"{rel}: no argument table for {script} at NeMo {tag} (image {main['image']})")

@@ -37,7 +37,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import build, build_all, missing, require_yaml  # noqa: E402
+from nemoc_specs import build, build_all, missing, nemo_tag, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 try:
@@ -49,12 +49,6 @@ except ImportError:  # python3-omegaconf
 NEMOC, SRC = sys.argv[1], sys.argv[2]
 TABLE = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "merge_lora.json")))
 RELEASES = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "versions.json")))["releases"]
-
-
-def nemo_tag(image):
-    repo, _, tag = image.rpartition(":")
-    row = RELEASES.get(tag[:5]) if repo.rsplit("/", 1)[-1] == "nemo" else None
-    return row["nemo"] if row else None
 
 
 def pod_of(obj):
@@ -111,7 +105,7 @@ def check_target(target, errors):
         errors.append(f"{where}: does not run {TABLE['script']}: {argv}")
         return 1
     overrides = argv[argv.index(TABLE["script"]) + 1:]
-    tag = nemo_tag(main["image"])
+    tag = nemo_tag(main["image"], RELEASES)
     row = TABLE["tags"].get(tag)
     if row is None:
         errors.append(f"{where}: no merge conf for NeMo {tag} ({main['image']})")

@@ -14,6 +14,7 @@ and calls `yaml = require_yaml()` before using yaml.
   containers(doc)   every container-like mapping under a document (`resources` or
                     `resourcesPerNode`: containers, init containers, a TrainJob's spec.trainer).
   mappings(doc)     every mapping under a document, the document itself first.
+  nemo_tag(image, releases)  NVIDIA/NeMo tag of an NGC nemo image (libsonnet/nemo/versions.json).
 """
 import glob
 import os
@@ -90,3 +91,13 @@ def containers(node):
 def resources_of(container):
     """A container's `resources`, else a TrainJob trainer's `resourcesPerNode`, else {}."""
     return container.get("resources") or container.get("resourcesPerNode") or {}
+
+
+def nemo_tag(image, releases):
+    """NeMo git tag of an NGC nemo image 'nvcr.io/nvidia/nemo:25.02' (None if unknown), from
+    libsonnet/nemo/versions.json's releases table."""
+    repo, _, tag = image.rpartition(":")
+    if repo.rsplit("/", 1)[-1] != "nemo":
+        return None
+    row = releases.get(tag[:5])
+    return row["nemo"] if row else None
