@@ -1,5 +1,6 @@
 #include "checks.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -12,15 +13,13 @@ namespace nemoc {
 
 namespace {
 
-constexpr const char kTrain[] = "/spec/stages/train";
-
 std::string Str(int64_t v) { return std::to_string(v); }
 
 // Profiles, runtimes and stages that exist in the spec format but whose
 // generators have not landed yet: refused loudly, never ignored.
 const std::set<std::string> kBuiltinProfiles = {"vanilla-k8s", "eks-efa", "gke-a4"};
-const std::set<std::string> kImplementedStages = {"ncclTest", "dataPrep", "train", "mergeLora", "evaluate",
-                                                   "convert", "tensorrtLLM", "serve"};
+const std::set<std::string> kImplementedStages = {"ncclTest", "dataPrep", "pretrain", "train", "mergeLora",
+                                                   "evaluate", "convert", "tensorrtLLM", "serve"};
 
 // Points at the key for a whole section ("evaluate:"), at the value for a
 // choice ("profile: eks-efa").
@@ -160,27 +159,82 @@ std::string FamilyText(const nlohmann::json& spec) {
   return family.empty() ? std::string("a model without a preset") : "the " + family + " family";
 }
 
-void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
-  const auto& train = spec["stages"]["train"];
+// The training chain (libsonnet/stages/chain.libsonnet): spec.stages.pretrain
+// runs pretraining and saves a .nemo at its end; spec.stages.train restores
+// it. NeMo 1 only: megatron_gpt_pretraining.py restores a .nemo
+// (model.restore_from_path, NVIDIA/NeMo r2.0.0rc1..v2.4.0
+// examples/nlp/language_modeling/megatron_gpt_pretraining.py:44-55) and the
+// SFT script restores any .nemo; a NeMo 2 recipe would need the pretraining's
+// checkpoint directory, which nemoc does not name yet.
+void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+  const auto& stages = spec["stages"];
+  if (!stages.contains("pretrain")) return;
+  const auto& pretrain = stages["pretrain"];
+  if (pretrain["mode"] != "pretrain") {
+    diags->Error("spec.chain-mode",
+                 "spec.stages.pretrain runs pretraining, but its mode is " + pretrain["mode"].get<std::string>(),
+                 doc.map.Locate("/spec/stages/pretrain/mode"),
+                 "set mode: pretrain here and fine-tune in spec.stages.train");
+  }
+  if (!stages.contains("train")) {
+    diags->Error("spec.missing-stage",
+                 "spec.stages.pretrain is the first stage of a training chain and hands its checkpoint to "
+                 "spec.stages.train, which is missing",
+                 doc.map.Locate("/spec/stages/pretrain", /*prefer_key=*/true),
+                 "rename it to train for a lone pretraining, or add spec.stages.train");
+    return;
+  }
+  for (const char* key : {"pretrain", "train"}) {
+    if (stages[key].value("framework", "nemo1") != "nemo2") continue;
+    const std::string pointer = std::string("/spec/stages/") + key + "/framework";
+    diags->Error("spec.not-supported-yet",
+                 std::string("a training chain with framework nemo2 (spec.stages.") + key +
+                     ") is not supported yet: the next stage would restore a NeMo 2 checkpoint "
+                     "directory nemoc does not name",
+                 doc.map.Locate(doc.map.Has(pointer) ? pointer : std::string("/spec/stages/") + key,
+                                /*prefer_key=*/!doc.map.Has(pointer)),
+                 "use framework: nemo1 for both stages (NeMo 24.07 to 25.07 images)");
+  }
+  if (!pretrain["checkpoint"].value("enabled", true)) {
+    diags->Error("spec.missing-source",
+                 "spec.stages.train restores the .nemo spec.stages.pretrain saves at the end, but "
+                 "its checkpointing is off",
+                 doc.map.Locate("/spec/stages/pretrain/checkpoint/enabled"),
+                 "remove checkpoint.enabled: false from spec.stages.pretrain");
+  }
+}
+
+void CheckTrainMode(const Document& doc, const nlohmann::json& spec, const std::string& key,
+                    Diagnostics* diags) {
+  const auto& train = spec["stages"][key];
   const std::string mode = train["mode"].get<std::string>();
-  const std::string base = kTrain;
+  const std::string base = "/spec/stages/" + key;
+  const std::string dotted = "spec.stages." + key;
   const bool fine_tuning = mode == "sft" || mode == "lora";
   const auto& source = spec["model"].value("source", nlohmann::json::object());
-  if (fine_tuning && !source.contains("nemo") && !source.contains("huggingface")) {
+  // spec.model.source feeds the chain's first stage; the next restores its predecessor.
+  const bool first = key != "train" || !spec["stages"].contains("pretrain");
+  const bool has_source = source.contains("nemo") || source.contains("huggingface");
+  if (first && fine_tuning && !has_source) {
     diags->Error("spec.missing-source",
                  "mode " + mode + " fine-tunes existing weights: set spec.model.source.nemo "
                  "(a .nemo checkpoint) or spec.model.source.huggingface",
-                 doc.map.Locate(base + "/mode"));
+                 doc.map.Locate(base + "/mode"),
+                 key == "train" ? "or pretrain first: add spec.stages.pretrain" : "");
   }
-  if (!fine_tuning && (source.contains("nemo") || source.contains("huggingface"))) {
+  if (first && !fine_tuning && has_source && train.value("framework", "nemo1") == "nemo2") {
+    // NeMo 1 continues pretraining from model.restore_from_path
+    // (libsonnet/nemo/hydra.libsonnet); nemoc's NeMo 2 recipe module starts
+    // pretraining from random weights.
     diags->Error("spec.unused-source",
-                 "mode pretrain starts from random weights, but spec.model.source is set",
+                 "framework nemo2 pretraining starts from random weights, but spec.model.source is set",
                  doc.map.Locate("/spec/model/source", /*prefer_key=*/true),
-                 "use mode: sft or lora to fine-tune from it, or remove it");
+                 "continue pretraining with framework: nemo1 (NeMo 24.07 to 25.07 images), fine-tune "
+                 "with mode: sft or lora, or remove spec.model.source");
   }
   // NeMo 2 imports with llm.import_ckpt and the recipe's model (the import
   // stage); NeMo 1 needs the family's converter script.
-  if (source.contains("huggingface") && train.value("framework", "nemo1") == "nemo1" &&
+  if (first && source.contains("huggingface") && train.value("framework", "nemo1") == "nemo1" &&
       !HasConverter(spec, "fromHuggingface")) {
     // libsonnet/models.json lists NeMo's importer per family; NVIDIA/NeMo
     // r2.0.0rc1..v2.4.0 scripts/checkpoint_converters ship none for Nemotron.
@@ -190,18 +244,18 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics
                  doc.map.Locate("/spec/model/source/huggingface", /*prefer_key=*/true),
                  "start from a .nemo checkpoint: spec.model.source.nemo");
   }
-  if (source.contains("nemo") && source.contains("huggingface")) {
+  if (first && source.contains("nemo") && source.contains("huggingface")) {
     diags->Error("spec.ambiguous-source", "spec.model.source: set nemo or huggingface, not both",
                  doc.map.Locate("/spec/model/source", /*prefer_key=*/true));
   }
   if (train.contains("peft") && mode != "lora") {
     diags->Error("spec.peft-without-lora",
-                 "spec.stages.train.peft is set but mode is " + mode,
+                 dotted + ".peft is set but mode is " + mode,
                  doc.map.Locate(base + "/peft", /*prefer_key=*/true), "set mode: lora");
   }
   if (!train.contains("data")) {
     diags->Error("spec.missing-field",
-                 "spec.stages.train: missing required field 'data'",
+                 dotted + ": missing required field 'data'",
                  doc.map.Locate(base, /*prefer_key=*/true),
                  fine_tuning ? "fine-tuning reads JSONL: data: {jsonl: {train: squad/train.jsonl}}"
                              : "set data: {mock: true}, {prefixes: [...]} or {fromDataPrep: true}");
@@ -209,7 +263,7 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics
     const auto& data = train["data"];
     if (fine_tuning && !data.contains("jsonl")) {
       diags->Error("spec.wrong-data",
-                   "mode " + mode + " reads JSONL records: set spec.stages.train.data.jsonl",
+                   "mode " + mode + " reads JSONL records: set " + dotted + ".data.jsonl",
                    doc.map.Locate(base + "/data", /*prefer_key=*/true));
     }
     if (!fine_tuning && data.contains("jsonl")) {
@@ -221,7 +275,7 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, Diagnostics
     }
     if (data.contains("fromDataPrep") && !spec["stages"].contains("dataPrep")) {
       diags->Error("spec.missing-stage",
-                   "spec.stages.train.data.fromDataPrep needs a dataPrep stage",
+                   dotted + ".data.fromDataPrep needs a dataPrep stage",
                    doc.map.Locate(base + "/data/fromDataPrep", /*prefer_key=*/true));
     }
   }
@@ -286,10 +340,14 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
                  "spec.stages.ncclTest tests the training nodes and fabric: it needs a train stage",
                  at("ncclTest"));
   }
-  if (stages.contains("dataPrep") && train && !stages["train"].value("data", nlohmann::json::object()).contains("fromDataPrep")) {
+  const std::vector<std::string> training = TrainingStages(stages);
+  const bool prepared_read = std::any_of(training.begin(), training.end(), [&](const std::string& key) {
+    return stages[key].value("data", nlohmann::json::object()).contains("fromDataPrep");
+  });
+  if (stages.contains("dataPrep") && !training.empty() && !prepared_read) {
     diags->Warning("spec.unused-stage",
                    "spec.stages.dataPrep writes a dataset that training does not read",
-                   at("dataPrep"), "set spec.stages.train.data: {fromDataPrep: true}");
+                   at("dataPrep"), "set spec.stages." + training.front() + ".data: {fromDataPrep: true}");
   }
   if (stages.contains("evaluate")) {
     const auto& evaluate = stages["evaluate"];
@@ -370,8 +428,8 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
 
 void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
                           const nlohmann::json& architecture, Diagnostics* diags,
-                          int counted_layers) {
-  const std::string base = kTrain;
+                          int counted_layers, const std::string& key) {
+  const std::string base = "/spec/stages/" + key;
   const std::string par = base + "/parallelism";
   const TrainSizes s = ComputeTrainSizes(train);
   const std::string world = "the world size " + Str(s.world_size) + " (" + Str(s.nodes) +
@@ -538,11 +596,12 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
   }
   CheckTargets(doc, spec, diags);
   CheckPipeline(doc, spec, diags);
-  if (spec["stages"].contains("train")) {
-    CheckTrainMode(doc, spec, diags);
-    CheckTrainFramework(doc, spec, diags);
-    CheckTrainArithmetic(doc, spec["stages"]["train"], spec["model"]["architecture"], diags,
-                         RecipeCountedSplitLayers(spec));
+  CheckTrainingChain(doc, spec, diags);
+  for (const std::string& key : TrainingStages(spec["stages"])) {
+    CheckTrainMode(doc, spec, key, diags);
+    CheckTrainFramework(doc, spec, key, diags);
+    CheckTrainArithmetic(doc, spec["stages"][key], spec["model"]["architecture"], diags,
+                         RecipeCountedSplitLayers(spec, key), key);
   }
   return diags->error_count() == errors_before;
 }

@@ -20,9 +20,10 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized,
 /// groups versus tensor/pipeline parallelism, context and expert parallelism.
 /// counted_layers: layers the NeMo 2 recipe adds to the pipeline split
 /// (RecipeCountedSplitLayers); a split Megatron accepts either way passes.
+/// key: the training stage (spec.stages.<key>) the errors point into.
 void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
                           const nlohmann::json& architecture, Diagnostics* diags,
-                          int counted_layers = 0);
+                          int counted_layers = 0, const std::string& key = "train");
 
 /// Whether the pipeline merges a LoRA adapter (the implied 35-merge-lora
 /// stage, libsonnet/stages/merge-lora.libsonnet enabled()): a NeMo 1 LoRA

@@ -1,5 +1,6 @@
 #include "checks.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -833,18 +834,26 @@ TEST(ChecksTestSpec, SftWithoutModelSource) {
   Checked c = RunCheckSpec(Replace(FineTuning("sft"), "    source: {nemo: m/x.nemo}\n", ""));
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(Lines{"error spec.missing-source@15:13: mode sft fine-tunes existing weights: set "
-                  "spec.model.source.nemo (a .nemo checkpoint) or spec.model.source.huggingface"},
+                  "spec.model.source.nemo (a .nemo checkpoint) or spec.model.source.huggingface | "
+                  "or pretrain first: add spec.stages.pretrain"},
             c.lines);
 }
 
+// NeMo 1 continues pretraining from spec.model.source (megatron_gpt_pretraining.py
+// model.restore_from_path); nemoc's NeMo 2 recipe module starts from random weights.
 TEST(ChecksTestSpec, PretrainWithSource) {
-  Checked c = RunCheckSpec(
-      Replace(kBase, "    preset: llama2-7b\n", "    preset: llama2-7b\n    source: {nemo: m/x.nemo}\n"));
+  const std::string spec =
+      Replace(kBase, "    preset: llama2-7b\n", "    preset: llama2-7b\n    source: {nemo: m/x.nemo}\n");
+  Checked c = RunCheckSpec(spec);
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(Lines{}, c.lines);
+  c = RunCheckSpec(Replace(spec, "mode: pretrain\n", "mode: pretrain\n      framework: nemo2\n"));
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ(Lines{"error spec.unused-source@10:5: mode pretrain starts from random weights, but "
-                  "spec.model.source is set | use mode: sft or lora to fine-tune from it, or "
-                  "remove it"},
-            c.lines);
+  const std::string expected =
+      "error spec.unused-source@10:5: framework nemo2 pretraining starts from random weights, but "
+      "spec.model.source is set | continue pretraining with framework: nemo1 (NeMo 24.07 to 25.07 images), "
+      "fine-tune with mode: sft or lora, or remove spec.model.source";
+  EXPECT_NE(c.lines.end(), std::find(c.lines.begin(), c.lines.end(), expected)) << ::testing::PrintToString(c.lines);
 }
 
 TEST(ChecksTestSpec, HuggingfaceSourceNeedsAConverter) {

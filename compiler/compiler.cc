@@ -10,6 +10,7 @@
 #include "eval_watchdog.h"
 #include "framework_check.h"
 #include "jsonnet_expander.h"
+#include "normalizer.h"
 #include "output_verifier.h"
 #include "plan.h"
 #include "secret_scanner.h"
@@ -391,7 +392,10 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
       const auto& train = spec["stages"]["train"];
       const auto& architecture = spec["model"]["architecture"];
       const size_t errors_before = diags->error_count();
-      CheckFit(doc, train, architecture, name, accelerator, capacity, diags);
+      // Every stage of a training chain must fit; SUMMARY shows the last's estimate.
+      for (const std::string& key : TrainingStages(spec["stages"])) {
+        CheckFit(doc, spec["stages"][key], architecture, name, accelerator, capacity, diags, key);
+      }
       if (diags->error_count() > errors_before) {
         ok = false;
         continue;

@@ -128,12 +128,14 @@ std::string DescribeFit(const MemoryEstimate& e, double capacity_gb) {
 
 void CheckFit(const Document& doc, const nlohmann::json& train,
               const nlohmann::json& architecture, const std::string& target_name,
-              const std::string& accelerator, double capacity_gb, Diagnostics* diags) {
+              const std::string& accelerator, double capacity_gb, Diagnostics* diags,
+              const std::string& key) {
   const TrainSizes s = ComputeTrainSizes(train);
   if (s.data_parallel == 0 || !architecture.contains("hiddenSize")) return;  // reported elsewhere
   const MemoryEstimate e = EstimateMemory(train, architecture);
-  const Location where = doc.map.Locate("/spec/stages/train/parallelism", /*prefer_key=*/true);
-  const std::string text = "target " + target_name + ": estimated memory per GPU " +
+  const Location where = doc.map.Locate("/spec/stages/" + key + "/parallelism", /*prefer_key=*/true);
+  const std::string text = "target " + target_name + ": " + (key == "train" ? "" : "spec.stages." + key + ": ") +
+                           "estimated memory per GPU " +
                            DescribeFit(e, capacity_gb) + " on " + accelerator;
   const std::string hint =
       "raise tensor or pipeline parallelism, lower the micro batch, or use GPUs with more memory";

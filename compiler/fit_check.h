@@ -45,10 +45,12 @@ struct MemoryEstimate {
 MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json& architecture);
 
 /// Error when the estimate exceeds `capacity_gb`, warning above 90 %.
-/// Located at spec.stages.train.parallelism; names the target.
+/// Located at spec.stages.<key>.parallelism (key: the training stage,
+/// "pretrain" or "train"); names the target.
 void CheckFit(const Document& doc, const nlohmann::json& train,
               const nlohmann::json& architecture, const std::string& target_name,
-              const std::string& accelerator, double capacity_gb, Diagnostics* diags);
+              const std::string& accelerator, double capacity_gb, Diagnostics* diags,
+              const std::string& key = "train");
 
 /// Field review A12: the stages that load the trained model whole -- evaluate
 /// (tensorParallel x pipelineParallel GPUs), the LoRA merge (one GPU unless

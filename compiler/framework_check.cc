@@ -4,11 +4,11 @@
 #include <set>
 #include <utility>
 
+#include "normalizer.h"
+
 namespace nemoc {
 
 namespace {
-
-constexpr const char kTrain[] = "/spec/stages/train";
 
 std::string Release(int release) {
   const int month = release % 100;
@@ -22,14 +22,14 @@ int ParseRelease(const std::string& since) {
 }
 
 // The pointer of the image tag the stage uses: its own image, else spec.image.
-std::string ImageTagPointer(const Document& doc) {
-  const std::string own = std::string(kTrain) + "/image/tag";
+std::string ImageTagPointer(const Document& doc, const std::string& key) {
+  const std::string own = "/spec/stages/" + key + "/image/tag";
   return doc.map.Has(own) ? own : std::string("/spec/image/tag");
 }
 
 // Points at framework when the user wrote it, else at what else decides.
-std::string FrameworkOr(const Document& doc, const std::string& fallback) {
-  const std::string framework = std::string(kTrain) + "/framework";
+std::string FrameworkOr(const Document& doc, const std::string& key, const std::string& fallback) {
+  const std::string framework = "/spec/stages/" + key + "/framework";
   return doc.map.Has(framework) ? framework : fallback;
 }
 
@@ -43,12 +43,12 @@ std::string Dirname(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
-void CheckNemo2(const Document& doc, const nlohmann::json& spec, int release, const std::string& tag,
-                Diagnostics* diags) {
-  const auto& train = spec["stages"]["train"];
+void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::string& key, int release,
+                const std::string& tag, Diagnostics* diags) {
+  const auto& train = spec["stages"][key];
   const auto& model = spec["model"];
   const std::string mode = train["mode"].get<std::string>();
-  const std::string base = kTrain;
+  const std::string base = "/spec/stages/" + key;
 
   if (!model.contains("nemo2")) {
     const bool preset = model.contains("preset");
@@ -67,7 +67,7 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, int release, co
                    "NeMo 2 recipe " + model["nemo2"]["recipe"].get<std::string>() +
                        " needs a NeMo " + Release(since) + " or later container; image tag " + tag +
                        " is NeMo " + Release(release),
-                   doc.map.Locate(ImageTagPointer(doc)),
+                   doc.map.Locate(ImageTagPointer(doc, key)),
                    "use a newer image, or framework: nemo1");
     }
   }
@@ -168,8 +168,8 @@ int NemoRelease(const std::string& repository, const std::string& tag) {
   return 0;
 }
 
-int RecipeCountedSplitLayers(const nlohmann::json& spec) {
-  const auto& train = spec["stages"]["train"];
+int RecipeCountedSplitLayers(const nlohmann::json& spec, const std::string& key) {
+  const auto& train = spec["stages"][key];
   const auto& model = spec["model"];
   if (train.value("framework", "nemo1") != "nemo2" || train.value("mode", "") != "pretrain" ||
       !model.contains("nemo2") || !model["nemo2"].contains("accountForEmbeddingAndLossSince")) {
@@ -214,10 +214,11 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   constexpr int kFp8ComputeCapability = 89;
   const int cc = ComputeCapability(gpu);
   if (cc > 0 && cc < kFp8ComputeCapability) {
-    if (stages.contains("train") && stages["train"].value("precision", "") == "fp8") {
+    for (const std::string& key : TrainingStages(stages)) {
+      if (stages[key].value("precision", "") != "fp8") continue;
       diags->Error("target.fp8", target + "fp8 precision needs compute capability 8.9 or higher; " +
                                      gpu_name + " has no FP8",
-                   doc.map.Locate("/spec/stages/train/precision"),
+                   doc.map.Locate("/spec/stages/" + key + "/precision"),
                    "use precision: bf16 on this target, or a target with Hopper or Blackwell GPUs");
     }
     if (stages.contains("tensorrtLLM") && stages["tensorrtLLM"].value("quantization", "") == "fp8") {
@@ -233,7 +234,7 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   std::set<std::string> reported;
   if (minimum.contains("nemo")) {
     const int since = ParseRelease(minimum["nemo"].get<std::string>());
-    for (const char* name : {"ncclTest", "train", "evaluate", "convert"}) {
+    for (const char* name : {"ncclTest", "pretrain", "train", "evaluate", "convert"}) {
       if (!stages.contains(name) || !stages[name].contains("image")) continue;
       const auto& image = stages[name]["image"];
       const std::string tag = image.value("tag", "");
@@ -273,14 +274,15 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   }
 }
 
-void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
-  const auto& train = spec["stages"]["train"];
+void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const std::string& key,
+                         Diagnostics* diags) {
+  const auto& train = spec["stages"][key];
   const std::string framework = train.value("framework", "nemo1");
   const auto& image = train["image"];
   const std::string tag = image.value("tag", "");
   const int release = NemoRelease(image.value("repository", ""), tag);
   if (framework == "nemo2") {
-    CheckNemo2(doc, spec, release, tag, diags);
+    CheckNemo2(doc, spec, key, release, tag, diags);
   } else if (release > 0 && release < kFirstNemo1Llama31Release &&
              spec["model"].value("preset", "").rfind("llama3.1-", 0) == 0) {
     // Llama 3.1 needs its RoPE frequency scaling: NeMo 1 reads
@@ -291,7 +293,7 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagno
                  "Llama 3.1 needs RoPE scaling (model.scale_positional_embedding), which NeMo 1 reads "
                  "from NeMo " + Release(kFirstNemo1Llama31Release) + " on; image tag " + tag + " is NeMo " +
                      Release(release),
-                 doc.map.Locate(ImageTagPointer(doc)),
+                 doc.map.Locate(ImageTagPointer(doc, key)),
                  "use a NeMo " + Release(kFirstNemo1Llama31Release) +
                      " or later image (25.02 or later on Blackwell GPUs)");
   } else if (release > kLastNemo1Release) {
@@ -299,8 +301,8 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagno
                  "framework nemo1 runs NeMo 1 Hydra scripts (megatron_gpt_*.py), which NeMo " +
                      Release(kLastNemo1Release) + " is the last container to ship; image tag " + tag +
                      " is NeMo " + Release(release),
-                 doc.map.Locate(FrameworkOr(doc, ImageTagPointer(doc))),
-                 "set spec.stages.train.framework: nemo2, or use a NeMo " +
+                 doc.map.Locate(FrameworkOr(doc, key, ImageTagPointer(doc, key))),
+                 "set spec.stages." + key + ".framework: nemo2, or use a NeMo " +
                      Release(kLastNemo1Release) + " or older image");
   }
 
@@ -315,7 +317,7 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagno
     diags->Error("spec.framework-data",
                  "framework nemo1 " + mode + " needs validation data: NeMo's SFT model builds "
                  "model.data.validation_ds on every run and reads its JSONL files",
-                 doc.map.Locate(std::string(kTrain) + "/data/jsonl", /*prefer_key=*/true),
+                 doc.map.Locate("/spec/stages/" + key + "/data/jsonl", /*prefer_key=*/true),
                  "add data.jsonl.validation (a JSONL file in the training file's format, relative "
                  "to the data mount)");
   }

@@ -33,7 +33,7 @@ constexpr int kFirstNemo1Llama31Release = 2409;
 /// NeMo 25.02, models.json accountForEmbeddingAndLossSince), else 0. The
 /// generated recipe keeps them only when Megatron accepts layers + 2 with the
 /// spec's PP and VPP (libsonnet/nemo/nemo2.libsonnet pipelineSplit).
-int RecipeCountedSplitLayers(const nlohmann::json& spec);
+int RecipeCountedSplitLayers(const nlohmann::json& spec, const std::string& key = "train");
 
 /// What the target's GPU model cannot run (libsonnet/accelerators.json):
 /// fp8 training precision or fp8 engine quantization below compute
@@ -44,9 +44,11 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
                              const std::string& target_name, const std::string& accelerator,
                              const nlohmann::json& gpu, Diagnostics* diags);
 
-/// Checks spec.stages.train.framework against the image, the model catalog's
-/// NeMo 2 recipe, the mode's checkpoint source, the data and the overrides.
-void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, Diagnostics* diags);
+/// Checks spec.stages.<key>.framework (key: a training stage, "pretrain" or
+/// "train") against the image, the model catalog's NeMo 2 recipe, the mode's
+/// checkpoint source, the data and the overrides.
+void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const std::string& key,
+                         Diagnostics* diags);
 
 }  // namespace nemoc
 

@@ -280,14 +280,17 @@ TEST(LibsonnetTest, StagesShareOnePathTable) {
 
 TEST(LibsonnetTest, StageOrderIsTheDirectoryOrder) {
   const nlohmann::json stages = Eval("(import 'stages/order.libsonnet').stages");
-  ASSERT_EQ(11u, stages.size());
+  ASSERT_EQ(12u, stages.size());
   std::string previous;
   for (const auto& s : stages) {
     const std::string dir = s["dir"].get<std::string>();
     EXPECT_LT(previous, dir) << "directories must sort in pipeline order";
     previous = dir;
   }
+  EXPECT_EQ("28-pretrain", Eval("(import 'stages/order.libsonnet').dir.pretrain"));
   EXPECT_EQ("30-train", Eval("(import 'stages/order.libsonnet').dir.train"));
+  // Every training stage of the chain has a directory (stages/chain.libsonnet).
+  EXPECT_EQ(nlohmann::json({"pretrain", "train"}), Eval("(import 'stages/chain.libsonnet').keys"));
   EXPECT_EQ("35-merge-lora", Eval("(import 'stages/order.libsonnet').dir.mergeLora"));
 }
 

@@ -72,6 +72,15 @@ std::vector<std::string> ModelCatalog::Names() const {
   return names;
 }
 
+std::vector<std::string> TrainingStages(const nlohmann::json& stages) {
+  std::vector<std::string> keys;
+  if (!stages.is_object()) return keys;
+  for (const char* key : {"pretrain", "train"}) {
+    if (stages.contains(key) && stages[key].is_object()) keys.emplace_back(key);
+  }
+  return keys;
+}
+
 TrainSizes ComputeTrainSizes(const nlohmann::json& train) {
   TrainSizes s;
   s.nodes = train.value("nodes", 1);
@@ -97,8 +106,8 @@ bool Normalize(const Document& doc, const InputSchema& schema,
   nlohmann::json out = doc.root;
   // Sub-objects whose fields all have defaults are created first, so that
   // FillDefaults reaches them (an absent object gets no defaults).
-  if (out["spec"]["stages"].contains("train")) {
-    nlohmann::json& train = out["spec"]["stages"]["train"];
+  for (const std::string& key : TrainingStages(out["spec"]["stages"])) {
+    nlohmann::json& train = out["spec"]["stages"][key];
     for (const char* section : {"parallelism", "optimizer", "checkpoint"}) {
       if (!train.contains(section)) train[section] = nlohmann::json::object();
     }
@@ -230,8 +239,8 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     if (!triton.contains("maxBatchSize")) triton["maxBatchSize"] = engine.value("maxBatchSize", 64);
     if (!triton.contains("tensorParallel")) triton["tensorParallel"] = engine.value("tensorParallel", 1);
   }
-  if (spec["stages"].contains("train")) {
-    nlohmann::json& train = spec["stages"]["train"];
+  for (const std::string& key : TrainingStages(spec["stages"])) {
+    nlohmann::json& train = spec["stages"][key];
     if (!train.contains("seqLength")) {
       train["seqLength"] = model.value("defaultSeqLength",
                                        architecture.value("maxPositionEmbeddings", 4096));

@@ -5,6 +5,7 @@
 #define NEMOC_NORMALIZER_H_
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +41,12 @@ struct TrainSizes {
   int64_t data_parallel = 0;     // world / model_parallel when it divides, else 0
 };
 TrainSizes ComputeTrainSizes(const nlohmann::json& train);
+
+/// The training chain's stages present in spec.stages, in chain order:
+/// "pretrain" (optional), then "train", which restores pretrain's final
+/// checkpoint (libsonnet/stages/chain.libsonnet). Each has the shape of
+/// spec.stages.train; every rule about training holds for each.
+std::vector<std::string> TrainingStages(const nlohmann::json& stages);
 
 /// Fills `normalized` from the validated `doc`. Reports unknown presets and
 /// incomplete architectures as located errors.

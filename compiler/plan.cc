@@ -57,8 +57,9 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
     plan["runtime"] = facts["train"].value("runtime", "");
     plan["fabric"] = facts["train"].value("fabric", "");
   }
-  if (spec["stages"].contains("train")) {
-    const auto& train = spec["stages"]["train"];
+  // Each stage of the training chain (pretrain, then train) under its own key.
+  for (const std::string& key : TrainingStages(spec["stages"])) {
+    const auto& train = spec["stages"][key];
     const TrainSizes s = ComputeTrainSizes(train);
     const int64_t micro = train["batch"]["micro"].get<int64_t>();
     const int64_t global = train["batch"]["global"].get<int64_t>();
@@ -69,18 +70,18 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
     if (s.virtual_pipeline > 0) parallelism["virtualPipeline"] = s.virtual_pipeline;
     nlohmann::json batch = {{"micro", micro}, {"global", global}};
     if (s.data_parallel > 0) batch["microBatchesPerStep"] = global / (micro * s.data_parallel);
-    plan["train"] = {{"mode", train["mode"]},
-                     {"framework", train.value("framework", "nemo1")},
-                     {"precision", train["precision"]},
-                     {"nodes", s.nodes},
-                     {"gpusPerNode", s.gpus_per_node},
-                     {"gpus", s.world_size},
-                     {"seqLength", train["seqLength"]},
-                     {"maxSteps", train["maxSteps"]},
-                     {"modelFlopsPerSample",
-                      ModelFlopsPerSample(spec["model"]["architecture"], train["seqLength"].get<int64_t>())},
-                     {"parallelism", parallelism},
-                     {"batch", batch}};
+    plan[key] = {{"mode", train["mode"]},
+                 {"framework", train.value("framework", "nemo1")},
+                 {"precision", train["precision"]},
+                 {"nodes", s.nodes},
+                 {"gpusPerNode", s.gpus_per_node},
+                 {"gpus", s.world_size},
+                 {"seqLength", train["seqLength"]},
+                 {"maxSteps", train["maxSteps"]},
+                 {"modelFlopsPerSample",
+                  ModelFlopsPerSample(spec["model"]["architecture"], train["seqLength"].get<int64_t>())},
+                 {"parallelism", parallelism},
+                 {"batch", batch}};
   }
   if (facts.contains("memoryEstimate")) plan["memory"] = facts["memoryEstimate"];
   plan["stages"] = StageDirs(files);
@@ -99,12 +100,17 @@ std::string RenderPlanText(const std::string& spec_path, const std::string& proj
   for (const auto& t : target_plans) {
     out += "  target " + S(t["name"]) + ": profile " + S(t["profile"]) + ", writes " +
            S(t["dir"]) + "/\n";
-    if (t.contains("train")) {
-      const auto& train = t["train"];
+    for (const char* key : {"pretrain", "train"}) {
+      if (!t.contains(key)) continue;
+      const auto& train = t[key];
       const auto& p = train["parallelism"];
-      out += Row("training", S(train["mode"]) + ", " + S(train["framework"]) + ", " +
+      // A training chain: each stage's rows under its name, indented.
+      const bool chain = t.contains("pretrain");
+      if (chain) out += "    spec.stages." + std::string(key) + "\n";
+      const std::string stage = chain ? "  " : "";
+      out += Row(stage + "training", S(train["mode"]) + ", " + S(train["framework"]) + ", " +
                                  S(train["precision"]) + ", " + S(train["maxSteps"]) + " steps");
-      out += Row("nodes × GPUs", S(train["nodes"]) + " × " + S(train["gpusPerNode"]) + " = " +
+      out += Row(stage + "nodes × GPUs", S(train["nodes"]) + " × " + S(train["gpusPerNode"]) + " = " +
                                      S(train["gpus"]) + " GPUs" +
                                      (t.contains("gpuModel") ? " (" + S(t["gpuModel"]) + ")" : ""));
       std::string parallel = "TP " + S(p["tensor"]) + " · PP " + S(p["pipeline"]) + " · CP " +
@@ -112,18 +118,18 @@ std::string RenderPlanText(const std::string& spec_path, const std::string& proj
       if (p.contains("virtualPipeline")) parallel += " · VPP " + S(p["virtualPipeline"]);
       if (p["expert"].get<int64_t>() > 1) parallel += " · EP " + S(p["expert"]);
       if (p["sequenceParallel"].get<bool>()) parallel += " · sequence parallel";
-      out += Row("parallelism", parallel);
+      out += Row(stage + "parallelism", parallel);
       const auto& b = train["batch"];
       std::string batch = "micro " + S(b["micro"]) + " · global " + S(b["global"]);
       if (b.contains("microBatchesPerStep")) {
         batch += " (" + S(b["microBatchesPerStep"]) + " micro-batches per DP rank per step)";
       }
-      out += Row("batch", batch);
-      out += Row("sequence length", S(train["seqLength"]));
+      out += Row(stage + "batch", batch);
+      out += Row(stage + "sequence length", S(train["seqLength"]));
       char flops[64];
       std::snprintf(flops, sizeof flops, "%.4e per sequence (fwd+bwd)",
                     train["modelFlopsPerSample"].get<double>());
-      out += Row("model FLOPs", flops);
+      out += Row(stage + "model FLOPs", flops);
     }
     if (t.contains("memory")) {
       out += Row("memory per GPU", S(t["memory"]["text"]));

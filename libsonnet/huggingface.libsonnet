@@ -61,10 +61,10 @@ local paths = import 'paths.libsonnet';
     local stages = ctx.spec.stages;
     local tokenizer = ctx.spec.model.tokenizer;
     local train = if std.objectHasEx(stages, 'train', false) then stages.train else null;
+    local pretraining = [k for k in ['pretrain', 'train'] if std.objectHasEx(stages, k, false) && stages[k].mode == 'pretrain'];
     local tokenizerFromHub =
       tokenizer.library == 'huggingface' && std.objectHasEx(tokenizer, 'type', false)
-      && (std.objectHasEx(stages, 'dataPrep', false)
-          || (train != null && train.mode == 'pretrain'));
+      && (std.objectHasEx(stages, 'dataPrep', false) || std.length(pretraining) > 0);
     local preset = if std.objectHasEx(ctx.spec.model, 'preset', false) then ctx.spec.model.preset else '';
     local hasRepo = std.objectHasEx(ctx.spec.model, 'huggingface', false);
     local pointer = if std.objectHasEx(ctx.spec.model, 'preset', false) && !std.objectHasEx(ctx.spec.model, 'architecture', false)

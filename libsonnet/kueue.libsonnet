@@ -19,6 +19,7 @@
 // (clusterObjects: true), which cover every resource the queued workloads
 // request with a quota that fits the largest of them, or the cluster's
 // ClusterQueue, whose covered resources the target names (covers).
+local chain = import 'stages/chain.libsonnet';
 local k8s = import 'k8s.libsonnet';
 
 local amount = k8s.quantityAmount;
@@ -241,7 +242,8 @@ local defaultIntegrations = [
   diagnostics(ctx)::
     local k = $.of(ctx.target);
     local pointer = ctx.targetPointer + '/kueue';
-    local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
+    // The training stage spanning the most nodes (stages/chain.libsonnet).
+    local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages[chain.widest(ctx)] else null;
     local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
     local integrations = if k != null then $.integrations(ctx) else [];
     local integration = if std.objectHasEx($.integrationOf, ctx.runtime, false) then $.integrationOf[ctx.runtime] else null;

@@ -10,6 +10,7 @@ local kueue = import 'kueue.libsonnet';
 local pod = import 'stages/pod.libsonnet';
 local runtimes = import 'runtimes/runtimes.libsonnet';
 local base = import 'stages/base.libsonnet';
+local chain = import 'stages/chain.libsonnet';
 local convert = import 'stages/convert.libsonnet';
 local dataPrep = import 'stages/data-prep.libsonnet';
 local evaluate = import 'stages/evaluate.libsonnet';
@@ -29,6 +30,7 @@ local builders = {
   ncclTest: ncclTest,
   dataPrep: dataPrep,
   importModel: importModel,
+  pretrain: train,
   train: train,
   mergeLora: mergeLora,
   evaluate: evaluate,
@@ -74,14 +76,20 @@ local builders = {
     else if std.objectHasEx(builders[key], 'enabled', true) then builders[key].enabled(ctx)
     else std.objectHasEx(ctx.spec.stages, key, false),
 
-  stages(ctx):: [builders[s.key].files(ctx) for s in order.stages if $.present(ctx, s.key)],
+  // A training stage is built with ctx.trainKey naming it (stages/chain.libsonnet).
+  stages(ctx):: [builders[s.key].files(if s.key == 'pretrain' || s.key == 'train' then chain.at(ctx, s.key) else ctx)
+                 for s in order.stages if $.present(ctx, s.key)],
 
   // One line per stage for SUMMARY.md (training has its own rows).
+  // A training chain's stages get a line each (train.chainSummary).
   stageSummaries(ctx):: {
     [s.dir]: builders[s.key].summary(ctx)
     for s in order.stages
-    if s.key != 'base' && s.key != 'train' && $.present(ctx, s.key)
-  },
+    if s.key != 'base' && s.key != 'train' && s.key != 'pretrain' && $.present(ctx, s.key)
+  } + (if std.length(chain.present(ctx)) > 1 then {
+         [order.dir[k]]: train.chainSummary(chain.at(ctx, k))
+         for k in chain.present(ctx)
+       } else {}),
 
   buildTarget(spec, profiles, target, index)::
     local base = $.context(spec, profiles[target.profile], target, index);
@@ -94,8 +102,11 @@ local builders = {
     local localPlacement = std.parseJson('' + base.profile.localPlacement(base));
     local placement = std.parseJson('' + base.profile.placement(base, base.runtimeImpl));
     local withPlacements = base { localPlacement: localPlacement, placement: placement };
-    local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(withPlacements) else null;
-    local withTrain = withPlacements { trainBuilt: trainBuilt };
+    // A chain's stages in order: a stage's name hashes its predecessor's.
+    local pretrainBuilt = if std.objectHasEx(spec.spec.stages, 'pretrain', false) then train.built(chain.at(withPlacements, 'pretrain')) else null;
+    local withPretrain = withPlacements { trainingBuilt: { pretrain: pretrainBuilt } };
+    local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(chain.at(withPretrain, 'train')) else null;
+    local withTrain = withPlacements { trainBuilt: trainBuilt, trainingBuilt: { pretrain: pretrainBuilt, train: trainBuilt } };
     // The LoRA merge Job, built once: it emits it, evaluate and convert hash
     // its name and read its output (paths.nemoCheckpoint).
     local mergeBuilt = if $.present(withTrain, 'mergeLora') then mergeLora.built(withTrain) else null;

@@ -1,10 +1,13 @@
 // Where every stage reads and writes on shared storage: computed here and
 // nowhere else, so data preparation, training, evaluation, conversion, the
 // TensorRT-LLM build and Triton agree on every path.
+local chain = import 'stages/chain.libsonnet';
 {
   // ctx.storage is the target's resolved storage (results and data volumes).
   resultsDir(ctx):: ctx.storage.results.mountPath + '/' + ctx.project + '/' + ctx.target.name,
-  trainDir(ctx):: $.resultsDir(ctx) + '/train',
+  // <results>/pretrain and <results>/train: each training stage of the
+  // chain (stages/chain.libsonnet) logs and checkpoints in its own directory.
+  trainDir(ctx):: $.resultsDir(ctx) + '/' + chain.key(ctx),
   checkpointDir(ctx):: $.trainDir(ctx) + '/checkpoints',
   // DLLogger JSON (`nemoc metrics` reads rank-0/dllogger.json below it).
   dlloggerDir(ctx):: $.trainDir(ctx) + '/dllogger',
@@ -46,6 +49,16 @@
   // exp_manager names the final .nemo after exp_manager.name.
   checkpointName:: 'megatron_gpt',
   trainedNemo(ctx):: $.checkpointDir(ctx) + '/' + $.checkpointName + '.nemo',
+  // The .nemo the training stage being built starts from: the final .nemo
+  // of the stage before it in the chain, else spec.model.source; null for
+  // pretraining from random weights.
+  restoreNemo(ctx)::
+    local upstream = chain.upstream(ctx);
+    if upstream != null then $.trainedNemo(chain.at(ctx, upstream))
+    else if std.objectHasEx(ctx.spec.model, 'source', false)
+            && (std.objectHasEx(ctx.spec.model.source, 'nemo', false) || std.objectHasEx(ctx.spec.model.source, 'huggingface', false))
+    then $.sourceNemo(ctx)
+    else null,
   // A LoRA fine-tune's .nemo holds only the adapter: stages/merge-lora.libsonnet
   // merges it into the base model (paths.sourceNemo) and writes this.
   mergeDir(ctx):: $.resultsDir(ctx) + '/merge-lora',

@@ -2,6 +2,7 @@
 // device plugin or GPU Operator, EFA through aws-efa-k8s-device-plugin
 // (vpc.amazonaws.com/efa), FSx for Lustre or Mountpoint for S3 storage, and
 // IAM roles for service accounts. Facts: awsome-distributed-training.
+local chain = import 'stages/chain.libsonnet';
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local kueue = import 'kueue.libsonnet';
@@ -119,12 +120,11 @@ local storage = import 'storage.libsonnet';
        message: 'unknown EFA instance type ' + target.instanceType,
        hint: 'known types: ' + std.join(', ', std.objectFields($.instances)),
      }]
-     else if train != null && train.gpusPerNode > instance.gpus then [{
+     else [{
        code: 'profile.gpus-per-node',
-       pointer: '/spec/stages/train/gpusPerNode',
-       message: 'gpusPerNode ' + train.gpusPerNode + ' exceeds the ' + instance.gpus + ' GPUs of ' + target.instanceType,
-     }]
-     else [])
+       pointer: '/spec/stages/' + k + '/gpusPerNode',
+       message: 'gpusPerNode ' + ctx.spec.stages[k].gpusPerNode + ' exceeds the ' + instance.gpus + ' GPUs of ' + target.instanceType,
+     } for k in chain.present(ctx) if ctx.spec.stages[k].gpusPerNode > instance.gpus])
     + (if std.objectHasEx(target, 'gpu', false) then [{
          code: 'profile.gpu',
          pointer: ctx.targetPointer + '/gpu',

@@ -2,6 +2,7 @@
 // GPUDirect RDMA over RoCE through the gIB NCCL plugin, Kueue admission with
 // Topology-Aware Scheduling, Cloud Storage FUSE and Workload Identity.
 // Facts: AI-Hypercomputer/gpu-recipes (A4 charts) and Cluster Toolkit gke-a4.
+local chain = import 'stages/chain.libsonnet';
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local kueueLib = import 'kueue.libsonnet';
@@ -172,13 +173,12 @@ local storage = import 'storage.libsonnet';
 
   diagnostics(ctx)::
     local target = ctx.target;
-    local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
     local runtime = ctx.runtimeImpl;
-    (if train != null && train.gpusPerNode > $.gpusPerNode then [{
-       code: 'profile.gpus-per-node',
-       pointer: '/spec/stages/train/gpusPerNode',
-       message: 'gpusPerNode ' + train.gpusPerNode + ' exceeds the 8 GPUs of an a4-highgpu-8g node',
-     }] else [])
+    [{
+      code: 'profile.gpus-per-node',
+      pointer: '/spec/stages/' + k + '/gpusPerNode',
+      message: 'gpusPerNode ' + ctx.spec.stages[k].gpusPerNode + ' exceeds the 8 GPUs of an a4-highgpu-8g node',
+    } for k in chain.present(ctx) if ctx.spec.stages[k].gpusPerNode > $.gpusPerNode]
     + (if std.objectHasEx(target, 'gpu', false) then [{
          code: 'profile.gpu',
          pointer: ctx.targetPointer + '/gpu',

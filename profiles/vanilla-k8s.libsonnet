@@ -2,6 +2,7 @@
 // NVIDIA Network Operator for InfiniBand/RoCE (GPUDirect RDMA through an
 // extended resource and Multus networks) and NFS or an existing PVC: the
 // setup of the NeMo Framework Launcher's Kubernetes support.
+local chain = import 'stages/chain.libsonnet';
 local fabrics = import 'fabrics.libsonnet';
 local kueue = import 'kueue.libsonnet';
 local storage = import 'storage.libsonnet';
@@ -73,8 +74,7 @@ local storage = import 'storage.libsonnet';
   serviceAccountAnnotations(ctx):: {},
 
   diagnostics(ctx)::
-    local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
-    (if train != null && train.nodes > 1 && rdmaOf(ctx.target) == null then [{
+    (if std.length([k for k in chain.present(ctx) if ctx.spec.stages[k].nodes > 1]) > 0 && rdmaOf(ctx.target) == null then [{
        severity: 'warning',
        code: 'profile.no-rdma',
        pointer: ctx.targetPointer,

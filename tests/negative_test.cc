@@ -460,6 +460,70 @@ TEST_F(NegativeTest, TheLoraMergeMustFitOneGpuOrRunOnCpu) {
   EXPECT_NE(std::string::npos, ReadFile(out() + "/neg/onprem/35-merge-lora/kustomization.yaml").find("job-neg-merge-lora-"));
 }
 
+// #21 item 1: a training chain (spec.stages.pretrain then spec.stages.train,
+// libsonnet/stages/chain.libsonnet). What cannot run is refused where it is
+// written, every problem in one run.
+TEST_F(NegativeTest, ATrainingChainThatCannotRunIsLocated) {
+  // The base spec's train stage becomes the chain's pretrain stage.
+  const std::string pretrain = Replace(kBaseSpec, "  stages:\n    train:\n      mode: pretrain",
+                                       "  stages:\n    pretrain:\n      mode: pretrain");
+  const std::string sft =
+      "    train:\n      mode: sft\n      nodes: 1\n      gpusPerNode: 8\n      parallelism: {tensor: 2}\n"
+      "      batch: {micro: 1, global: 16}\n"
+      "      data: {jsonl: {train: d/train.jsonl, validation: d/val.jsonl}}\n";
+  Expect({"pretrain-alone", pretrain,
+          At(pretrain, "pretrain:") + "spec.stages.pretrain is the first stage of a training chain and hands "
+                                      "its checkpoint to spec.stages.train, which is missing",
+          {}});
+  const std::string chain = Replace(pretrain, "  targets:", sft + "  targets:");
+  // The chain builds: spec.model.source is not needed by the fine-tuning.
+  RunResult ok = RunNemoc({"build", "--quiet", "--out", out() + "-chain", scratch_.Write("chain.yaml", chain)});
+  EXPECT_EQ(0, ok.exit_code) << ok.err;
+  EXPECT_TRUE(std::filesystem::exists(out() + "-chain/neg/onprem/28-pretrain/kustomization.yaml"));
+  const std::string wrong_mode = Replace(chain, "    pretrain:\n      mode: pretrain", "    pretrain:\n      mode: sft");
+  Expect({"pretrain-mode", wrong_mode,
+          At(wrong_mode, "sft\n      nodes: 2") + "spec.stages.pretrain runs pretraining, but its mode is sft",
+          {}});
+  const std::string nemo2 = Replace(Replace(chain, "tag: \"24.07\"", "tag: \"25.04\""),
+                                    "    train:\n      mode: sft", "    train:\n      mode: sft\n      framework: nemo2");
+  Expect({"chain-nemo2", nemo2,
+          At(nemo2, "nemo2\n") + "a training chain with framework nemo2 (spec.stages.train) is not supported yet",
+          {}});
+  Expect({"chain-nemo2-hint", nemo2, "use framework: nemo1 for both stages", {}});
+  const std::string no_checkpoint = Replace(chain, "      data: {mock: true}\n",
+                                            "      data: {mock: true}\n      checkpoint: {enabled: false}\n");
+  Expect({"chain-without-checkpoint", no_checkpoint,
+          At(no_checkpoint, "false") + "spec.stages.train restores the .nemo spec.stages.pretrain saves at the end, "
+                                       "but its checkpointing is off",
+          {}});
+  // NeMo 24.07/24.09's LoRA merge restores the base at its saved parallelism on
+  // one GPU (merge.py r2.0.0rc1, v2.0.0); the chain's base is the pretraining's
+  // .nemo, saved at tensor 2 x pipeline 2.
+  const std::string lora = Replace(Replace(chain, "    train:\n      mode: sft", "    train:\n      mode: lora"),
+                                   "  targets:", "    evaluate: {tasks: [hellaswag]}\n  targets:");
+  Expect({"chain-merge-base", lora,
+          At(lora, "parallelism:") + "target onprem: NeMo r2.0.0rc1's LoRA merge restores the base model at the tensor and "
+                                     "pipeline parallelism it was saved with, on one GPU, and spec.stages.pretrain "
+                                     "saves it at tensor 2 x pipeline 2",
+          {}});
+  // Each stage's arithmetic is checked at its own fields, both in one run.
+  const std::string both = Replace(Replace(chain, "global: 32}", "global: 30}"), "global: 16}", "global: 18}");
+  Expect({"chain-batch-pretrain", both, At(both, "30}") + "global batch 30", {}});
+  Expect({"chain-batch-train", both, At(both, "18}") + "global batch 18", {}});
+}
+
+// NeMo 1 continues pretraining from spec.model.source (megatron_gpt_pretraining.py
+// model.restore_from_path); nemoc's NeMo 2 recipe module cannot.
+TEST_F(NegativeTest, ContinuedPretrainingNeedsNemo1) {
+  std::string spec = Replace(kBaseSpec, "tag: \"24.07\"", "tag: \"25.04\"");
+  spec = Replace(spec, "    source: {hfTokenSecret: hf-token}", "    source: {nemo: models/llama2-7b-nemo2}");
+  spec = Replace(spec, "mode: pretrain\n", "mode: pretrain\n      framework: nemo2\n");
+  Expect({"cpt-nemo2", spec,
+          At(spec, "source:") + "framework nemo2 pretraining starts from random weights, but spec.model.source is set",
+          {}});
+  Expect({"cpt-nemo2-hint", spec, "continue pretraining with framework: nemo1", {}});
+}
+
 // A14: B200 (gke-a4, p6-b200) needs containers built with CUDA for Blackwell:
 // a NeMo 24.07 image is refused at its tag, a default Triton 24.07 image at
 // the stage that uses it (accelerators.json minimumRelease).

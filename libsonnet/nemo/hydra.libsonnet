@@ -1,6 +1,7 @@
 // The NeMo 1.x Megatron-GPT Hydra config (run, trainer, exp_manager, model),
 // for megatron_gpt_pretraining.py and megatron_gpt_finetuning.py.
 // Section layout follows the gpu-recipes / NeMo launcher configs.
+local chain = import 'stages/chain.libsonnet';
 local loraModules = import 'nemo/lora_modules.libsonnet';
 local defaultsTable = import 'nemo/nemo1_defaults.json';
 local versions = import 'nemo/versions.libsonnet';
@@ -110,8 +111,10 @@ local deepMerge(a, b) =
       // ModelCheckpoint refuses both intervals at once: step checkpoints only.
       every_n_epochs: 0,
       always_save_nemo: false,
-      // Evaluation and conversion read the final .nemo (paths.trainedNemo).
+      // Evaluation and conversion read the final .nemo (paths.trainedNemo),
+      // and so does the next stage of a training chain (paths.restoreNemo).
       save_nemo_on_train_end: train.mode != 'pretrain'
+                              || chain.key(ctx) != 'train'
                               || std.objectHasEx(ctx.spec.stages, 'evaluate', false)
                               || std.objectHasEx(ctx.spec.stages, 'convert', false),
       filename: 'megatron_gpt--{step}-{consumed_samples}',
@@ -352,12 +355,12 @@ local deepMerge(a, b) =
   // emitter): NeMo's defaults for the container's NeMo version with nemoc's
   // values laid over them, so every key NeMo reads without a default exists.
   config(ctx)::
-    local train = ctx.spec.stages.train;
+    local train = chain.stage(ctx);
     deepMerge($.defaults($.nemoTag(train), if train.mode == 'pretrain' then 'pretrain' else 'finetune'), $.values(ctx)),
 
   // What nemoc decides.
   values(ctx):: {
-    local train = ctx.spec.stages.train,
+    local train = chain.stage(ctx),
     local model = ctx.spec.model,
     local finetune = train.mode != 'pretrain',
     trainer: $.trainer(train),
@@ -376,13 +379,21 @@ local deepMerge(a, b) =
       + $.ropeScaling(ctx)
       + (
         if finetune then {
-          restore_from_path: paths.sourceNemo(ctx),
+          restore_from_path: paths.restoreNemo(ctx),
           data: $.finetuneData(ctx, train),
           peft: $.peft(train),
         } else $.architecture(model, train) + {
           tokenizer: $.tokenizer(model),
           data: $.pretrainData(ctx, train),
-        }
+        } + (
+          // Continued pretraining: megatron_gpt_pretraining.py restores the
+          // weights of model.restore_from_path with this model config laid
+          // over the checkpoint's (NVIDIA/NeMo r2.0.0rc1
+          // examples/nlp/language_modeling/megatron_gpt_pretraining.py:44-52,
+          // v2.4.0 :44-55, merge_cfg_with); the optimizer starts fresh.
+          local restore = paths.restoreNemo(ctx);
+          if restore != null then { restore_from_path: restore } else {}
+        )
       ),
   },
 }

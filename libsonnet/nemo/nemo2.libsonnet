@@ -4,6 +4,7 @@
 // NeMo recipe (llm.recipes.<model>.pretrain_recipe / finetune_recipe) and
 // sets every value the spec implies, nothing more; torchrun runs it as
 // `recipe.py --factory "recipe()" <overrides>` through NeMo-Run's CLI.
+local chain = import 'stages/chain.libsonnet';
 local loraModules = import 'nemo/lora_modules.libsonnet';
 local paths = import 'paths.libsonnet';
 local versions = import 'nemo/versions.libsonnet';
@@ -33,7 +34,7 @@ local versions = import 'nemo/versions.libsonnet';
   // torchrun's program: the module, NeMo-Run's factory flag, then the user's
   // NeMo-Run overrides (key=value, one argv entry each, never through a shell).
   program(ctx):: [paths.configDir + '/' + $.moduleFile, '--factory', 'recipe()']
-                 + ctx.spec.stages.train.overrides,
+                 + chain.stage(ctx).overrides,
 
   entry(train):: if train.mode == 'pretrain' then 'pretrain' else 'finetune',
 
@@ -266,7 +267,7 @@ local versions = import 'nemo/versions.libsonnet';
 
   // The whole module as data.
   module(ctx)::
-    local train = ctx.spec.stages.train;
+    local train = chain.stage(ctx);
     local model = ctx.spec.model;
     local recipeModule = model.nemo2.recipe;
     {

@@ -8,6 +8,7 @@
 // patch allows only env, volumeMounts and securityContext: GPUs and fabric
 // devices go to trainer.resourcesPerNode, and there is no way to add init
 // containers or host networking.
+local chain = import 'stages/chain.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local launch = import 'runtimes/launch.libsonnet';
 
@@ -88,7 +89,7 @@ local launch = import 'runtimes/launch.libsonnet';
           args: launchSpec.args,
           // Trainer v2.3.0 pkg/runtime/framework/plugins/jobset/jobset.go (~l.203) rejects
           // env in a runtimePatches patch of the `node` container (B1): all env goes here.
-          env: w.container.env + $.parallelEnv(ctx.spec.stages.train),
+          env: w.container.env + $.parallelEnv(chain.stage(ctx)),
           numNodes: w.nodes,
           numProcPerNode: w.gpusPerNode,
           resourcesPerNode: w.container.resources,

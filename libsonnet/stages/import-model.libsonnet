@@ -2,6 +2,7 @@
 // the .nemo fine-tuning starts from, with NeMo's per-family converter
 // (libsonnet/models.json), before training. The output path comes from
 // paths.libsonnet, where the NeMo config's restore_from_path points.
+local chain = import 'stages/chain.libsonnet';
 local hf = import 'huggingface.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local paths = import 'paths.libsonnet';
@@ -14,6 +15,10 @@ local versions = import 'nemo/versions.libsonnet';
   component: 'import-model',
 
   jobName(ctx):: k8s.boundedName(ctx.project + '-import-model', 63),
+
+  // The training stage that restores the import: the chain's first
+  // (stages/chain.libsonnet); the import runs its image and framework.
+  reader(ctx):: ctx.spec.stages[chain.present(ctx)[0]],
 
   enabled(ctx)::
     std.objectHasEx(ctx.spec.stages, 'train', false)
@@ -34,7 +39,7 @@ local versions = import 'nemo/versions.libsonnet';
   // framework_check.cc, A8/F9).
   llama31Arg(ctx)::
     local model = ctx.spec.model;
-    local tag = versions.tag(ctx.spec.stages.train.image);
+    local tag = versions.tag($.reader(ctx).image);
     if model.converters.fromHuggingface != $.llamaScript || tag == 'r2.0.0rc1' then []
     else
       local preset = if std.objectHasEx(model, 'preset', false) then model.preset else '';
@@ -69,7 +74,7 @@ local versions = import 'nemo/versions.libsonnet';
     model = fdl.build(import_module("nemo.collections.llm.recipes." + recipe).model())
     llm.import_ckpt(model=model, source="hf://" + repo, output_path=out, overwrite=True)
   |||,
-  nemo2(ctx):: ctx.spec.stages.train.framework == 'nemo2',
+  nemo2(ctx):: $.reader(ctx).framework == 'nemo2',
 
   args(ctx)::
     local model = ctx.spec.model;
@@ -88,12 +93,12 @@ local versions = import 'nemo/versions.libsonnet';
     local run = pod.mkdirThenExec([paths.importDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'import-model',
-                                    ctx.spec.stages.train.image,
+                                    $.reader(ctx).image,
                                     placement,
                                     envRefs=hf.env(ctx)) + run;
     local download = hf.snapshotArgs(ctx.spec.model.source.huggingface, $.hubDir(ctx), paths.importDir(ctx), $.downloadPatterns);
     local inits = if !$.needsFolder(ctx) then [] else [
-      pod.container(ctx, 'hub-download', ctx.spec.stages.train.image, placement, envRefs=hf.env(ctx))
+      pod.container(ctx, 'hub-download', $.reader(ctx).image, placement, envRefs=hf.env(ctx))
       + { command: download[0:1], args: download[1:] },
     ];
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, initContainers=inits)),

@@ -62,7 +62,7 @@ local table = import 'nemo/merge_lora.json';
       'trainer.devices=1',
       'trainer.accelerator=' + (if m.gpus == 0 then 'cpu' else 'gpu'),
       'trainer.precision=bf16',
-      'gpt_model_file=' + paths.sourceNemo(ctx),
+      'gpt_model_file=' + paths.restoreNemo(ctx),
       'lora_model_path=' + paths.trainedNemo(ctx),
       'merged_model_path=' + paths.mergedNemo(ctx),
     ],
@@ -91,13 +91,25 @@ local table = import 'nemo/merge_lora.json';
          pointer: '/spec/stages/train/mode',
          message: 'the LoRA merge (' + table.confPath + ') at NeMo ' + tag + ' has no key ' + k,
        } for k in keys if !has(row.conf, k)])
-      + (if row != null && row.loadsBaseAt == 'base' && std.objectHasEx(ctx.spec.model, 'source', false) && std.objectHasEx(ctx.spec.model.source, 'nemo', false) then [{
+      + (if row != null && row.loadsBaseAt == 'base' && !std.objectHasEx(ctx.spec.stages, 'pretrain', false) && std.objectHasEx(ctx.spec.model, 'source', false) && std.objectHasEx(ctx.spec.model.source, 'nemo', false) then [{
            code: 'mergeLora.base-parallelism',
            severity: 'warning',
            pointer: '/spec/model/source/nemo',
            message: 'NeMo ' + tag + "'s LoRA merge restores the base model at the tensor and pipeline "
                     + 'parallelism it was saved with, on one GPU: ' + ctx.spec.model.source.nemo
                     + ' must be saved with tensor and pipeline parallelism 1',
+           hint: 'use a NeMo 24.12 (v2.1.0) or newer image, which merges any base at TP1 PP1',
+         }] else [])
+      // The base is the chain's pretraining output, saved at the
+      // parallelism nemoc generated: known, so a certain failure.
+      + (if row != null && row.loadsBaseAt == 'base' && std.objectHasEx(ctx.spec.stages, 'pretrain', false)
+            && ctx.spec.stages.pretrain.parallelism.tensor * ctx.spec.stages.pretrain.parallelism.pipeline > 1 then [{
+           code: 'mergeLora.base-parallelism',
+           pointer: '/spec/stages/pretrain/parallelism',
+           atKey: true,
+           message: 'NeMo ' + tag + "'s LoRA merge restores the base model at the tensor and pipeline "
+                    + 'parallelism it was saved with, on one GPU, and spec.stages.pretrain saves it at tensor '
+                    + ctx.spec.stages.pretrain.parallelism.tensor + ' x pipeline ' + ctx.spec.stages.pretrain.parallelism.pipeline,
            hint: 'use a NeMo 24.12 (v2.1.0) or newer image, which merges any base at TP1 PP1',
          }] else []),
 
@@ -119,7 +131,7 @@ local table = import 'nemo/merge_lora.json';
   files(ctx):: k8s.file($.dir, ctx.mergeBuilt),
 
   summary(ctx)::
-    'LoRA adapter ' + paths.trainedNemo(ctx) + ' merged into ' + paths.sourceNemo(ctx) + ' -> '
+    'LoRA adapter ' + paths.trainedNemo(ctx) + ' merged into ' + paths.restoreNemo(ctx) + ' -> '
     + paths.mergedNemo(ctx) + ' (on ' + (if $.settings(ctx).gpus == 0 then 'CPU' else '1 GPU')
     + '; read by ' + std.join(' and ', $.readers(ctx)) + ')',
 }

@@ -8,6 +8,7 @@
 local k8s = import 'k8s.libsonnet';
 local order = import 'stages/order.libsonnet';
 local serve = import 'stages/serve.libsonnet';
+local chain = import 'stages/chain.libsonnet';
 local train = import 'stages/train.libsonnet';
 
 {
@@ -27,8 +28,11 @@ local train = import 'stages/train.libsonnet';
     },
   },
 
-  // DCGM series of the training pods (all ranks share the workload's name prefix).
-  local trainingPods(ctx) = 'namespace="' + ctx.namespace + '",pod=~"' + train.jobName(ctx) + '-.*"',
+  // DCGM series of the training pods of every training stage (all ranks
+  // share the workload's name prefix).
+  local trainingPods(ctx) =
+    local names = [train.jobName(chain.at(ctx, k)) for k in chain.present(ctx)];
+    'namespace="' + ctx.namespace + '",pod=~"' + (if std.length(names) == 1 then names[0] else '(' + std.join('|', names) + ')') + '-.*"',
 
   trainingRules(ctx, t)::
     // Bound once: the name hashes the whole training workload.

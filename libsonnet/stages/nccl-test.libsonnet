@@ -10,6 +10,7 @@
 local k8s = import 'k8s.libsonnet';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
+local chain = import 'stages/chain.libsonnet';
 local train = import 'stages/train.libsonnet';
 
 {
@@ -88,8 +89,10 @@ local train = import 'stages/train.libsonnet';
 
   workloadContent(ctx)::
     local test = ctx.spec.stages.ncclTest;
-    // Training's, as built once per target (the preflight needs training).
-    local training = if ctx.trainBuilt == null then train.workloadContent(ctx) else ctx.trainBuilt.content;
+    // Training's, as built once per target (the preflight needs training):
+    // of a chain, the stage spanning the most nodes.
+    local widest = chain.at(ctx, chain.widest(ctx));
+    local training = if ctx.trainBuilt == null then train.workloadContent(widest) else ctx.trainingBuilt[widest.trainKey].content;
     training + {
       component: $.component,
       restarts: 0,

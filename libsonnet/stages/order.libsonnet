@@ -15,6 +15,9 @@ local stages = [
     { key: 'dataPrep', dir: '20-data-prep' },
     // Implied by spec.model.source.huggingface: the .nemo that training fine-tunes.
     { key: 'importModel', dir: '25-import-model' },
+    // spec.stages.pretrain: the first stage of a training chain
+    // (stages/chain.libsonnet), whose final .nemo the train stage restores.
+    { key: 'pretrain', dir: '28-pretrain' },
     { key: 'train', dir: '30-train' },
     // Implied by a LoRA train stage whose checkpoint evaluate or convert
     // reads: the adapter merged into the base model.

@@ -1,6 +1,9 @@
-// 30-train: NeMo pretraining or fine-tuning. The profile supplies placement,
-// fabric and storage; the runtime supplies the workload objects and torchrun's
-// rendezvous. Nothing here tests which cloud it is.
+// 30-train (and 28-pretrain before it): NeMo pretraining or fine-tuning. The
+// profile supplies placement, fabric and storage; the runtime supplies the
+// workload objects and torchrun's rendezvous. Nothing here tests which cloud
+// it is. Every function builds the training stage chain.key(ctx) names
+// (stages/chain.libsonnet): spec.stages.train unless ctx.trainKey says pretrain.
+local chain = import 'stages/chain.libsonnet';
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local hf = import 'huggingface.libsonnet';
@@ -11,8 +14,9 @@ local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
 
 {
-  dir: order.dir.train,
-  component: 'train',
+  // Output directory and app.kubernetes.io/component of the stage being built.
+  dirOf(ctx):: order.dir[chain.key(ctx)],
+  componentOf(ctx):: chain.key(ctx),
 
   // Content-addressed like the workload (field review C5): a changed config
   // is a new ConfigMap next to the old one, never an in-place update under a
@@ -23,27 +27,33 @@ local order = import 'stages/order.libsonnet';
   // evaluation, and libjsonnet caches locals, not function results.
   configMapName(ctx)::
     if std.objectHasEx(ctx, 'trainConfigMap', false) then ctx.trainConfigMap
-    else k8s.contentName(ctx.project + '-train-config', 63, $.configData(ctx)),
+    else k8s.contentName(ctx.project + '-' + chain.key(ctx) + '-config', 63, $.configData(ctx)),
   // Controllers derive pod hostnames and Services from the workload name
   // ("-worker-12", "-node-0-127"): 46 characters leave room for them. The
   // name carries a content hash of what the workload runs (k8s.contentName):
   // the workload contract without its name, the runtime and the config the
   // pods read from their ConfigMap (Hydra config.yaml or NeMo 2 recipe.py).
-  jobName(ctx):: ctx.trainBuilt.name,
+  jobName(ctx):: $.builtOf(ctx).name,
+  // nemoc.libsonnet binds each training stage's built() in ctx.trainingBuilt.
+  builtOf(ctx):: ctx.trainingBuilt[chain.key(ctx)],
 
   // The workload hashed once (k8s.hashed): its name, the workload contract
   // without (content) and with that name, and the config data, as plain
   // data. nemoc.libsonnet binds it once per target as ctx.trainBuilt, which
   // files(), monitoring and the NCCL preflight read.
+  // A stage that restores its predecessor's checkpoint hashes that
+  // workload's name too (C5): new pretraining re-runs the fine-tuning.
   built(ctx)::
+    local key = chain.key(ctx);
     local config = $.configData(ctx);
-    local configMap = k8s.contentName(ctx.project + '-train-config', 63, config);
+    local configMap = k8s.contentName(ctx.project + '-' + key + '-config', 63, config);
     local withConfig = ctx { trainConfigMap: configMap };
-    local hashed = k8s.hashed(ctx.project + '-train', 46, {
+    local upstream = chain.upstream(ctx);
+    local hashed = k8s.hashed(ctx.project + '-' + key, 46, {
       runtime: ctx.runtime,
       workload: $.workloadContent(withConfig),
       config: config,
-    });
+    } + (if upstream != null then { upstream: ctx.trainingBuilt[upstream].name } else {}));
     local workload = hashed.value.workload { name: hashed.name };
     { name: hashed.name, content: hashed.value.workload, workload: workload, config: hashed.value.config, configMap: configMap },
 
@@ -59,13 +69,13 @@ local order = import 'stages/order.libsonnet';
   // The framework hook: NeMo 1 runs a Hydra script with config.yaml, NeMo 2
   // a generated recipe module (nemo/nemo2.libsonnet). Overrides are single
   // argv entries either way: no shell ever sees them.
-  nemo2(ctx):: ctx.spec.stages.train.framework == 'nemo2',
+  nemo2(ctx):: chain.stage(ctx).framework == 'nemo2',
 
   program(ctx):: if $.nemo2(ctx) then nemo2.program(ctx) else [
-    hydra.script(ctx.spec.stages.train),
+    hydra.script(chain.stage(ctx)),
     '--config-path=' + paths.configDir,
     '--config-name=config.yaml',
-  ] + [hydra.safeOverride(o) for o in ctx.spec.stages.train.overrides],
+  ] + [hydra.safeOverride(o) for o in chain.stage(ctx).overrides],
 
   configData(ctx)::
     if $.nemo2(ctx) then nemo2.configData(ctx)
@@ -77,21 +87,21 @@ local order = import 'stages/order.libsonnet';
 
   // Fabric defaults < profile < target env < stage env.
   env(ctx, placement)::
-    local train = ctx.spec.stages.train;
+    local train = chain.stage(ctx);
     local targetEnv = if std.objectHasEx(ctx.target, 'env', false) then ctx.target.env else {};
     fabrics.common + placement.env + $.nemoEnv(train) + $.topologyEnv(ctx) + targetEnv + train.env,
 
   // What a training pod's container would request: GPUs, the fabric's
   // devices, memory for /dev/shm, the stage's own resources.
   requested(ctx, placement)::
-    local train = ctx.spec.stages.train;
+    local train = chain.stage(ctx);
     { [ctx.profile.gpuResource]: train.gpusPerNode } + placement.resources + { memory: train.shmSize } + train.resources,
 
   // What it does request: a queued pod only what its ClusterQueue covers.
   resources(ctx, placement):: kueue.admissible(ctx, $.requested(ctx, placement)),
 
   container(ctx, placement)::
-    local train = ctx.spec.stages.train;
+    local train = chain.stage(ctx);
     // Extended resources must be limits; requests = limits everywhere.
     // Memory: the spec's, else the size of /dev/shm, whose pages are charged
     // to the pod: a pod requesting less (or nothing: BestEffort, first to be
@@ -134,10 +144,10 @@ local order = import 'stages/order.libsonnet';
     },
 
   pod(ctx, placement)::
-    local train = ctx.spec.stages.train;
+    local train = chain.stage(ctx);
     {
       metadata: {
-        labels: ctx.labels { 'app.kubernetes.io/component': $.component },
+        labels: ctx.labels { 'app.kubernetes.io/component': $.componentOf(ctx) },
       } + (if std.length(placement.annotations) > 0 then { annotations: placement.annotations } else {}),
       spec: {
         serviceAccountName: ctx.serviceAccountName,
@@ -170,7 +180,7 @@ local order = import 'stages/order.libsonnet';
   // The contract every runtime implements objects(ctx, w) for (the name is
   // added by built(): what determines the workload, hashed into the name).
   workloadContent(ctx)::
-    local train = ctx.spec.stages.train;
+    local train = chain.stage(ctx);
     local placement = ctx.placement;
     local pod = $.pod(ctx, placement);
     local container = $.container(ctx, placement);
@@ -179,7 +189,7 @@ local order = import 'stages/order.libsonnet';
     local workloadLabels = placement.workloadLabels;
     local suspend = placement.suspend;
     {
-      component: $.component,
+      component: $.componentOf(ctx),
       nodes: train.nodes,
       gpusPerNode: train.gpusPerNode,
       restarts: train.restarts,
@@ -192,14 +202,15 @@ local order = import 'stages/order.libsonnet';
     },
 
   files(ctx)::
-    local built = ctx.trainBuilt;
-    local config = k8s.configMap(ctx, built.configMap, built.config, $.component);
+    local built = $.builtOf(ctx);
+    local dir = $.dirOf(ctx);
+    local config = k8s.configMap(ctx, built.configMap, built.config, $.componentOf(ctx));
     k8s.file(order.dir.base, config)
     + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), ctx.runtimeImpl.baseObjects(ctx, built.workload), {})
-    + std.foldl(function(acc, o) acc + k8s.file($.dir, o), ctx.runtimeImpl.objects(ctx, built.workload), {}),
+    + std.foldl(function(acc, o) acc + k8s.file(dir, o), ctx.runtimeImpl.objects(ctx, built.workload), {}),
 
   describeResources(ctx, placement)::
-    local train = ctx.spec.stages.train;
+    local train = chain.stage(ctx);
     local requested = $.requested(ctx, placement);
     local resources = kueue.admissible(ctx, requested);
     local dropped = kueue.dropped(ctx, requested);
@@ -216,6 +227,20 @@ local order = import 'stages/order.libsonnet';
                                         + ' covers only ' + std.join(', ', kueue.of(ctx.target).covers)
                                         + (if qos == 'BestEffort' then ' -- BestEffort pods are evicted first under memory pressure' else '')
        else ''),
+
+  // The stage-table line of a training chain's stage (SUMMARY.md): what
+  // it starts from and what it hands on. A lone train stage has its own rows.
+  chainSummary(ctx)::
+    local t = chain.stage(ctx);
+    local p = t.parallelism;
+    local restore = paths.restoreNemo(ctx);
+    local upstream = chain.upstream(ctx);
+    t.mode + ' (' + (if t.framework == 'nemo2' then 'NeMo 2' else 'NeMo 1') + ', ' + t.nodes + ' × ' + t.gpusPerNode + ' GPUs, TP '
+    + p.tensor + ' · PP ' + p.pipeline + ', ' + t.maxSteps + ' steps) '
+    + (if upstream != null then 'restores ' + restore + ', the final checkpoint of ' + order.dir[upstream]
+       else if restore != null then 'continues from ' + restore
+       else 'from random weights')
+    + (if chain.key(ctx) != 'train' then '; saves ' + paths.trainedNemo(ctx) + ' for ' + order.dir.train else ''),
 
   summary(ctx)::
     local placement = ctx.placement;

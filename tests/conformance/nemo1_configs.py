@@ -76,25 +76,35 @@ def get(cfg, dotted, default=None):
 
 
 def configs_in(tree):
-    """(target dir, config dict, image, script) for every NeMo 1 config in a tree."""
+    """(target dir, config dict, image, script) for every NeMo 1 config in a tree: each
+    training workload (30-train, and 28-pretrain of a training chain) with the ConfigMap its
+    nemo-config volume mounts."""
     for kustomization in sorted(glob.glob(os.path.join(tree, "*", "*", "kustomization.yaml"))):
         target = os.path.dirname(kustomization)
-        config_text, image, script = None, None, None
+        configs, runs = {}, []
         for path in sorted(glob.glob(os.path.join(target, "*", "*.yaml"))):
             with open(path) as f:
                 for doc in yaml.safe_load_all(f):
                     if not isinstance(doc, dict):
                         continue
                     if doc.get("kind") == "ConfigMap" and "config.yaml" in (doc.get("data") or {}):
-                        config_text = doc["data"]["config.yaml"]
+                        configs[doc["metadata"]["name"]] = doc["data"]["config.yaml"]
+                        continue
+                    image = script = mounted = None
                     for node in mappings(doc):
+                        if node.get("name") == "nemo-config" and isinstance(node.get("configMap"), dict):
+                            mounted = node["configMap"].get("name")
                         argv = [str(a) for a in (node.get("command") or []) + (node.get("args") or [])
                                 if isinstance(a, (str, int))]
                         if "--config-name=config.yaml" in argv and "image" in node:
                             image = node["image"]
                             script = next((a for a in argv if a.endswith(".py")), None)
-        if config_text is not None and image is not None:
-            yield target, config_text, image, script
+                    if image is not None:
+                        runs.append((mounted, image, script))
+        for mounted, image, script in runs:
+            if mounted not in configs:
+                raise SystemExit(f"FAIL: {target}: a workload runs config.yaml from ConfigMap {mounted}, which the tree lacks")
+            yield target, configs[mounted], image, script
 
 
 # --- value rules: each returns a list of problems -------------------------------------------
