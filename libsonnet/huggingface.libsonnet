@@ -39,6 +39,19 @@ local paths = import 'paths.libsonnet';
             print("tokenizer file " + f.name + " -> " + str(out))
   |||,
 
+  // What a converter reads of a Hub repository: the configs, the tokenizer
+  // and the safetensors weights with their index (not original/*.pth, not
+  // *.bin). The stages that need no weights drop weightPatterns.
+  modelPatterns:: [
+    'config.json',
+    'generation_config.json',
+    '*.safetensors',
+    'model.safetensors.index.json',
+    'tokenizer*',
+    'special_tokens_map.json',
+  ],
+  weightPatterns:: ['*.safetensors', 'model.safetensors.index.json'],
+
   // The tokenizer files are also copied into <tokenizer dir>.
   snapshotArgs(repo, localDir, tokenizerDir, patterns)::
     ['python3', '-c', $.snapshotProgram, repo, localDir, tokenizerDir] + patterns,

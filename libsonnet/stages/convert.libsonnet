@@ -38,17 +38,9 @@ local pod = import 'stages/pod.libsonnet';
   // index (not original/*.pth, not *.bin). The Mixtral converter builds the
   // model from the config alone (AutoModelForCausalLM.from_config, r2.0.0rc1
   // ..v2.4.0 convert_mixtral_nemo_to_hf.py :241-243): no weights.
-  allPatterns:: [
-    'config.json',
-    'generation_config.json',
-    '*.safetensors',
-    'model.safetensors.index.json',
-    'tokenizer*',
-    'special_tokens_map.json',
-  ],
-  weightPatterns:: ['*.safetensors', 'model.safetensors.index.json'],
+  // (huggingface.libsonnet modelPatterns)
   downloadPatterns(script)::
-    if script == $.llamaScript then $.allPatterns else [p for p in $.allPatterns if !std.member($.weightPatterns, p)],
+    if script == $.llamaScript then hf.modelPatterns else [p for p in hf.modelPatterns if !std.member(hf.weightPatterns, p)],
 
   downloadArgs(ctx)::
     hf.snapshotArgs($.hubRepo(ctx), $.hubDir(ctx), paths.huggingfaceDir(ctx),

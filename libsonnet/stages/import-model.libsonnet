@@ -54,8 +54,6 @@ local versions = import 'nemo/versions.libsonnet';
   mixtralScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_mixtral_hf_to_nemo.py',
   needsFolder(ctx):: !$.nemo2(ctx) && ctx.spec.model.converters.fromHuggingface == $.mixtralScript,
   hubDir(ctx):: paths.hubSnapshotDir(ctx, ctx.spec.model.source.huggingface),
-  downloadPatterns:: ['config.json', 'generation_config.json', '*.safetensors', 'model.safetensors.index.json',
-                      'tokenizer*', 'special_tokens_map.json'],
 
   // NeMo 2: llm.import_ckpt(model, "hf://<repo>", output_path, overwrite)
   // (NVIDIA/NeMo nemo/collections/llm/api.py v2.1.0:531-536, v2.4.0:870) with
@@ -96,7 +94,7 @@ local versions = import 'nemo/versions.libsonnet';
                                     $.reader(ctx).image,
                                     placement,
                                     envRefs=hf.env(ctx)) + run;
-    local download = hf.snapshotArgs(ctx.spec.model.source.huggingface, $.hubDir(ctx), paths.importDir(ctx), $.downloadPatterns);
+    local download = hf.snapshotArgs(ctx.spec.model.source.huggingface, $.hubDir(ctx), paths.importDir(ctx), hf.modelPatterns);
     local inits = if !$.needsFolder(ctx) then [] else [
       pod.container(ctx, 'hub-download', $.reader(ctx).image, placement, envRefs=hf.env(ctx))
       + { command: download[0:1], args: download[1:] },
