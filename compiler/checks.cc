@@ -189,16 +189,43 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
     const std::string pointer = std::string("/spec/stages/") + key + "/framework";
     diags->Error("spec.not-supported-yet",
                  std::string("a training chain with framework nemo2 (spec.stages.") + key +
-                     ") is not supported yet: the next stage would restore a NeMo 2 checkpoint "
-                     "directory nemoc does not name",
+                     ") is not supported yet: spec.stages.train restores the pretraining's final "
+                     ".nemo, which NeMo 2 neither writes nor reads",
                  doc.map.Locate(doc.map.Has(pointer) ? pointer : std::string("/spec/stages/") + key,
                                 /*prefer_key=*/!doc.map.Has(pointer)),
                  "use framework: nemo1 for both stages (NeMo 24.07 to 25.07 images)");
   }
+  // Learned absolute position embeddings have seqLength rows in the
+  // pretraining's config (libsonnet/nemo/hydra.libsonnet architecture:
+  // max_position_embeddings = seqLength). More pretraining builds its table
+  // from its own seqLength, and restoring a table of another size fails;
+  // fine-tuning clamps longer records to the table ("Set dataset
+  // max_seq_length to max_position_embeddings", NVIDIA/NeMo v2.1.0
+  // nemo/collections/nlp/models/language_modeling/megatron_gpt_sft_model.py:252-260).
+  const auto& train = stages["train"];
+  const auto& arch = spec["model"].value("architecture", nlohmann::json::object());
+  const int64_t positions = pretrain.value("seqLength", 0), wanted = train.value("seqLength", 0);
+  if (arch.value("positionEmbedding", "") == "learned_absolute" && wanted != positions) {
+    const std::string pointer = doc.map.Has("/spec/stages/train/seqLength") ? "/spec/stages/train/seqLength"
+                                                                            : "/spec/stages/train";
+    const std::string text = "the model's learned position embeddings have " + Str(positions) +
+                             " positions (spec.stages.pretrain.seqLength), and spec.stages.train.seqLength is " +
+                             Str(wanted);
+    if (train.value("mode", "") == "pretrain") {
+      diags->Error("spec.chain-seq-length", text + ": more pretraining rebuilds the table at its own length "
+                   "and cannot restore the pretraining's", doc.map.Locate(pointer, pointer == "/spec/stages/train"),
+                   "set spec.stages.train.seqLength: " + Str(positions));
+    } else if (wanted > positions) {
+      diags->Warning("spec.chain-seq-length", text + ": NeMo cuts the fine-tuning records to " + Str(positions) +
+                     " tokens", doc.map.Locate(pointer, pointer == "/spec/stages/train"),
+                     "set spec.stages.train.seqLength to at most " + Str(positions) +
+                     ", or pretrain with a longer seqLength");
+    }
+  }
   if (!pretrain["checkpoint"].value("enabled", true)) {
     diags->Error("spec.missing-source",
                  "spec.stages.train restores the .nemo spec.stages.pretrain saves at the end, but "
-                 "its checkpointing is off",
+                 "spec.stages.pretrain.checkpoint.enabled is false",
                  doc.map.Locate("/spec/stages/pretrain/checkpoint/enabled"),
                  "remove checkpoint.enabled: false from spec.stages.pretrain");
   }
@@ -598,7 +625,9 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
   CheckPipeline(doc, spec, diags);
   CheckTrainingChain(doc, spec, diags);
   for (const std::string& key : TrainingStages(spec["stages"])) {
-    CheckTrainMode(doc, spec, key, diags);
+    // A pretrain stage in another mode is reported once (spec.chain-mode),
+    // not again by the rules of the mode it should not have.
+    if (key != "pretrain" || spec["stages"][key]["mode"] == "pretrain") CheckTrainMode(doc, spec, key, diags);
     CheckTrainFramework(doc, spec, key, diags);
     CheckTrainArithmetic(doc, spec["stages"][key], spec["model"]["architecture"], diags,
                          RecipeCountedSplitLayers(spec, key), key);

@@ -19,7 +19,8 @@ const char kMetricsHelp[] =
     "Megatron formula; global batch, sequence length, GPU count, precision and GPU model\n"
     "from the spec and its target; peak TFLOPS (dense) from libsonnet/accelerators.json.\n"
     "The step window is inclusive; the default 10:30 skips warm-up steps as gpu-recipes'\n"
-    "training_metrics tool does.\n"
+    "training_metrics tool does. In a training chain, --stage pretrain measures the log of\n"
+    "spec.stages.pretrain (<results>/pretrain/dllogger) against that stage's sizes.\n"
     "Example: nemoc metrics dllogger.json --spec examples/llama31-405b-gke-a4.yaml --steps 10:14";
 
 namespace {
@@ -74,12 +75,13 @@ int RunMetrics(const MetricsFlags& flags) {
     return fail({});
   }
   const nlohmann::json& plan = spec.targets[0].plan;
-  if (!plan.contains("train") || !plan.contains("accelerator")) {
-    diags.Error("metrics.no-train", flags.spec + ": no training stage (or no GPU model) in target " +
+  // Each stage of a training chain has its own sizes (plan.cc): the log's.
+  if (!plan.contains(flags.stage) || !plan.contains("accelerator")) {
+    diags.Error("metrics.no-train", flags.spec + ": no spec.stages." + flags.stage + " (or no GPU model) in target " +
                                         spec.targets[0].name);
     return fail({});
   }
-  const auto& train = plan["train"];
+  const auto& train = plan[flags.stage];
   const std::string precision = train["precision"].get<std::string>();
   DataDir data;
   AcceleratorTable accelerators;

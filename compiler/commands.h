@@ -58,6 +58,7 @@ struct MetricsFlags {
   std::string spec;
   std::string target;
   std::string steps = "10:30";
+  std::string stage = "train";  // the training stage the log is from (pretrain: a chain's first)
   std::vector<std::string> sets;
   std::vector<std::string> jpaths;
   OutputFlag output;

@@ -403,6 +403,9 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
       facts["gpuModel"] = (*gpu)["model"];
       const MemoryEstimate estimate = EstimateMemory(train, architecture);
       facts["memory"] = DescribeFit(estimate, capacity);
+      if (spec["stages"].contains("pretrain")) {
+        facts["memoryPretrain"] = DescribeFit(EstimateMemory(spec["stages"]["pretrain"], architecture), capacity);
+      }
       facts["memoryEstimate"] = MemoryFacts(estimate, capacity);
     }
     CompiledTarget compiled;

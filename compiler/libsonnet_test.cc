@@ -267,7 +267,7 @@ TEST(LibsonnetTest, DecimalsAreShort) {
 TEST(LibsonnetTest, StagesShareOnePathTable) {
   const std::string ctx =
       "local p = import 'paths.libsonnet';"
-      "local ctx = {project: 'demo', target: {name: 'east'},"
+      "local ctx = {project: 'demo', target: {name: 'east'}, spec: {stages: {train: {}}, model: {}},"
       "  storage: {results: {mountPath: '/results'}, data: {mountPath: '/data'}}};";
   EXPECT_EQ("/data/demo/east/prepared/corpus_text_document",
             Eval(ctx + "p.preparedDataset(ctx, {jsonKey: 'text'})"));
@@ -276,6 +276,14 @@ TEST(LibsonnetTest, StagesShareOnePathTable) {
   EXPECT_EQ(Eval(ctx + "p.huggingfaceDir(ctx)"), Eval(ctx + "p.huggingfaceSource(ctx, {})"));
   EXPECT_EQ(Eval(ctx + "p.engineDir(ctx)"), Eval(ctx + "p.engineSource(ctx, {})"));
   EXPECT_EQ("/results/engines/e", Eval(ctx + "p.engineSource(ctx, {engine: 'engines/e'})"));
+  // A training chain: the train stage logs under its predecessor's workload
+  // name and restores the pretraining's final .nemo.
+  const std::string chain = ctx +
+      "local chained = ctx {spec+: {stages+: {pretrain: {}}}, trainingBuilt: {pretrain: {name: 'demo-pretrain-1'}}};";
+  EXPECT_EQ("/results/demo/east/train/demo-pretrain-1", Eval(chain + "p.trainDir(chained)"));
+  EXPECT_EQ("/results/demo/east/pretrain/checkpoints/megatron_gpt.nemo", Eval(chain + "p.restoreNemo(chained)"));
+  EXPECT_EQ("/results/demo/east/pretrain", Eval(chain + "p.trainDir(chained {trainKey: 'pretrain'})"));
+  EXPECT_EQ(nlohmann::json(), Eval(chain + "p.restoreNemo(chained {trainKey: 'pretrain'})"));
 }
 
 TEST(LibsonnetTest, StageOrderIsTheDirectoryOrder) {

@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
     metrics->add_option("--steps", metrics_flags.steps, "Inclusive step window FIRST:LAST (FIRST: = to the end)")
         ->type_name("A:B")
         ->capture_default_str();
+    metrics->add_option("--stage", metrics_flags.stage,
+                        "The training stage the log is from: train, or pretrain (a training chain's first stage)")
+        ->check(CLI::IsMember({"pretrain", "train"}))
+        ->capture_default_str();
     metrics->add_option("--set", metrics_flags.sets, "Override a spec value, as for build (repeatable)")
         ->type_name("PATH=VALUE")
         ->allow_extra_args(false);

@@ -218,10 +218,17 @@ bool Normalize(const Document& doc, const InputSchema& schema,
   for (auto& [name, stage] : stages.items()) {
     if (name != "serve" && stage.is_object() && !stage.contains("image")) stage["image"] = spec["image"];
   }
-  // The preflight tests the NCCL that training uses.
-  if (stages.contains("ncclTest") && stages.contains("train") &&
+  // The preflight tests the NCCL that training uses: that of the training
+  // stage on the most nodes, whose nodes it tests (the first on a tie, as
+  // libsonnet/stages/chain.libsonnet widest()).
+  const std::vector<std::string> training = TrainingStages(stages);
+  if (stages.contains("ncclTest") && !training.empty() &&
       !doc.root["spec"]["stages"]["ncclTest"].contains("image")) {
-    stages["ncclTest"]["image"] = stages["train"]["image"];
+    std::string widest = training.front();
+    for (const std::string& key : training) {
+      if (stages[key].value("nodes", 1) > stages[widest].value("nodes", 1)) widest = key;
+    }
+    stages["ncclTest"]["image"] = stages[widest]["image"];
   }
   // Evaluation loads the checkpoint with the parallelism it was trained with.
   if (stages.contains("evaluate")) {

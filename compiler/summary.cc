@@ -60,6 +60,22 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
                   (arch.contains("numExperts") ? ", " + S(arch["numExperts"]) + " experts" : "") + ")";
   }
   out += Row("Model", model_text);
+  // A training chain's first stage (its line in the stage table says what it
+  // hands on); the rows below it describe spec.stages.train.
+  if (spec["stages"].contains("pretrain") && spec["stages"].contains("train")) {
+    const auto& pretrain = spec["stages"]["pretrain"];
+    const TrainSizes s = ComputeTrainSizes(pretrain);
+    const std::string gpu = facts.value("gpuModel", "");
+    out += Row("Pretraining (`spec.stages.pretrain`)",
+               "`" + pretrain["mode"].get<std::string>() + "`, " + S(pretrain["maxSteps"]) + " steps, " +
+                   pretrain["precision"].get<std::string>() + ", " + S(s.nodes) + " × " + S(s.gpus_per_node) +
+                   " = **" + S(s.world_size) + " GPUs**" + (gpu.empty() ? "" : " (" + gpu + ")") + ", TP " +
+                   S(s.tensor) + " · PP " + S(s.pipeline) + " · CP " + S(s.context) + " · DP " + S(s.data_parallel) +
+                   ", sequence length " + S(pretrain["seqLength"]));
+    if (facts.contains("memoryPretrain")) {
+      out += Row("Pretraining memory per GPU (estimate)", facts["memoryPretrain"].get<std::string>());
+    }
+  }
   if (spec["stages"].contains("train")) {
     const auto& train = spec["stages"]["train"];
     const TrainSizes s = ComputeTrainSizes(train);
@@ -70,8 +86,9 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
                   spec["model"].value("nemo2", nlohmann::json::object()).value("recipe", "") +
                   "`, NeMo-Run CLI)"
             : std::string("NeMo 1 (Hydra)");
-    out += Row("Training", "`" + train["mode"].get<std::string>() + "` with " + framework + ", " +
-                               S(train["maxSteps"]) + " steps, " + train["precision"].get<std::string>());
+    out += Row(spec["stages"].contains("pretrain") ? "Training (`spec.stages.train`)" : "Training",
+               "`" + train["mode"].get<std::string>() + "` with " + framework + ", " +
+                   S(train["maxSteps"]) + " steps, " + train["precision"].get<std::string>());
     out += Row("Nodes × GPUs", S(s.nodes) + " × " + S(s.gpus_per_node) + " = **" + S(s.world_size) +
                                    " GPUs**" + (gpu.empty() ? "" : " (" + gpu + ")"));
     std::string parallel = "TP " + S(s.tensor) + " · PP " + S(s.pipeline) + " · CP " + S(s.context) +

@@ -39,7 +39,7 @@ _nemoc() {
     validate) opts="$compile" ;;
     init) opts="--profile --model --stdout --help" ;;
     explain) opts="-r --recursive --help" ;;
-    metrics) opts="--spec --target --steps --set --jpath -o --output --help" ;;
+    metrics) opts="--spec --target --steps --stage --set --jpath -o --output --help" ;;
     schema | version) opts="--help" ;;
   esac
   if [[ $cur == -* ]]; then

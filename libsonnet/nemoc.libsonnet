@@ -103,7 +103,11 @@ local builders = {
     local placement = std.parseJson('' + base.profile.placement(base, base.runtimeImpl));
     local withPlacements = base { localPlacement: localPlacement, placement: placement };
     // A chain's stages in order: a stage's name hashes its predecessor's.
-    local pretrainBuilt = if std.objectHasEx(spec.spec.stages, 'pretrain', false) then train.built(chain.at(withPlacements, 'pretrain')) else null;
+    // Each stage gets the profile's placement for its own image (gke-a4's gIB
+    // plugin must match the image's NCCL, B12).
+    local pretrainBuilt = if !std.objectHasEx(spec.spec.stages, 'pretrain', false) then null else
+      local at = chain.at(base, 'pretrain');
+      train.built(chain.at(withPlacements, 'pretrain') { placement: std.parseJson('' + base.profile.placement(at, base.runtimeImpl)) });
     local withPretrain = withPlacements { trainingBuilt: { pretrain: pretrainBuilt } };
     local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(chain.at(withPretrain, 'train')) else null;
     local withTrain = withPlacements { trainBuilt: trainBuilt, trainingBuilt: { pretrain: pretrainBuilt, train: trainBuilt } };

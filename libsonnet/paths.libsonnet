@@ -7,7 +7,15 @@ local chain = import 'stages/chain.libsonnet';
   resultsDir(ctx):: ctx.storage.results.mountPath + '/' + ctx.project + '/' + ctx.target.name,
   // <results>/pretrain and <results>/train: each training stage of the
   // chain (stages/chain.libsonnet) logs and checkpoints in its own directory.
-  trainDir(ctx):: $.resultsDir(ctx) + '/' + chain.key(ctx),
+  // A stage after another one logs in a subdirectory named after its
+  // predecessor's workload: with resume_if_exists, exp_manager resumes the
+  // newest *-last checkpoint of its log directory (NVIDIA/NeMo v2.1.0
+  // nemo/utils/exp_manager.py:830-862), so after new pretraining the
+  // fine-tuning of the old one would be restored at max_steps and skip
+  // training. A new predecessor is a new directory: the run starts afresh.
+  trainDir(ctx)::
+    local upstream = chain.upstream(ctx);
+    $.resultsDir(ctx) + '/' + chain.key(ctx) + (if upstream == null then '' else '/' + ctx.trainingBuilt[upstream].name),
   checkpointDir(ctx):: $.trainDir(ctx) + '/checkpoints',
   // DLLogger JSON (`nemoc metrics` reads rank-0/dllogger.json below it).
   dlloggerDir(ctx):: $.trainDir(ctx) + '/dllogger',

@@ -63,7 +63,8 @@ local storage = import 'storage.libsonnet';
 
   // The gIB plugin tag for the training image (B12).
   gibTag(ctx)::
-    local release = if std.objectHasEx(ctx.spec.stages, 'train', false) then nemoVersions.release(ctx.spec.stages.train.image) else null;
+    // The training stage being placed (stages/chain.libsonnet; the last by default).
+    local release = if std.objectHasEx(ctx.spec.stages, chain.key(ctx), false) then nemoVersions.release(chain.stage(ctx).image) else null;
     [v.tag for v in $.gib.versions if release == null || v.release <= release][0],
   gibImage(ctx):: $.gib.repository + ':' + $.gibTag(ctx),
 

@@ -494,7 +494,7 @@ TEST_F(NegativeTest, ATrainingChainThatCannotRunIsLocated) {
                                             "      data: {mock: true}\n      checkpoint: {enabled: false}\n");
   Expect({"chain-without-checkpoint", no_checkpoint,
           At(no_checkpoint, "false") + "spec.stages.train restores the .nemo spec.stages.pretrain saves at the end, "
-                                       "but its checkpointing is off",
+                                       "but spec.stages.pretrain.checkpoint.enabled is false",
           {}});
   // NeMo 24.07/24.09's LoRA merge restores the base at its saved parallelism on
   // one GPU (merge.py r2.0.0rc1, v2.0.0); the chain's base is the pretraining's
@@ -506,6 +506,38 @@ TEST_F(NegativeTest, ATrainingChainThatCannotRunIsLocated) {
                                      "pipeline parallelism it was saved with, on one GPU, and spec.stages.pretrain "
                                      "saves it at tensor 2 x pipeline 2",
           {}});
+  // spec.stages.pretrain's own fields: its framework, its GPUs per node.
+  const std::string nemo2_pretrain = Replace(Replace(chain, "tag: \"24.07\"", "tag: \"25.04\""),
+                                             "    pretrain:\n      mode: pretrain", "    pretrain:\n      mode: pretrain\n      framework: nemo2");
+  Expect({"chain-nemo2-pretrain", nemo2_pretrain,
+          At(nemo2_pretrain, "nemo2\n") + "a training chain with framework nemo2 (spec.stages.pretrain) is not supported yet",
+          {}});
+  const std::string eks = Replace(Replace(chain, "profile: vanilla-k8s\n      rdma: {count: 4}",
+                                          "profile: eks-efa\n      instanceType: p4d.24xlarge\n"
+                                          "      efa: {image: {repository: ecr.example/nemo-efa, tag: nemo24.07-efa}, awsOfiNccl: 1.13.2}"),
+                                  "      nodes: 2\n      gpusPerNode: 8", "      nodes: 2\n      gpusPerNode: 16");
+  Expect({"chain-pretrain-gpus", eks, At(eks, "16") + "target onprem: gpusPerNode 16 exceeds the 8 GPUs of p4d.24xlarge", {}});
+  // Learned absolute positions: the table has the pretraining's seqLength rows.
+  const std::string gpt = Replace(Replace(chain, "    preset: llama2-7b\n",
+                                          "    architecture: {numLayers: 4, hiddenSize: 256, ffnHiddenSize: 1024, numAttentionHeads: 8, vocabSize: 50304,\n"
+                                          "                   maxPositionEmbeddings: 4096, positionEmbedding: learned_absolute,\n"
+                                          "                   normalization: layernorm, activation: gelu}\n"
+                                          "    tokenizer: {library: huggingface, type: gpt2}\n"),
+                                  "        tensor: 2\n        pipeline: 2\n", "        tensor: 2\n        pipeline: 1\n");
+  const std::string more = Replace(Replace(gpt, "      mode: sft", "      mode: pretrain"),
+                                   "      data: {jsonl: {train: d/train.jsonl, validation: d/val.jsonl}}\n",
+                                   "      data: {mock: true}\n      seqLength: 4096\n");
+  const std::string positions = Replace(more, "      data: {mock: true}\n    train:", "      data: {mock: true}\n      seqLength: 2048\n    train:");
+  Expect({"chain-positions", positions,
+          At(positions, "4096\n") + "the model's learned position embeddings have 2048 positions "
+                                   "(spec.stages.pretrain.seqLength), and spec.stages.train.seqLength is 4096: "
+                                   "more pretraining rebuilds the table at its own length", {}});
+  // A pretrain stage in the wrong mode is one error, not the rules of that mode as well.
+  {
+    RunResult r = RunNemoc({"build", "--out", out(), scratch_.Write("mode.yaml", wrong_mode)});
+    EXPECT_EQ(1, r.exit_code);
+    EXPECT_NE(std::string::npos, r.err.find("\n1 error")) << r.err;
+  }
   // Each stage's arithmetic is checked at its own fields, both in one run.
   const std::string both = Replace(Replace(chain, "global: 32}", "global: 30}"), "global: 16}", "global: 18}");
   Expect({"chain-batch-pretrain", both, At(both, "30}") + "global batch 30", {}});

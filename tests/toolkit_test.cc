@@ -254,6 +254,31 @@ TEST(Metrics, PrecisionChangesThePeak) {
   EXPECT_NEAR(t["mfu"].get<double>(), 0.72790, 1e-5);
 }
 
+// A training chain: --stage picks the stage whose sizes the log is measured
+// against (the pretraining runs 16 GPUs at global batch 256, the fine-tuning 8
+// at 128, both sequence length 2048).
+TEST(Metrics, EachStageOfATrainingChainHasItsOwnSizes) {
+  auto run = [](const std::string& stage) {
+    return RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                     "examples/gpt-5b-pretrain-sft-vanilla.yaml", "--steps", "10:14", "--stage", stage, "-o", "json"},
+                    SourceDir());
+  };
+  RunResult pretrain = run("pretrain"), train = run("train");
+  ASSERT_EQ(pretrain.exit_code, 0) << pretrain.err;
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  const json p = json::parse(pretrain.out)["specs"][0]["targets"][0];
+  const json t = json::parse(train.out)["specs"][0]["targets"][0];
+  EXPECT_NEAR(p["samplesPerSecond"].get<double>(), 256 / 118.18993851852417, 1e-6);
+  EXPECT_NEAR(t["samplesPerSecond"].get<double>(), 128 / 118.18993851852417, 1e-6);
+  EXPECT_EQ(p["gpus"], 16);
+  EXPECT_EQ(t["gpus"], 8);
+  RunResult none = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                             "examples/llama31-405b-gke-a4.yaml", "--stage", "pretrain"},
+                            SourceDir());
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no spec.stages.pretrain"), std::string::npos) << none.err;
+}
+
 TEST(Metrics, Refusals) {
   ScratchDir dir;
   const std::string log = dir.Write("empty.json", "not a dllogger file\n");

@@ -81,8 +81,11 @@ def all_args(obj):
 
 
 def saved_nemo(cfg):
+    """checkpoint_callback_params.dirpath when set (NeMoModelCheckpoint writes there), else
+    <explicit_log_dir>/checkpoints."""
     em = cfg["exp_manager"]
-    return f"{em['explicit_log_dir']}/checkpoints/{em['name']}.nemo"
+    dirpath = (em.get("checkpoint_callback_params") or {}).get("dirpath") or f"{em['explicit_log_dir']}/checkpoints"
+    return f"{dirpath}/{em['name']}.nemo"
 
 
 def check_target(where, target, spec, errors, tags):
@@ -174,8 +177,16 @@ def check_target(where, target, spec, errors, tags):
 
 
 def names_in(target):
-    return {r.split("/")[0]: o["metadata"]["name"] for r, o in load_dir(target).items()
-            if o["kind"] in WORKLOADS and re.match(r"\d\d-", r)}
+    """Workload name per stage directory, and "train-log": the fine-tuning's explicit_log_dir."""
+    docs = load_dir(target)
+    names = {r.split("/")[0]: o["metadata"]["name"] for r, o in docs.items()
+             if o["kind"] in WORKLOADS and re.match(r"\d\d-", r)}
+    _, train = workload_in(docs, "30-train")
+    mounted = run_of(train)[2] if train else None
+    for o in docs.values():
+        if o["kind"] == "ConfigMap" and o["metadata"]["name"] == mounted:
+            names["train-log"] = yaml.safe_load(o["data"]["config.yaml"])["exp_manager"]["explicit_log_dir"]
+    return names
 
 
 def hash_chain(tmp, errors):
@@ -203,6 +214,15 @@ def hash_chain(tmp, errors):
     for d in ("28-pretrain", "30-train", "35-merge-lora", "40-evaluate", "50-convert", "60-tensorrt-llm"):
         if base.get(d) == new_pretrain.get(d):
             errors.append(f"hash chain: new pretraining keeps {d}'s name {base.get(d)}")
+    # exp_manager resumes the newest *-last checkpoint of explicit_log_dir (resume_if_exists;
+    # NVIDIA/NeMo v2.1.0 nemo/utils/exp_manager.py:830-862): after new pretraining the
+    # fine-tuning must log elsewhere, or it restores the old fine-tuning at max_steps and
+    # never trains on the new base. A changed fine-tuning alone resumes its own run.
+    if "train-log" not in base or base.get("train-log") == new_pretrain.get("train-log"):
+        errors.append(f"hash chain: after new pretraining the fine-tuning logs (and resumes) in the old "
+                      f"directory {base.get('train-log')}")
+    if base.get("train-log") != new_train.get("train-log"):
+        errors.append("hash chain: a changed fine-tuning moved its log directory (it would not resume)")
     if base.get("28-pretrain") != new_train.get("28-pretrain"):
         errors.append("hash chain: a new fine-tuning renames the pretraining")
     for d in ("30-train", "35-merge-lora", "40-evaluate"):
@@ -227,11 +247,45 @@ def hash_chain(tmp, errors):
         errors.append("hash chain: a new fine-tuning renames the NCCL preflight")
 
 
+def per_stage_images(tmp, errors):
+    """Stages of a chain on different NeMo images: on gke-a4 each stage's pods get the gIB NCCL
+    plugin of its own image's release (field review B12; profiles/gke-a4.libsonnet gib.versions),
+    and the NCCL preflight runs the image of the stage whose nodes it tests (the widest)."""
+    with open(os.path.join(SRC, "examples", "llama31-8b-cpt-sft-gke-a4.yaml")) as f:
+        spec = yaml.safe_load(f)
+    stages = spec["spec"]["stages"]
+    stages["pretrain"]["image"] = {"repository": "nvcr.io/nvidia/nemo", "tag": "25.07"}
+    stages["ncclTest"] = {}
+    path = os.path.join(tmp, "images.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(spec, f)
+    r = build(NEMOC, SRC, os.path.join(tmp, "images"), [path])
+    if r.returncode != 0:
+        errors.append(f"per-stage images: nemoc build exit {r.returncode}: {r.stderr}")
+        return
+    docs = load_dir(os.path.join(tmp, "images", spec["metadata"]["name"], "gke-a4"))
+
+    def images(directory):
+        _, obj = workload_in(docs, directory)
+        return {m["image"] for m in mappings(obj) if isinstance(m.get("image"), str)} if obj else set()
+
+    def gib(directory):
+        return sorted(i.rsplit(":", 1)[1] for i in images(directory) if "nccl-plugin-gib" in i)
+
+    # gib.versions: 25.07 -> v1.1.0; the nemo25.02 image -> v1.0.5.
+    if gib("28-pretrain") != ["v1.1.0"] or gib("30-train") != ["v1.0.5"]:
+        errors.append(f"per-stage images: gIB plugin pretrain {gib('28-pretrain')}, train {gib('30-train')} "
+                      "(want v1.1.0 for NeMo 25.07, v1.0.5 for nemo25.02)")
+    if "nvcr.io/nvidia/nemo:25.07" not in images("10-nccl-test"):
+        errors.append(f"per-stage images: the NCCL preflight tests pretrain's 4 nodes but runs {sorted(images('10-nccl-test'))}")
+
+
 def upstream_reads_restore(tags, errors):
     git = os.environ.get("NEMOC_NEMO_GIT")
     if not git:
         return 0
-    for tag in sorted(t for t in tags if t):
+    tags = sorted(t for t in tags if t)
+    for tag in tags:
         r = subprocess.run(["git", "--git-dir", git, "show",
                             f"refs/tags/{tag}:examples/nlp/language_modeling/{PRETRAIN_SCRIPT}"],
                            capture_output=True, text=True)
@@ -263,6 +317,7 @@ def main():
                 checked += 1
                 print(("ok   " if len(errors) == before else "FAIL ") + where)
         hash_chain(tmp, errors)
+        per_stage_images(tmp, errors)
     upstream = upstream_reads_restore(tags, errors)
     for e in errors:
         print(f"FAIL {e}")
