@@ -4,6 +4,7 @@
 // the Secret the spec names (key HF_TOKEN) and HF_HOME on shared storage, so
 // the ranks of a training share one download instead of each fetching the
 // same files (field-review.md A3).
+local chain = import 'stages/chain.libsonnet';
 local paths = import 'paths.libsonnet';
 
 {
@@ -74,7 +75,7 @@ local paths = import 'paths.libsonnet';
     local stages = ctx.spec.stages;
     local tokenizer = ctx.spec.model.tokenizer;
     local train = if std.objectHasEx(stages, 'train', false) then stages.train else null;
-    local pretraining = [k for k in ['pretrain', 'train'] if std.objectHasEx(stages, k, false) && stages[k].mode == 'pretrain'];
+    local pretraining = [k for k in chain.present(ctx) if stages[k].mode == 'pretrain'];
     local tokenizerFromHub =
       tokenizer.library == 'huggingface' && std.objectHasEx(tokenizer, 'type', false)
       && (std.objectHasEx(stages, 'dataPrep', false) || std.length(pretraining) > 0);

@@ -16,7 +16,6 @@
   // The training stage whose checkpoint the stage being built restores, or null.
   upstream(ctx)::
     if $.key(ctx) == 'train' && std.objectHasEx(ctx.spec.stages, 'pretrain', false) then 'pretrain' else null,
-  isFirst(ctx):: $.upstream(ctx) == null,
   // The stage spanning the most nodes (the first on a tie): the NCCL
   // preflight tests its nodes and fabric.
   widest(ctx)::
