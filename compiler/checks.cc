@@ -332,20 +332,47 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
     // mergeLora stage (libsonnet/stages/merge-lora.libsonnet) merges it into
     // the base model and the readers load the merged .nemo.
     if (t.value("framework", "nemo1") == "nemo2") {
-      // NeMo 2 saves distributed checkpoint directories, not the .nemo the
-      // evaluation and conversion Jobs read: refuse rather than generate Jobs
-      // that would look for a file training never writes.
-      // A LoRA run names the framework that would work: NeMo 1 LoRA adapters
-      // are merged (35-merge-lora) at every NeMo release nemoc accepts.
-      const bool lora = t["mode"] == "lora";
+      // NeMo 2 saves checkpoint directories, not a .nemo. The conversion
+      // exports the newest finished *-last one with llm.export_ckpt (after
+      // llm.peft.merge_lora for LoRA; libsonnet/stages/convert.libsonnet),
+      // so checkpoints must be on and keep a *-last copy. The evaluation
+      // Job (the launcher's lm-eval-harness adapter) restores a .nemo only;
+      // NeMo 2's llm.evaluate queries a model llm.deploy serves, which nemoc
+      // does not generate: refused, naming what works.
       for (const auto& reader : readers) {
-        const std::string instead =
-            lora ? "; framework: nemo1 merges the LoRA adapter into the base model for it (NeMo "
-                   "24.07 to 25.07 images), or name a .nemo in spec.stages." + reader + ".checkpoint"
-                 : "; name a .nemo in spec.stages." + reader + ".checkpoint instead";
+        if (reader == "convert") continue;
         NotSupportedYet(diags, doc, "/spec/stages/" + reader,
                         "spec.stages." + reader + " reading a NeMo 2 training run's checkpoint "
-                        "(NeMo 2 saves a checkpoint directory, not a .nemo" + instead + ")");
+                        "(the lm-eval-harness Job restores a .nemo; NeMo 2 evaluates with "
+                        "llm.evaluate against a model llm.deploy serves; framework: nemo1 "
+                        "evaluates its .nemo (NeMo 24.07 to 25.07 images), or name a .nemo in "
+                        "spec.stages." + reader + ".checkpoint)");
+      }
+      const auto& checkpoint = t["checkpoint"];
+      if (ExportsNemo2(stages) && checkpoint.value("enabled", true) && !checkpoint.value("saveLast", true)) {
+        diags->Error("spec.missing-source",
+                     "spec.stages.convert exports the NeMo 2 training run's newest *-last "
+                     "checkpoint, but checkpoint.saveLast is false",
+                     doc.map.Locate("/spec/stages/train/checkpoint/saveLast"),
+                     "remove checkpoint.saveLast: false or set spec.stages.convert.checkpoint");
+      }
+      if (ExportsNemo2(stages)) {
+        const auto& convert = stages["convert"];
+        if (doc.map.Has("/spec/stages/convert/gpus") && convert.value("gpus", 0) != 0) {
+          diags->Error("convert.cpu-only",
+                       "llm.export_ckpt (and llm.peft.merge_lora) load the NeMo 2 checkpoint on the "
+                       "CPU: a GPU would sit idle",
+                       doc.map.Locate("/spec/stages/convert/gpus"),
+                       "set spec.stages.convert.gpus: 0 or remove it (the export Job asks for no GPU), and size "
+                       "resources.memory for the whole model");
+        }
+        if (doc.map.Has("/spec/stages/convert/precision")) {
+          diags->Warning("spec.unused-field",
+                         "spec.stages.convert.precision is not used: llm.export_ckpt takes no "
+                         "dtype, and writes the dtype of the checkpoint's model config",
+                         doc.map.Locate("/spec/stages/convert/precision", /*prefer_key=*/true),
+                         "remove spec.stages.convert.precision");
+        }
       }
     }
     if (!t["checkpoint"].value("enabled", true)) {
@@ -392,7 +419,9 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
                    "product fits one node (NeMo reshards the checkpoint when loading)");
     }
   }
-  if (stages.contains("convert") && !HasConverter(spec, "toHuggingface")) {
+  // A NeMo 2 run is exported by its model's own exporter, present for every
+  // model with a NeMo 2 recipe (libsonnet/stages/convert.libsonnet).
+  if (stages.contains("convert") && !ExportsNemo2(stages) && !HasConverter(spec, "toHuggingface")) {
     NotSupportedYet(diags, doc, "/spec/stages/convert",
                     "converting " + FamilyText(spec) + " to HuggingFace");
   }
@@ -583,6 +612,11 @@ bool ImpliesLoraMerge(const nlohmann::json& stages) {
   };
   return train.value("mode", "") == "lora" && train.value("framework", "nemo1") == "nemo1" &&
          (reads_training("evaluate") || reads_training("convert"));
+}
+
+bool ExportsNemo2(const nlohmann::json& stages) {
+  return stages.contains("train") && stages.contains("convert") && !stages["convert"].contains("checkpoint") &&
+         stages["train"].value("framework", "nemo1") == "nemo2";
 }
 
 bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostics* diags) {

@@ -31,6 +31,12 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
 /// of their own). `stages` is the normalized spec.stages.
 bool ImpliesLoraMerge(const nlohmann::json& stages);
 
+/// Whether the convert stage exports a NeMo 2 training run with
+/// llm.export_ckpt, on the CPU (libsonnet/stages/convert.libsonnet nemo2()):
+/// a framework nemo2 train stage whose checkpoint convert reads (no
+/// `checkpoint` of its own). `stages` is the normalized spec.stages.
+bool ExportsNemo2(const nlohmann::json& stages);
+
 }  // namespace nemoc
 
 #endif  // NEMOC_CHECKS_H_

@@ -545,18 +545,19 @@ TEST(ChecksTestPipeline, LoraAdaptersAreEvaluatedThroughTheMerge) {
   EXPECT_EQ(Lines{}, c.lines);
 }
 
-TEST(ChecksTestPipeline, NemoTwoLoraReadersNameTheFrameworkThatMerges) {
-  std::string text = Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    evaluate: {}\n");
+TEST(ChecksTestPipeline, NemoTwoLoraIsConvertedButNotEvaluated) {
+  std::string text = Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    evaluate: {}\n    convert: {}\n");
   text = Replace(Replace(text, "tag: \"24.07\"", "tag: \"25.07\""), "mode: lora", "mode: lora\n      framework: nemo2");
   text = Replace(Replace(text, "m/x.nemo", "m/x"), "{train: d/train.jsonl, validation: d/val.jsonl}",
                  "{train: d/training.jsonl, validation: d/validation.jsonl}");
   Checked c = RunCheckSpec(text);
   EXPECT_FALSE(c.ok);
+  // convert (llm.peft.merge_lora, then llm.export_ckpt) is accepted.
   EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@15:5: spec.stages.evaluate reading a NeMo 2 "
-                              "training run's checkpoint (NeMo 2 saves a checkpoint directory, not a .nemo; "
-                              "framework: nemo1 merges the LoRA adapter into the base model for it (NeMo "
-                              "24.07 to 25.07 images), or name a .nemo in spec.stages.evaluate.checkpoint) "
-                              "is not supported yet") + kNotYetHint},
+                              "training run's checkpoint (the lm-eval-harness Job restores a .nemo; NeMo 2 "
+                              "evaluates with llm.evaluate against a model llm.deploy serves; framework: "
+                              "nemo1 evaluates its .nemo (NeMo 24.07 to 25.07 images), or name a .nemo in "
+                              "spec.stages.evaluate.checkpoint) is not supported yet") + kNotYetHint},
             c.lines);
 }
 
@@ -581,29 +582,45 @@ TEST(ChecksTestPipeline, MergeSettingsWithoutAMergeWarn) {
   EXPECT_EQ(Lines{}, used.lines);
 }
 
-TEST(ChecksTestPipeline, NemoTwoCheckpointsAreNotEvaluatedOrConvertedYet) {
-  // NeMo 2 writes checkpoint directories, not the .nemo evaluate/convert read.
+TEST(ChecksTestPipeline, NemoTwoCheckpointsAreExportedNotEvaluated) {
+  // NeMo 2 writes checkpoint directories: convert exports the newest *-last
+  // one with llm.export_ckpt; the lm-eval-harness Job reads a .nemo only.
   std::string text = Replace(WithStages("    evaluate: {}\n    convert: {}\n"), "tag: \"24.07\"",
                              "tag: \"25.07\"");
   text = Replace(text, "mode: pretrain", "mode: pretrain\n      framework: nemo2");
   Checked c = RunCheckSpec(text);
   EXPECT_FALSE(c.ok);
-  EXPECT_EQ((Lines{std::string("error spec.not-supported-yet@14:5: spec.stages.evaluate reading a "
-                               "NeMo 2 training run's checkpoint (NeMo 2 saves a checkpoint "
-                               "directory, not a .nemo; name a .nemo in "
-                               "spec.stages.evaluate.checkpoint instead) is not supported yet") +
-                       kNotYetHint,
-                   std::string("error spec.not-supported-yet@15:5: spec.stages.convert reading a "
-                               "NeMo 2 training run's checkpoint (NeMo 2 saves a checkpoint "
-                               "directory, not a .nemo; name a .nemo in "
-                               "spec.stages.convert.checkpoint instead) is not supported yet") +
+  EXPECT_EQ((Lines{std::string("error spec.not-supported-yet@14:5: spec.stages.evaluate reading a NeMo 2 "
+                               "training run's checkpoint (the lm-eval-harness Job restores a .nemo; NeMo 2 "
+                               "evaluates with llm.evaluate against a model llm.deploy serves; framework: "
+                               "nemo1 evaluates its .nemo (NeMo 24.07 to 25.07 images), or name a .nemo in "
+                               "spec.stages.evaluate.checkpoint) is not supported yet") +
                        kNotYetHint}),
             c.lines);
   // With an explicit .nemo to read, the same pipeline is accepted.
-  Checked explicit_checkpoint = RunCheckSpec(Replace(
-      Replace(text, "    evaluate: {}\n", "    evaluate: {checkpoint: models/base.nemo}\n"),
-      "    convert: {}\n", "    convert: {checkpoint: models/base.nemo}\n"));
+  Checked explicit_checkpoint = RunCheckSpec(Replace(text, "    evaluate: {}\n", "    evaluate: {checkpoint: models/base.nemo}\n"));
   EXPECT_TRUE(explicit_checkpoint.ok) << ::testing::PrintToString(explicit_checkpoint.lines);
+  EXPECT_EQ(Lines{}, explicit_checkpoint.lines);
+
+  // The export needs a *-last checkpoint, runs on the CPU and takes no dtype.
+  std::string export_only = Replace(text, "    evaluate: {}\n", "");
+  Checked misfit = RunCheckSpec(
+      Replace(Replace(export_only, "    convert: {}\n", "    convert: {gpus: 1, precision: fp16}\n"),
+              "      data: {mock: true}\n", "      data: {mock: true}\n      checkpoint: {saveLast: false}\n"));
+  EXPECT_FALSE(misfit.ok);
+  EXPECT_EQ((Lines{"error spec.missing-source@22:30: spec.stages.convert exports the NeMo 2 training run's "
+                   "newest *-last checkpoint, but checkpoint.saveLast is false | remove checkpoint.saveLast: "
+                   "false or set spec.stages.convert.checkpoint",
+                   "error convert.cpu-only@14:21: llm.export_ckpt (and llm.peft.merge_lora) load the NeMo 2 "
+                   "checkpoint on the CPU: a GPU would sit idle | set spec.stages.convert.gpus: 0 or remove it "
+                   "(the export Job asks for no GPU), and size resources.memory for the whole model",
+                   "warning spec.unused-field@14:24: spec.stages.convert.precision is not used: "
+                   "llm.export_ckpt takes no dtype, and writes the dtype of the checkpoint's model config | "
+                   "remove spec.stages.convert.precision"}),
+            misfit.lines);
+  // gpus: 0 is what the Job runs with anyway.
+  Checked cpu = RunCheckSpec(Replace(export_only, "    convert: {}\n", "    convert: {gpus: 0}\n"));
+  EXPECT_TRUE(cpu.ok) << ::testing::PrintToString(cpu.lines);
 }
 
 TEST(ChecksTestPipeline, EvaluationFitsOneNode) {

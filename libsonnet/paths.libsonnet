@@ -71,6 +71,9 @@ local chain = import 'stages/chain.libsonnet';
   // merges it into the base model (paths.sourceNemo) and writes this.
   mergeDir(ctx):: $.resultsDir(ctx) + '/merge-lora',
   mergedNemo(ctx):: $.mergeDir(ctx) + '/merged.nemo',
+  // A NeMo 2 LoRA run's adapter merged into its base (llm.peft.merge_lora,
+  // stages/convert.libsonnet): a checkpoint directory.
+  mergedNemo2(ctx):: $.mergeDir(ctx) + '/nemo2',
   // The .nemo a later stage reads: its own `checkpoint` when the spec gives
   // one, else what the train stage saves at the end -- after a NeMo 1 LoRA
   // fine-tune, the merged model (the merge stage is present exactly then).

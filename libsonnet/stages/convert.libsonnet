@@ -1,6 +1,8 @@
 // 50-convert: the .nemo checkpoint -> a HuggingFace checkpoint with NeMo's
 // per-family converter (libsonnet/models.json; seed 001's "NeMo to HuggingFace" step), for the
-// TensorRT-LLM build and for users who want the weights elsewhere.
+// TensorRT-LLM build and for users who want the weights elsewhere. After a
+// NeMo 2 training run, its checkpoint directory -> HuggingFace with
+// llm.export_ckpt (nemo2 below).
 local hf = import 'huggingface.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local versions = import 'nemo/versions.libsonnet';
@@ -92,9 +94,65 @@ local pod = import 'stages/pod.libsonnet';
       precision,
     ] + (if convert.gpus == 0 then ['--cpu-only'] else []),
 
+  // NeMo 2: the train stage (framework nemo2) saves checkpoint directories,
+  // not a .nemo. The Job exports one with llm.export_ckpt(path, target="hf",
+  // output_path, overwrite) (NVIDIA/NeMo nemo/collections/llm/api.py
+  // v2.1.0:604-615, v2.4.0:954-966), which loads the exporter from the
+  // checkpoint's context/ directory (load_connector_from_trainer_ckpt;
+  // ModelCheckpoint writes it with every checkpoint, always_save_context,
+  // nemo/lightning/pytorch/callbacks/model_checkpoint.py v2.1.0:75,492-493).
+  // Which checkpoint: the one AutoResume would resume, a finished *last
+  // directory of <log dir>/checkpoints, the newest by mtime
+  // (nemo/lightning/resume.py v2.1.0:195-256, with NeMo's own
+  // _filter_out_unfinished_checkpoints, nemo/utils/exp_manager.py); its name
+  // holds the validation loss and step, known only at run time.
+  // A LoRA run's checkpoint holds the adapter only: llm.peft.merge_lora
+  // (nemo/collections/llm/peft/api.py v2.1.0:40-75, v2.4.0:76-116) merges it
+  // into the base its adapter_metadata.json names, into a fresh directory
+  // (Megatron's dist_checkpointing.save refuses a non-empty one), and that is
+  // exported. Both load the model on the CPU (merge_lora's
+  // Trainer(accelerator="cpu"); ModelConnector.nemo_load(cpu=True),
+  // nemo/lightning/io/connector.py v2.1.0:211-232, v2.4.0:217): no GPU.
+  nemo2(ctx)::
+    local stages = ctx.spec.stages;
+    !std.objectHasEx(stages.convert, 'checkpoint', false)
+    && std.objectHasEx(stages, 'train', false) && stages.train.framework == 'nemo2',
+  nemo2Lora(ctx):: ctx.spec.stages.train.mode == 'lora',
+  nemo2Program:: |||
+    import shutil
+    import sys
+    from pathlib import Path
+    from nemo.collections import llm
+    from nemo.utils.exp_manager import _filter_out_unfinished_checkpoints
+    checkpoints, out, merged = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    last = _filter_out_unfinished_checkpoints(
+        [d for d in checkpoints.glob("*") if d.is_dir() and d.match("*last")])
+    if not last:
+        sys.exit("no finished *-last checkpoint in " + str(checkpoints))
+    checkpoint = max(last, key=lambda d: d.stat().st_mtime)
+    print("exporting " + str(checkpoint), flush=True)
+    if merged:
+        shutil.rmtree(merged, ignore_errors=True)
+        llm.peft.merge_lora(lora_checkpoint_path=str(checkpoint), output_path=merged)
+        checkpoint = Path(merged)
+    llm.export_ckpt(path=checkpoint, target="hf", output_path=out, overwrite=True)
+  |||,
+  nemo2Args(ctx)::
+    ['python3', '-c', $.nemo2Program, paths.checkpointDir(ctx), paths.huggingfaceDir(ctx),
+     if $.nemo2Lora(ctx) then paths.mergedNemo2(ctx) else ''],
+
+  // The Hugging Face Llama exporter writes Llama 3.1's rope_scaling
+  // (rope_type llama3) into config.json from NeMo 25.04 (NVIDIA/NeMo v2.3.0
+  // nemo/collections/llm/gpt/model/llama.py HFLlamaExporter.config:183-191);
+  // v2.1.0 and v2.2.1 write none, so the exported model, and the engine built
+  // from it, would apply plain RoPE to a model trained with Llama 3.1's.
+  nemo2RopeScalingSince:: '25.04',
+
   args(ctx)::
+    if $.nemo2(ctx) then $.nemo2Args(ctx) else
     local script = ctx.spec.model.converters.toHuggingface;
     ['python3', script] + $.argsFor(ctx, script),
+  gpus(ctx):: if $.nemo2(ctx) then 0 else ctx.spec.stages.convert.gpus,
 
   // The converter's arguments checked against nemo/converter_args.json for
   // the image's NeMo tag: a script without a row there (e.g. the Mixtral
@@ -102,8 +160,9 @@ local pod = import 'stages/pod.libsonnet';
   // script does not declare is a located error instead of an argparse exit
   // in the cluster. An image whose NeMo release nemoc cannot tell is not checked.
   diagnostics(ctx)::
-    if !std.objectHasEx(ctx.spec.stages, 'convert', false)
-       || !std.objectHasEx(ctx.spec.model, 'converters', false) then [] else
+    if !std.objectHasEx(ctx.spec.stages, 'convert', false) then []
+    else if $.nemo2(ctx) then $.nemo2Diagnostics(ctx)
+    else if !std.objectHasEx(ctx.spec.model, 'converters', false) then [] else
       local convert = ctx.spec.stages.convert;
       local script = ctx.spec.model.converters.toHuggingface;
       local tag = versions.tag(convert.image);
@@ -146,6 +205,20 @@ local pod = import 'stages/pod.libsonnet';
         message: script + ' at NeMo ' + tag + ' declares no ' + n,
       } for n in names if !std.objectHasEx(row.args, n, false)],
 
+  nemo2Diagnostics(ctx)::
+    local convert = ctx.spec.stages.convert;
+    local release = versions.release(convert.image);
+    local preset = if std.objectHasEx(ctx.spec.model, 'preset', false) then ctx.spec.model.preset else '';
+    if std.startsWith(preset, 'llama3.1-') && !versions.atLeast(convert.image, $.nemo2RopeScalingSince) then [{
+      code: 'convert.nemo2-export',
+      pointer: '/spec/stages/convert',
+      atKey: true,
+      message: "NeMo " + release + "'s Hugging Face Llama exporter (llm.export_ckpt) writes no rope_scaling: the exported "
+               + preset + ' model, and an engine built from it, would apply plain RoPE instead of '
+               + "Llama 3.1's; NeMo " + $.nemo2RopeScalingSince + ' (NVIDIA/NeMo v2.3.0) is the first release that writes it',
+      hint: 'use a NeMo ' + $.nemo2RopeScalingSince + ' or newer image for stages.convert (stages.convert.image)',
+    }] else [],
+
   // The conversion Job (a Job or the JobSet wrapping it), built once per
   // target: nemoc.libsonnet binds it as ctx.convertBuilt, which files() emits
   // and the engine build hashes (it reads this Job's output, field review C5).
@@ -157,7 +230,7 @@ local pod = import 'stages/pod.libsonnet';
                                     'convert',
                                     convert.image,
                                     placement,
-                                    gpus=convert.gpus,
+                                    gpus=$.gpus(ctx),
                                     resources=convert.resources,
                                     envRefs=hf.env(ctx)) + run;
     // The download needs no GPU: the same cpu/memory, HF_TOKEN and HF_HOME.
@@ -170,11 +243,16 @@ local pod = import 'stages/pod.libsonnet';
                      + { command: $.downloadArgs(ctx)[0:1], args: $.downloadArgs(ctx)[1:] };
     pod.job(ctx, $.jobName(ctx), $.component, placement, container,
             upstream=pod.upstreamCheckpoint(ctx, convert),
-            initContainers=if $.downloads(ctx.spec.model.converters.toHuggingface) then [download] else []),
+            initContainers=if !$.nemo2(ctx) && $.downloads(ctx.spec.model.converters.toHuggingface) then [download] else []),
 
   files(ctx):: k8s.file($.dir, ctx.convertBuilt),
 
   summary(ctx)::
+    if $.nemo2(ctx) then
+      'the newest finished *-last checkpoint in ' + paths.checkpointDir(ctx)
+      + (if $.nemo2Lora(ctx) then ', its LoRA adapter merged into the base (llm.peft.merge_lora -> ' + paths.mergedNemo2(ctx) + ')' else '')
+      + ' -> HuggingFace ' + paths.huggingfaceDir(ctx) + ' (NeMo 2 llm.export_ckpt: config, weights and tokenizer from the checkpoint; on CPU)'
+    else
     local convert = ctx.spec.stages.convert;
     local script = ctx.spec.model.converters.toHuggingface;
     paths.nemoCheckpoint(ctx, convert) + ' -> HuggingFace ' + paths.huggingfaceDir(ctx)

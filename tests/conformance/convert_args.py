@@ -178,6 +178,15 @@ def main():
             with open(path) as f:
                 obj = yaml.safe_load(f)
             if isinstance(obj, dict) and obj.get("kind") in ("Job", "JobSet"):
+                if "llm.export_ckpt(" in json.dumps(obj):
+                    # A NeMo 2 export (tests/conformance/nemo2_export.py checks it), only after a
+                    # NeMo 2 train stage: its ConfigMap holds the recipe module.
+                    target = os.path.dirname(os.path.dirname(path))
+                    if not glob.glob(os.path.join(target, "00-base", "configmap-*train-config*.yaml")) or not any(
+                            "recipe.py" in (yaml.safe_load(open(c))["data"] or {})
+                            for c in glob.glob(os.path.join(target, "00-base", "configmap-*train-config*.yaml"))):
+                        errors.append(f"{os.path.relpath(path, out)}: a NeMo 2 export without a NeMo 2 train stage")
+                    continue
                 jobs += 1
                 check_job(os.path.relpath(path, out), obj, errors, hub_repo(out, path))
     check_other_families(errors)

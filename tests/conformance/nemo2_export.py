@@ -1,0 +1,328 @@
+#!/usr/bin/python3
+"""NeMo 2 training -> Hugging Face -> TensorRT-LLM: the export Job reads what training writes
+(issue #21 item 3).
+
+A NeMo 2 train stage saves checkpoint directories under <explicit_log_dir>/checkpoints, named
+"{model_name}--{val_loss:.2f}-{step}-{consumed_samples}" plus a "-last" copy (save_last;
+nemo/collections/llm/recipes/log/default.py v2.1.0:51-55, NeMoLogger puts ModelCheckpoint's
+dirpath at log_dir/"checkpoints", nemo/lightning/nemo_logger.py v2.1.0:220-221). 50-convert
+exports the newest finished "*last" directory, the one AutoResume would resume
+(nemo/lightning/resume.py v2.1.0:195-256), with llm.export_ckpt(path, target="hf",
+output_path, overwrite) (nemo/collections/llm/api.py v2.1.0:604-615, v2.4.0:954-966), after
+llm.peft.merge_lora(lora_checkpoint_path, output_path) for a LoRA run (peft/api.py
+v2.1.0:40-75, v2.4.0:76-116). For Llama 3 8B LoRA, Llama 3.1 8B SFT, Mixtral 8x7B LoRA and
+Nemotron 4 15B SFT at every NeMo 2 release with a recipe, this test builds the spec with
+convert, tensorrtLLM and serve stages and checks:
+  - the Job's checkpoint directory is the recipe's recipe.log.explicit_log_dir + /checkpoints,
+    and the recipe keeps a *-last copy (save_last True);
+  - its output is what the engine build reads (--checkpoint=) and the serve stage's tokenizer;
+  - the merged directory is passed exactly for LoRA, on a mounted volume; the pod asks for no
+    GPU (merge_lora and export load on the CPU);
+  - it RUNS the Job's program against stand-ins of llm.export_ckpt, llm.peft.merge_lora and
+    exp_manager._filter_out_unfinished_checkpoints (NeMo's marker rule: <checkpoint>-unfinished
+    exists, nemo/utils/callbacks/nemo_model_checkpoint.py v2.1.0:439-469) over a checkpoint
+    directory with finished, unfinished and non-last checkpoints: the newest finished *last one
+    is exported (merged first into a directory emptied before the merge), and an empty
+    directory fails the Job with a message;
+  - Llama 3.1 before NeMo 25.04 is refused at spec.stages.convert: v2.1.0/v2.2.1's
+    HFLlamaExporter.config writes no rope_scaling (v2.3.0 llama.py:183-191 does).
+With NEMOC_NEMO_GIT=<NVIDIA/NeMo git dir> it also reads, at each tag in use, the parameters of
+export_ckpt and merge_lora, _filter_out_unfinished_checkpoints, AutoResume's "*last" match,
+the family's @io.model_exporter(<Model>, "hf") and where HFLlamaExporter writes rope_scaling.
+
+Usage: nemo2_export.py <nemoc> <source dir>
+"""
+import ast
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nemoc_specs import build, build_all, containers, pod_specs, require_yaml  # noqa: E402
+
+yaml = require_yaml()
+NEMOC, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
+MODELS = json.load(open(os.path.join(SRC, "libsonnet", "models.json")))["models"]
+RELEASES = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "versions.json")))["releases"]
+# libsonnet/stages/convert.libsonnet nemo2RopeScalingSince
+ROPE_SCALING_SINCE = re.search(r"nemo2RopeScalingSince:: '([0-9.]+)'",
+                               open(os.path.join(SRC, "libsonnet", "stages", "convert.libsonnet")).read()).group(1)
+
+SPEC = """apiVersion: nemoc.dev/v1alpha1
+kind: Project
+metadata: {name: n2e}
+spec:
+  namespace: nemo
+  image: {repository: nvcr.io/nvidia/nemo, tag: "RELEASE"}
+  model:
+    preset: PRESET
+    source: {nemo: checkpoints/base-nemo2, hfTokenSecret: hf-token}
+  storage:
+    results: {nfs: {server: nfs.internal, path: /export}}
+  stages:
+    train:
+      mode: MODE
+      framework: nemo2
+      nodes: NODES
+      parallelism: PARALLELISM
+      batch: {global: 16}
+      data: {jsonl: {train: sft/training.jsonl}}
+    convert: {to: huggingface}
+    tensorrtLLM: {tensorParallel: TP, maxBatchSize: 8, maxInputLen: 2048, maxOutputLen: 512}
+    serve: {triton: {replicas: 1, modelName: m}}
+  targets:
+    - {name: onprem, profile: vanilla-k8s, rdma: {count: 8}}
+"""
+# preset, mode, nodes, parallelism, engine TP, family file, model class
+CASES = [("llama3-8b", "lora", 1, "{tensor: 1}", 1, "llama", "LlamaModel"),
+         ("llama3.1-8b", "sft", 1, "{tensor: 2}", 1, "llama", "LlamaModel"),
+         ("mixtral-8x7b", "lora", 2, "{tensor: 2, expert: 4}", 4, "mixtral", "MixtralModel"),
+         ("nemotron4-15b", "sft", 2, "{tensor: 4}", 2, "nemotron", "NemotronModel")]
+
+STUBS = {
+    "nemo/__init__.py": "",
+    "nemo/collections/__init__.py": "",
+    "nemo/collections/llm/__init__.py": """
+import json, os
+from pathlib import Path
+from . import peft
+def export_ckpt(path, target, output_path=None, overwrite=False, **kwargs):
+    with open(os.environ["NEMOC_CALLS"], "a") as f:
+        f.write(json.dumps({"fn": "export_ckpt", "path": str(path), "path_is_Path": isinstance(path, Path),
+                            "target": target, "output_path": str(output_path), "overwrite": overwrite,
+                            "kwargs": sorted(kwargs)}) + "\\n")
+    return output_path
+""",
+    "nemo/collections/llm/peft.py": """
+import json, os
+def merge_lora(lora_checkpoint_path, output_path, **kwargs):
+    with open(os.environ["NEMOC_CALLS"], "a") as f:
+        f.write(json.dumps({"fn": "merge_lora", "lora_checkpoint_path": lora_checkpoint_path,
+                            "output_path": output_path, "output_existed": os.path.exists(output_path),
+                            "kwargs": sorted(kwargs)}) + "\\n")
+""",
+    "nemo/utils/__init__.py": "",
+    "nemo/utils/exp_manager.py": """
+from pathlib import Path
+def _filter_out_unfinished_checkpoints(checkpoint_paths):
+    # NeMoModelCheckpoint.is_checkpoint_unfinished: <checkpoint>-unfinished exists
+    return [p for p in checkpoint_paths if not Path(str(p) + "-unfinished").exists()]
+""",
+}
+
+
+def run_program(case, program, lora, tmp, errors):
+    """Runs the Job's program with the stand-ins: which checkpoint it exports, in which order."""
+    root = tempfile.mkdtemp(dir=tmp, prefix="run-")
+    for rel, text in STUBS.items():
+        os.makedirs(os.path.dirname(os.path.join(root, "site", rel)), exist_ok=True)
+        with open(os.path.join(root, "site", rel), "w") as f:
+            f.write(text)
+    ckpts = os.path.join(root, "checkpoints")
+    names = {  # name -> (age in seconds, unfinished marker)
+        "m--val_loss=1.10-step=99-consumed_samples=1600.0-last": (300, False),
+        "m--val_loss=0.95-step=149-consumed_samples=2400.0-last": (200, False),
+        "m--val_loss=0.90-step=199-consumed_samples=3200.0-last": (100, True),
+        "m--val_loss=0.80-step=199-consumed_samples=3200.0": (50, False),
+    }
+    now = time.time()
+    for name, (age, unfinished) in names.items():
+        os.makedirs(os.path.join(ckpts, name, "weights"))
+        os.utime(os.path.join(ckpts, name), (now - age, now - age))
+        if unfinished:
+            open(os.path.join(ckpts, name + "-unfinished"), "w").close()
+    expected = os.path.join(ckpts, "m--val_loss=0.95-step=149-consumed_samples=2400.0-last")
+    out, merged = os.path.join(root, "hf"), os.path.join(root, "merged") if lora else ""
+    if merged:
+        os.makedirs(os.path.join(merged, "weights"))  # a retried Job's leftovers
+    calls = os.path.join(root, "calls.jsonl")
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "site"), NEMOC_CALLS=calls)
+    run = subprocess.run(["/usr/bin/python3", "-c", program, ckpts, out, merged], capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        errors.append(f"{case}: the program failed: {run.stderr}")
+        return
+    got = [json.loads(line) for line in open(calls)]
+    want = ([{"fn": "merge_lora", "lora_checkpoint_path": expected, "output_path": merged, "output_existed": False,
+              "kwargs": []}] if lora else []) + [
+        {"fn": "export_ckpt", "path": merged or expected, "path_is_Path": True, "target": "hf",
+         "output_path": out, "overwrite": True, "kwargs": []}]
+    if got != want:
+        errors.append(f"{case}: calls {got}, expected {want}")
+    # No finished *last checkpoint: the Job fails and says why.
+    empty = os.path.join(root, "empty")
+    os.makedirs(os.path.join(empty, "x-last"))
+    open(os.path.join(empty, "x-last-unfinished"), "w").close()
+    run = subprocess.run(["/usr/bin/python3", "-c", program, empty, out, merged], capture_output=True, text=True, env=env)
+    if run.returncode == 0 or "no finished *-last checkpoint in " + empty not in run.stderr:
+        errors.append(f"{case}: without a finished checkpoint: exit {run.returncode}, {run.stderr!r}")
+
+
+def documents(out, stage):
+    return [yaml.safe_load(open(p)) for p in sorted(glob.glob(os.path.join(out, "*", "*", stage, "*.yaml")))
+            if not p.endswith("kustomization.yaml")]
+
+
+def check(case, out, mode, tmp, errors):
+    jobs = [d for d in documents(out, "50-convert") if d["kind"] == "Job"]
+    if len(jobs) != 1:
+        errors.append(f"{case}: {len(jobs)} convert Jobs")
+        return
+    pod = next(pod_specs(jobs[0]))
+    main = pod["containers"][0]
+    argv = main.get("command", []) + main.get("args", [])
+    i = argv.index("-c", argv.index("python3"))
+    program, args = argv[i + 1], argv[i + 2:]
+    if len(args) != 3:
+        errors.append(f"{case}: program arguments {args}")
+        return
+    checkpoints, hf_dir, merged = args
+    recipe = None
+    for cm in glob.glob(os.path.join(out, "*", "*", "00-base", "configmap-*train-config*.yaml")):
+        recipe = yaml.safe_load(open(cm))["data"].get("recipe.py")
+    if recipe is None:
+        errors.append(f"{case}: no recipe module")
+        return
+    assigned = {ast.unparse(n.targets[0]): n.value for n in ast.walk(ast.parse(recipe)) if isinstance(n, ast.Assign)}
+    log_dir = ast.literal_eval(assigned["recipe.log.explicit_log_dir"])
+    if checkpoints != log_dir + "/checkpoints":
+        errors.append(f"{case}: exports from {checkpoints}, training checkpoints in {log_dir}/checkpoints")
+    if ast.unparse(assigned.get("recipe.log.ckpt.save_last", ast.Constant(None))) != "True":
+        errors.append(f"{case}: the recipe keeps no *-last checkpoint")
+    if (merged != "") != (mode == "lora"):
+        errors.append(f"{case}: merged directory {merged!r} for mode {mode}")
+    mounts = [m["mountPath"] for m in main.get("volumeMounts", []) if m["mountPath"] != "/dev/shm"]
+    for path in filter(None, (checkpoints, hf_dir, merged)):
+        if not any(path.startswith(m + "/") for m in mounts):
+            errors.append(f"{case}: {path} is not on a mounted volume {mounts}")
+    if merged and (merged.startswith(checkpoints + "/") or merged == hf_dir):
+        errors.append(f"{case}: merged directory {merged} inside the checkpoints or the output")
+    for c in containers(jobs[0]):
+        for kind in ("limits", "requests"):
+            if "nvidia.com/gpu" in c.get("resources", {}).get(kind, {}):
+                errors.append(f"{case}: the export asks for a GPU ({kind})")
+    if pod.get("initContainers"):
+        errors.append(f"{case}: the export downloads from the Hub, yet writes config and tokenizer from the checkpoint")
+    engine = [d for d in documents(out, "60-tensorrt-llm") if d["kind"] == "Job"]
+    engine_argv = [a for d in engine for c in containers(d) for a in c.get("args", [])]
+    if engine and "--checkpoint=" + hf_dir not in engine_argv:
+        errors.append(f"{case}: the engine build does not read {hf_dir}: {engine_argv}")
+    serve = documents(out, "70-serve")
+    if serve and '"tokenizer_dir"' in json.dumps(serve) and hf_dir not in json.dumps(serve):
+        errors.append(f"{case}: Triton's tokenizer is not {hf_dir}")
+    run_program(case, program, mode == "lora", tmp, errors)
+
+
+def git_show(git, tag, path):
+    return subprocess.run(["git", f"--git-dir={git}", "show", f"refs/tags/{tag}:{path}"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def params(text, name):
+    fn = next(f for f in ast.walk(ast.parse(text)) if isinstance(f, ast.FunctionDef) and f.name == name)
+    return [a.arg for a in fn.args.args]
+
+
+def check_upstream(tags, errors):
+    git = os.environ.get("NEMOC_NEMO_GIT")
+    if not git:
+        return 0
+    n = 0
+    for tag, families in sorted(tags.items()):
+        api = git_show(git, tag, "nemo/collections/llm/api.py")
+        if params(api, "export_ckpt")[:4] != ["path", "target", "output_path", "overwrite"]:
+            errors.append(f"{tag}: llm.export_ckpt parameters {params(api, 'export_ckpt')}")
+        peft = git_show(git, tag, "nemo/collections/llm/peft/api.py")
+        if params(peft, "merge_lora")[:2] != ["lora_checkpoint_path", "output_path"]:
+            errors.append(f"{tag}: llm.peft.merge_lora parameters {params(peft, 'merge_lora')}")
+        if "def _filter_out_unfinished_checkpoints(" not in git_show(git, tag, "nemo/utils/exp_manager.py"):
+            errors.append(f"{tag}: exp_manager has no _filter_out_unfinished_checkpoints")
+        if 'd.match("*last")' not in git_show(git, tag, "nemo/lightning/resume.py"):
+            errors.append(f"{tag}: AutoResume no longer resumes the *last checkpoint")
+        for family, model in sorted(families):
+            text = git_show(git, tag, f"nemo/collections/llm/gpt/model/{family}.py")
+            if f'@io.model_exporter({model}, "hf")' not in text:
+                errors.append(f"{tag}: no Hugging Face exporter for {model}")
+            if family == "llama":
+                exporter = text[text.index('@io.model_exporter(LlamaModel, "hf")'):]
+                # up to the next top-level definition (v2.1.0 has apply_rope_scaling after it)
+                body = exporter.index("\nclass ") + 1
+                end = re.search(r"^(?:@|class |def )", exporter[body + 1:], re.M)
+                exporter = exporter[:body + 1 + end.start()] if end else exporter
+                release = next(r for r, row in RELEASES.items() if row["nemo"] == tag)
+                if ("rope_scaling" in exporter) != (release >= ROPE_SCALING_SINCE):
+                    errors.append(f"{tag}: HFLlamaExporter rope_scaling disagrees with nemo2RopeScalingSince")
+            n += 1
+    return n
+
+
+def train_modes(target):
+    """The NeMo 2 train stage's mode (finetune_recipe's peft_scheme 'lora' or not), from its recipe."""
+    for cm in glob.glob(os.path.join(target, "00-base", "configmap-*train-config*.yaml")):
+        recipe = yaml.safe_load(open(cm))["data"].get("recipe.py", "")
+        if "pretrain_recipe(" in recipe:
+            return "pretrain"
+        if "finetune_recipe(" in recipe:
+            return "lora" if "peft_scheme='lora'" in recipe else "sft"
+    return None
+
+
+def main():
+    errors, checked, refused, tags = [], 0, 0, {}
+    with tempfile.TemporaryDirectory(prefix="nemoc-nemo2-export-") as tmp:
+        # Every NeMo 2 export of the examples and test specs.
+        out = os.path.join(tmp, "all")
+        run = build_all(NEMOC, SRC, out)
+        if run.returncode != 0:
+            errors.append(f"examples and test specs: build failed\n{run.stderr}")
+        for job in sorted(glob.glob(os.path.join(out, "*", "*", "50-convert", "*.yaml"))):
+            if "llm.export_ckpt(" not in open(job).read():
+                continue
+            target = os.path.dirname(os.path.dirname(job))
+            staged = os.path.join(tmp, "one", os.path.relpath(target, out))
+            for stage in ("00-base", "50-convert", "60-tensorrt-llm", "70-serve"):
+                if os.path.isdir(os.path.join(target, stage)):
+                    shutil.copytree(os.path.join(target, stage), os.path.join(staged, stage))
+            check(os.path.relpath(target, out), os.path.join(tmp, "one"), train_modes(target), tmp, errors)
+            shutil.rmtree(os.path.join(tmp, "one"))
+            checked += 1
+        for preset, mode, nodes, parallelism, tp, family, model in CASES:
+            entry = MODELS[preset]
+            for release, row in sorted(RELEASES.items()):
+                if release < max(entry["nemo2"]["since"], "24.12"):
+                    continue
+                case = f"{preset}-{mode}-{release}"
+                spec = os.path.join(tmp, case + ".yaml")
+                with open(spec, "w") as f:
+                    f.write(SPEC.replace("RELEASE", release).replace("PRESET", preset).replace("MODE", mode)
+                            .replace("NODES", str(nodes)).replace("PARALLELISM", parallelism).replace("TP", str(tp)))
+                out = os.path.join(tmp, "out-" + case)
+                run = build(NEMOC, SRC, out, [spec])
+                tags.setdefault(row["nemo"], set()).add((family, model))
+                if preset.startswith("llama3.1-") and release < ROPE_SCALING_SINCE:
+                    where = f"{spec}:20:5: error: target onprem: NeMo {release}'s Hugging Face Llama exporter"
+                    if run.returncode != 1 or where not in run.stderr or os.path.exists(out):
+                        errors.append(f"{case}: not refused at spec.stages.convert: {run.stderr}")
+                    refused += 1
+                    continue
+                if run.returncode != 0:
+                    errors.append(f"{case}: build failed\n{run.stderr}")
+                    continue
+                check(case, out, mode, tmp, errors)
+                checked += 1
+    upstream = check_upstream(tags, errors)
+    if checked < len(CASES) + 1 or refused == 0:
+        errors.append("no NeMo 2 export built or refused")
+    for e in errors:
+        print(e, file=sys.stderr)
+    print(f"{checked} NeMo 2 exports run, {refused} refused, {upstream} exporters checked upstream, {len(errors)} problems")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
