@@ -358,13 +358,39 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
       }
       if (ExportsNemo2(stages)) {
         const auto& convert = stages["convert"];
-        if (doc.map.Has("/spec/stages/convert/gpus") && convert.value("gpus", 0) != 0) {
-          diags->Error("convert.cpu-only",
-                       "llm.export_ckpt (and llm.peft.merge_lora) load the NeMo 2 checkpoint on the "
-                       "CPU: a GPU would sit idle",
+        // merge_lora and export_ckpt build the model on the CPU but with
+        // Transformer Engine layers, which assert CUDA (libsonnet/stages/convert.libsonnet).
+        if (doc.map.Has("/spec/stages/convert/gpus") && convert.value("gpus", 1) != 1) {
+          diags->Error("convert.nemo2-gpus",
+                       "the NeMo 2 export loads the checkpoint on the CPU but needs exactly one GPU: "
+                       "Transformer Engine's layers refuse to start without CUDA",
                        doc.map.Locate("/spec/stages/convert/gpus"),
-                       "set spec.stages.convert.gpus: 0 or remove it (the export Job asks for no GPU), and size "
+                       "remove spec.stages.convert.gpus (the export Job asks for 1) and size "
                        "resources.memory for the whole model");
+        }
+        // bf16_with_fp8_mixed saves fp8 / fp8_param_gather in the checkpoint's
+        // config; merge_lora (all tags) and nemo_load before v2.4.0 load it in
+        // fp8, and v2.4.0 nemo_load says "FP8 SFT model export is not supported"
+        // (NVIDIA/NeMo nemo/lightning/io/connector.py v2.4.0:238-242).
+        if (t.value("precision", "bf16") == "fp8") {
+          diags->Error("convert.nemo2-export",
+                       "NeMo 2 does not export an fp8-trained checkpoint to Hugging Face (\"FP8 SFT "
+                       "model export is not supported\"; llm.peft.merge_lora and llm.export_ckpt "
+                       "before NeMo 25.07 load it in fp8)",
+                       doc.map.Locate("/spec/stages/train/precision"),
+                       "train with precision: bf16 (the engine build quantizes to fp8 with "
+                       "spec.stages.tensorrtLLM.quantization: fp8), or framework: nemo1");
+        }
+        // The exporters save a Hugging Face tokenizer: a SentencePiece one has
+        // no save_pretrained (llama.py v2.1.0:347, nemotron.py v2.4.0:342 crash;
+        // llama.py v2.2.1+ catch it and write no tokenizer).
+        const auto& tokenizer = spec["model"].value("tokenizer", nlohmann::json::object());
+        if (t.value("mode", "") == "pretrain" && tokenizer.value("library", "") == "sentencepiece") {
+          diags->Error("convert.nemo2-export",
+                       "the NeMo 2 Hugging Face exporters save a Hugging Face tokenizer; the "
+                       "pretraining's SentencePiece tokenizer has none to save",
+                       doc.map.Locate("/spec/model/tokenizer/library"),
+                       "use the model's Hugging Face tokenizer (library huggingface), or framework: nemo1");
         }
         if (doc.map.Has("/spec/stages/convert/precision")) {
           diags->Warning("spec.unused-field",

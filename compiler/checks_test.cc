@@ -602,25 +602,33 @@ TEST(ChecksTestPipeline, NemoTwoCheckpointsAreExportedNotEvaluated) {
   EXPECT_TRUE(explicit_checkpoint.ok) << ::testing::PrintToString(explicit_checkpoint.lines);
   EXPECT_EQ(Lines{}, explicit_checkpoint.lines);
 
-  // The export needs a *-last checkpoint, runs on the CPU and takes no dtype.
+  // The export needs a *-last checkpoint and one GPU, and takes no dtype.
   std::string export_only = Replace(text, "    evaluate: {}\n", "");
   Checked misfit = RunCheckSpec(
-      Replace(Replace(export_only, "    convert: {}\n", "    convert: {gpus: 1, precision: fp16}\n"),
+      Replace(Replace(export_only, "    convert: {}\n", "    convert: {gpus: 0, precision: fp16}\n"),
               "      data: {mock: true}\n", "      data: {mock: true}\n      checkpoint: {saveLast: false}\n"));
   EXPECT_FALSE(misfit.ok);
   EXPECT_EQ((Lines{"error spec.missing-source@22:30: spec.stages.convert exports the NeMo 2 training run's "
                    "newest *-last checkpoint, but checkpoint.saveLast is false | remove checkpoint.saveLast: "
                    "false or set spec.stages.convert.checkpoint",
-                   "error convert.cpu-only@14:21: llm.export_ckpt (and llm.peft.merge_lora) load the NeMo 2 "
-                   "checkpoint on the CPU: a GPU would sit idle | set spec.stages.convert.gpus: 0 or remove it "
-                   "(the export Job asks for no GPU), and size resources.memory for the whole model",
+                   "error convert.nemo2-gpus@14:21: the NeMo 2 export loads the checkpoint on the CPU but "
+                   "needs exactly one GPU: Transformer Engine's layers refuse to start without CUDA | remove "
+                   "spec.stages.convert.gpus (the export Job asks for 1) and size resources.memory for the "
+                   "whole model",
                    "warning spec.unused-field@14:24: spec.stages.convert.precision is not used: "
                    "llm.export_ckpt takes no dtype, and writes the dtype of the checkpoint's model config | "
                    "remove spec.stages.convert.precision"}),
             misfit.lines);
-  // gpus: 0 is what the Job runs with anyway.
-  Checked cpu = RunCheckSpec(Replace(export_only, "    convert: {}\n", "    convert: {gpus: 0}\n"));
-  EXPECT_TRUE(cpu.ok) << ::testing::PrintToString(cpu.lines);
+  // gpus: 1 is what the Job runs with anyway.
+  Checked one = RunCheckSpec(Replace(export_only, "    convert: {}\n", "    convert: {gpus: 1}\n"));
+  EXPECT_TRUE(one.ok) << ::testing::PrintToString(one.lines);
+  // fp8 training: NeMo 2 exports no fp8 checkpoint.
+  Checked fp8 = RunCheckSpec(Replace(export_only, "      data: {mock: true}\n",
+                                     "      data: {mock: true}\n      precision: fp8\n"));
+  EXPECT_FALSE(fp8.ok);
+  EXPECT_EQ(1, std::count_if(fp8.lines.begin(), fp8.lines.end(), [](const std::string& line) {
+              return line.rfind("error convert.nemo2-export@22:18: NeMo 2 does not export an fp8-trained", 0) == 0;
+            })) << ::testing::PrintToString(fp8.lines);
 }
 
 TEST(ChecksTestPipeline, EvaluationFitsOneNode) {

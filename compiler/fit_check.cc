@@ -196,8 +196,8 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
                    doc.map.Locate("/spec/stages/train/mode"), hint);
     }
   }
-  // A NeMo 2 export loads on the CPU whatever gpus says (checks.cc refuses
-  // gpus set on it).
+  // A NeMo 2 export loads the model on the CPU; its one GPU is for
+  // Transformer Engine (libsonnet/stages/convert.libsonnet).
   if (stages.contains("convert") && stages["convert"].value("gpus", 1) > 0 && !ExportsNemo2(stages)) {
     // NVIDIA/NeMo scripts/checkpoint_converters/convert_llama_nemo_to_hf.py
     // restores the .nemo on one GPU unless --cpu-only; its docstring asks for

@@ -110,9 +110,16 @@ local pod = import 'stages/pod.libsonnet';
   // (nemo/collections/llm/peft/api.py v2.1.0:40-75, v2.4.0:76-116) merges it
   // into the base its adapter_metadata.json names, into a fresh directory
   // (Megatron's dist_checkpointing.save refuses a non-empty one), and that is
-  // exported. Both load the model on the CPU (merge_lora's
-  // Trainer(accelerator="cpu"); ModelConnector.nemo_load(cpu=True),
-  // nemo/lightning/io/connector.py v2.1.0:211-232, v2.4.0:217): no GPU.
+  // exported.
+  // One GPU: both build the model on the CPU (megatron_cpu_init_context,
+  // ModelConnector.nemo_load(cpu=True), connector.py v2.1.0:211-243) but
+  // with Transformer Engine layers, whose constructor asserts
+  // torch.cuda.is_available() (transformer_engine/pytorch/module/base.py).
+  // The output and its lock: Connector.__call__ turns overwrite off when
+  // <out>.lock exists and then keeps an existing <out> (connector.py
+  // v2.1.0:84-100, v2.4.0:86-101); a killed try leaves the lock behind, so a
+  // retry would "export" nothing and succeed. Both are removed first, and
+  // <out> is not created beforehand.
   nemo2(ctx)::
     local stages = ctx.spec.stages;
     !std.objectHasEx(stages.convert, 'checkpoint', false)
@@ -135,24 +142,33 @@ local pod = import 'stages/pod.libsonnet';
         shutil.rmtree(merged, ignore_errors=True)
         llm.peft.merge_lora(lora_checkpoint_path=str(checkpoint), output_path=merged)
         checkpoint = Path(merged)
+    shutil.rmtree(out, ignore_errors=True)
+    out.with_suffix(".lock").unlink(missing_ok=True)
     llm.export_ckpt(path=checkpoint, target="hf", output_path=out, overwrite=True)
   |||,
   nemo2Args(ctx)::
     ['python3', '-c', $.nemo2Program, paths.checkpointDir(ctx), paths.huggingfaceDir(ctx),
      if $.nemo2Lora(ctx) then paths.mergedNemo2(ctx) else ''],
 
-  // The Hugging Face Llama exporter writes Llama 3.1's rope_scaling
-  // (rope_type llama3) into config.json from NeMo 25.04 (NVIDIA/NeMo v2.3.0
-  // nemo/collections/llm/gpt/model/llama.py HFLlamaExporter.config:183-191);
-  // v2.1.0 and v2.2.1 write none, so the exported model, and the engine built
-  // from it, would apply plain RoPE to a model trained with Llama 3.1's.
+  // Releases whose Hugging Face exporter works, per case (refused before):
+  //   - Llama 3.1: the Llama exporter writes rope_scaling (rope_type llama3)
+  //     from NeMo 25.04 (NVIDIA/NeMo v2.3.0 nemo/collections/llm/gpt/model/llama.py
+  //     HFLlamaExporter.config:958-967); v2.1.0 (:372-387) and v2.2.1
+  //     (:419-433) write none, so the exported model, and the engine built
+  //     from it, would apply plain RoPE to a model trained with Llama 3.1's.
+  //   - Mixtral: v2.1.0's HFMixtralExporter calls io.load_ckpt, which
+  //     nemo.lightning.io lacks (mixtral.py v2.1.0:313,318); fixed in v2.2.1 (:364,370).
   nemo2RopeScalingSince:: '25.04',
+  nemo2ExportSince:: { mixtral: '25.02' },
 
   args(ctx)::
     if $.nemo2(ctx) then $.nemo2Args(ctx) else
     local script = ctx.spec.model.converters.toHuggingface;
     ['python3', script] + $.argsFor(ctx, script),
-  gpus(ctx):: if $.nemo2(ctx) then 0 else ctx.spec.stages.convert.gpus,
+  gpus(ctx):: if $.nemo2(ctx) then 1 else ctx.spec.stages.convert.gpus,
+  // The directory created before the program runs: the export's output for
+  // the converters; for NeMo 2 its parent (the export must not find <out>).
+  outputParent(ctx):: if $.nemo2(ctx) then paths.resultsDir(ctx) else paths.huggingfaceDir(ctx),
 
   // The converter's arguments checked against nemo/converter_args.json for
   // the image's NeMo tag: a script without a row there (e.g. the Mixtral
@@ -209,7 +225,17 @@ local pod = import 'stages/pod.libsonnet';
     local convert = ctx.spec.stages.convert;
     local release = versions.release(convert.image);
     local preset = if std.objectHasEx(ctx.spec.model, 'preset', false) then ctx.spec.model.preset else '';
-    if std.startsWith(preset, 'llama3.1-') && !versions.atLeast(convert.image, $.nemo2RopeScalingSince) then [{
+    local family = if std.objectHasEx(ctx.spec.model, 'family', false) then ctx.spec.model.family else '';
+    if std.objectHasEx($.nemo2ExportSince, family, false) && !versions.atLeast(convert.image, $.nemo2ExportSince[family]) then [{
+      code: 'convert.nemo2-export',
+      pointer: '/spec/stages/convert',
+      atKey: true,
+      message: "NeMo " + versions.release(convert.image) + "'s Hugging Face " + family + ' exporter (llm.export_ckpt) '
+               + 'fails: it calls io.load_ckpt, which its nemo.lightning.io lacks; NeMo ' + $.nemo2ExportSince[family]
+               + ' is the first release whose exporter works',
+      hint: 'use a NeMo ' + $.nemo2ExportSince[family] + ' or newer image for stages.convert (stages.convert.image)',
+    }]
+    else if std.startsWith(preset, 'llama3.1-') && !versions.atLeast(convert.image, $.nemo2RopeScalingSince) then [{
       code: 'convert.nemo2-export',
       pointer: '/spec/stages/convert',
       atKey: true,
@@ -225,7 +251,7 @@ local pod = import 'stages/pod.libsonnet';
   built(ctx)::
     local convert = ctx.spec.stages.convert;
     local placement = pod.placementFor(ctx, 'convert');
-    local run = pod.mkdirThenExec([paths.huggingfaceDir(ctx)], $.args(ctx));
+    local run = pod.mkdirThenExec([$.outputParent(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'convert',
                                     convert.image,
@@ -251,7 +277,7 @@ local pod = import 'stages/pod.libsonnet';
     if $.nemo2(ctx) then
       'the newest finished *-last checkpoint in ' + paths.checkpointDir(ctx)
       + (if $.nemo2Lora(ctx) then ', its LoRA adapter merged into the base (llm.peft.merge_lora -> ' + paths.mergedNemo2(ctx) + ')' else '')
-      + ' -> HuggingFace ' + paths.huggingfaceDir(ctx) + ' (NeMo 2 llm.export_ckpt: config, weights and tokenizer from the checkpoint; on CPU)'
+      + ' -> HuggingFace ' + paths.huggingfaceDir(ctx) + ' (NeMo 2 llm.export_ckpt: config, weights and tokenizer from the checkpoint; loaded on the CPU, 1 GPU for Transformer Engine)'
     else
     local convert = ctx.spec.stages.convert;
     local script = ctx.spec.model.converters.toHuggingface;

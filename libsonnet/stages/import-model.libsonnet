@@ -61,8 +61,16 @@ local versions = import 'nemo/versions.libsonnet';
   // fiddle builds it). output_path must be a Path: the connector derives its
   // lock file with Path.with_suffix (nemo/lightning/io/connector.py v2.1.0:84-86).
   // overwrite=True: a retried Job replaces a half-written directory instead of
-  // keeping it (an existing output is otherwise kept as is, :95-99).
+  // keeping it (an existing output is otherwise kept as is, :95-99). But
+  // Connector.__call__ turns overwrite off while <out>.lock exists (:84-100;
+  // v2.4.0 :86-101), and a killed try leaves the lock behind: the program
+  // removes the lock and the output first, or a retry would keep a
+  // half-written checkpoint and succeed.
+  // One GPU: the model is built on the CPU (megatron_cpu_init_context) but
+  // with Transformer Engine layers, whose constructor asserts
+  // torch.cuda.is_available() (transformer_engine/pytorch/module/base.py).
   nemo2Program:: |||
+    import shutil
     import sys
     from importlib import import_module
     from pathlib import Path
@@ -70,6 +78,8 @@ local versions = import 'nemo/versions.libsonnet';
     from nemo.collections import llm
     recipe, repo, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     model = fdl.build(import_module("nemo.collections.llm.recipes." + recipe).model())
+    shutil.rmtree(out, ignore_errors=True)
+    out.with_suffix(".lock").unlink(missing_ok=True)
     llm.import_ckpt(model=model, source="hf://" + repo, output_path=out, overwrite=True)
   |||,
   nemo2(ctx):: $.reader(ctx).framework == 'nemo2',
@@ -93,6 +103,7 @@ local versions = import 'nemo/versions.libsonnet';
                                     'import-model',
                                     $.reader(ctx).image,
                                     placement,
+                                    gpus=if $.nemo2(ctx) then 1 else 0,
                                     envRefs=hf.env(ctx)) + run;
     local download = hf.snapshotArgs(ctx.spec.model.source.huggingface, $.hubDir(ctx), paths.importDir(ctx), hf.modelPatterns);
     local inits = if !$.needsFolder(ctx) then [] else [

@@ -16,16 +16,21 @@ convert, tensorrtLLM and serve stages and checks:
   - the Job's checkpoint directory is the recipe's recipe.log.explicit_log_dir + /checkpoints,
     and the recipe keeps a *-last copy (save_last True);
   - its output is what the engine build reads (--checkpoint=) and the serve stage's tokenizer;
-  - the merged directory is passed exactly for LoRA, on a mounted volume; the pod asks for no
-    GPU (merge_lora and export load on the CPU);
+  - the merged directory is passed exactly for LoRA, on a mounted volume; the pod asks for one
+    GPU (merge_lora and export load the model on the CPU, but Transformer Engine asserts CUDA),
+    and the output directory is not created beforehand;
   - it RUNS the Job's program against stand-ins of llm.export_ckpt, llm.peft.merge_lora and
     exp_manager._filter_out_unfinished_checkpoints (NeMo's marker rule: <checkpoint>-unfinished
     exists, nemo/utils/callbacks/nemo_model_checkpoint.py v2.1.0:439-469) over a checkpoint
     directory with finished, unfinished and non-last checkpoints: the newest finished *last one
-    is exported (merged first into a directory emptied before the merge), and an empty
+    is exported (merged first into a directory emptied before the merge), a killed try's output
+    and <out>.lock are gone before export_ckpt (Connector.__call__ keeps <out> while the lock
+    exists, nemo/lightning/io/connector.py v2.1.0:84-100), and an empty
     directory fails the Job with a message;
   - Llama 3.1 before NeMo 25.04 is refused at spec.stages.convert: v2.1.0/v2.2.1's
-    HFLlamaExporter.config writes no rope_scaling (v2.3.0 llama.py:183-191 does).
+    HFLlamaExporter.config writes no rope_scaling (v2.3.0 llama.py:958-967 does); so is Mixtral
+    on 24.12, whose exporter calls io.load_ckpt, absent from nemo.lightning.io (mixtral.py
+    v2.1.0:313,318).
 With NEMOC_NEMO_GIT=<NVIDIA/NeMo git dir> it also reads, at each tag in use, the parameters of
 export_ckpt and merge_lora, _filter_out_unfinished_checkpoints, AutoResume's "*last" match,
 the family's @io.model_exporter(<Model>, "hf") and where HFLlamaExporter writes rope_scaling.
@@ -50,9 +55,10 @@ yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
 MODELS = json.load(open(os.path.join(SRC, "libsonnet", "models.json")))["models"]
 RELEASES = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "versions.json")))["releases"]
-# libsonnet/stages/convert.libsonnet nemo2RopeScalingSince
-ROPE_SCALING_SINCE = re.search(r"nemo2RopeScalingSince:: '([0-9.]+)'",
-                               open(os.path.join(SRC, "libsonnet", "stages", "convert.libsonnet")).read()).group(1)
+# libsonnet/stages/convert.libsonnet nemo2RopeScalingSince and nemo2ExportSince ({family: release})
+CONVERT = open(os.path.join(SRC, "libsonnet", "stages", "convert.libsonnet")).read()
+ROPE_SCALING_SINCE = re.search(r"nemo2RopeScalingSince:: '([0-9.]+)'", CONVERT).group(1)
+EXPORT_SINCE = dict(re.findall(r"(\w+): '(\d\d\.\d\d)'", re.search(r"nemo2ExportSince:: \{([^}]*)\}", CONVERT).group(1)))
 
 SPEC = """apiVersion: nemoc.dev/v1alpha1
 kind: Project
@@ -93,9 +99,12 @@ import json, os
 from pathlib import Path
 from . import peft
 def export_ckpt(path, target, output_path=None, overwrite=False, **kwargs):
+    # Connector.__call__ turns overwrite off while <out>.lock exists, then keeps <out>
     with open(os.environ["NEMOC_CALLS"], "a") as f:
         f.write(json.dumps({"fn": "export_ckpt", "path": str(path), "path_is_Path": isinstance(path, Path),
                             "target": target, "output_path": str(output_path), "overwrite": overwrite,
+                            "output_existed": os.path.exists(str(output_path)),
+                            "lock_existed": os.path.exists(str(output_path) + ".lock"),
                             "kwargs": sorted(kwargs)}) + "\\n")
     return output_path
 """,
@@ -141,6 +150,8 @@ def run_program(case, program, lora, tmp, errors):
     out, merged = os.path.join(root, "hf"), os.path.join(root, "merged") if lora else ""
     if merged:
         os.makedirs(os.path.join(merged, "weights"))  # a retried Job's leftovers
+    os.makedirs(os.path.join(out, "partial"))  # a killed try's output and lock
+    open(out + ".lock", "w").close()
     calls = os.path.join(root, "calls.jsonl")
     env = dict(os.environ, PYTHONPATH=os.path.join(root, "site"), NEMOC_CALLS=calls)
     run = subprocess.run(["/usr/bin/python3", "-c", program, ckpts, out, merged], capture_output=True, text=True, env=env)
@@ -151,7 +162,7 @@ def run_program(case, program, lora, tmp, errors):
     want = ([{"fn": "merge_lora", "lora_checkpoint_path": expected, "output_path": merged, "output_existed": False,
               "kwargs": []}] if lora else []) + [
         {"fn": "export_ckpt", "path": merged or expected, "path_is_Path": True, "target": "hf",
-         "output_path": out, "overwrite": True, "kwargs": []}]
+         "output_path": out, "overwrite": True, "output_existed": False, "lock_existed": False, "kwargs": []}]
     if got != want:
         errors.append(f"{case}: calls {got}, expected {want}")
     # No finished *last checkpoint: the Job fails and says why.
@@ -202,10 +213,12 @@ def check(case, out, mode, tmp, errors):
             errors.append(f"{case}: {path} is not on a mounted volume {mounts}")
     if merged and (merged.startswith(checkpoints + "/") or merged == hf_dir):
         errors.append(f"{case}: merged directory {merged} inside the checkpoints or the output")
-    for c in containers(jobs[0]):
-        for kind in ("limits", "requests"):
-            if "nvidia.com/gpu" in c.get("resources", {}).get(kind, {}):
-                errors.append(f"{case}: the export asks for a GPU ({kind})")
+    # One GPU: Transformer Engine's layers assert CUDA, though the model loads on the CPU.
+    gpus = [c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu") for c in containers(jobs[0])]
+    if gpus != [1]:
+        errors.append(f"{case}: the export's GPUs {gpus}, expected [1]")
+    if hf_dir in argv[:argv.index("python3")]:
+        errors.append(f"{case}: {hf_dir} is created before the export (a stale lock would then keep it)")
     if pod.get("initContainers"):
         errors.append(f"{case}: the export downloads from the Hub, yet writes config and tokenizer from the checkpoint")
     engine = [d for d in documents(out, "60-tensorrt-llm") if d["kind"] == "Job"]
@@ -248,6 +261,16 @@ def check_upstream(tags, errors):
             text = git_show(git, tag, f"nemo/collections/llm/gpt/model/{family}.py")
             if f'@io.model_exporter({model}, "hf")' not in text:
                 errors.append(f"{tag}: no Hugging Face exporter for {model}")
+            exporter = text[text.index(f'@io.model_exporter({model}, "hf")'):]
+            body = exporter.index("\nclass ") + 1
+            end = re.search(r"^(?:@|class |def )", exporter[body + 1:], re.M)
+            exporter = exporter[:body + 1 + end.start()] if end else exporter
+            release = next(r for r, row in RELEASES.items() if row["nemo"] == tag)
+            if family in EXPORT_SINCE and ("io.load_ckpt(" in exporter) != (release < EXPORT_SINCE[family]):
+                errors.append(f"{tag}: the {model} exporter's io.load_ckpt disagrees with nemo2ExportSince")
+            if "load_ckpt(" in exporter and "def load_ckpt" not in git_show(git, tag, "nemo/lightning/io/api.py") \
+                    and release >= EXPORT_SINCE.get(family, ""):
+                errors.append(f"{tag}: the {model} exporter calls a load_ckpt nemo.lightning.io lacks")
             if family == "llama":
                 exporter = text[text.index('@io.model_exporter(LlamaModel, "hf")'):]
                 # up to the next top-level definition (v2.1.0 has apply_rope_scaling after it)
@@ -304,8 +327,9 @@ def main():
                 out = os.path.join(tmp, "out-" + case)
                 run = build(NEMOC, SRC, out, [spec])
                 tags.setdefault(row["nemo"], set()).add((family, model))
-                if preset.startswith("llama3.1-") and release < ROPE_SCALING_SINCE:
-                    where = f"{spec}:20:5: error: target onprem: NeMo {release}'s Hugging Face Llama exporter"
+                rope = preset.startswith("llama3.1-") and release < ROPE_SCALING_SINCE
+                if rope or release < EXPORT_SINCE.get(family, ""):
+                    where = f"{spec}:20:5: error: target onprem: NeMo {release}'s Hugging Face {'Llama' if rope else family} exporter"
                     if run.returncode != 1 or where not in run.stderr or os.path.exists(out):
                         errors.append(f"{case}: not refused at spec.stages.convert: {run.stderr}")
                     refused += 1
@@ -315,6 +339,22 @@ def main():
                     continue
                 check(case, out, mode, tmp, errors)
                 checked += 1
+        # A SentencePiece pretraining: the exporters save a Hugging Face tokenizer only.
+        spec = os.path.join(tmp, "sentencepiece.yaml")
+        with open(spec, "w") as f:
+            f.write(SPEC.replace("RELEASE", "25.04").replace("PRESET", "llama3-8b").replace("MODE", "pretrain")
+                    .replace("NODES", "1").replace("PARALLELISM", "{tensor: 2}").replace("TP", "1")
+                    .replace("    source: {nemo: checkpoints/base-nemo2, hfTokenSecret: hf-token}\n",
+                             "    tokenizer: {library: sentencepiece, model: /data/tok/tokenizer.model}\n")
+                    .replace("      data: {jsonl: {train: sft/training.jsonl}}\n",
+                             "      data: {prefixes: [{weight: 1.0, path: c/x_text_document}]}\n")
+                    .replace("    results: {nfs: {server: nfs.internal, path: /export}}\n",
+                             "    results: {nfs: {server: nfs.internal, path: /export}}\n"
+                             "    data: {nfs: {server: nfs.internal, path: /data}}\n"))
+        run = build(NEMOC, SRC, os.path.join(tmp, "out-sentencepiece"), [spec])
+        if run.returncode != 1 or f"{spec}:9:26: error: the NeMo 2 Hugging Face exporters save" not in run.stderr:
+            errors.append(f"a SentencePiece pretraining's export is not refused at the tokenizer: {run.stderr}")
+        refused += 1
     upstream = check_upstream(tags, errors)
     if checked < len(CASES) + 1 or refused == 0:
         errors.append("no NeMo 2 export built or refused")

@@ -14,7 +14,9 @@ module with Python's ast:
     v2.1.0:84-86) and overwrite=True, source "hf://" + the spec's repository;
   - the module it imports is the preset's recipe (libsonnet/models.json) and it calls .model();
   - the output directory is on a mounted volume and is the recipe's RestoreConfig path;
-  - the import pod gets HF_TOKEN from the spec's Secret (the repositories are gated).
+  - the import pod gets HF_TOKEN from the spec's Secret (the repositories are gated);
+  - <out> and <out>.lock are removed before import_ckpt (a stale lock turns overwrite off,
+    connector.py v2.1.0:84-100), and the pod asks for one GPU (Transformer Engine asserts CUDA).
 With NEMOC_NEMO_GIT=<NVIDIA/NeMo git dir> it also checks, at each tag, import_ckpt's parameters
 and that the recipe module defines model().
 
@@ -114,6 +116,16 @@ def check(case, out, repo, recipe, errors):
     mounts = [m["mountPath"] for m in main.get("volumeMounts", []) if m["mountPath"] != "/dev/shm"]
     if not any(args[2].startswith(m + "/") for m in mounts):
         errors.append(f"{case}: output {args[2]} is not on a mounted volume {mounts}")
+    # A killed try leaves <out>.lock, and Connector.__call__ then keeps <out> whatever overwrite
+    # says (nemo/lightning/io/connector.py v2.1.0:84-100): the lock and <out> go first.
+    lines = program.splitlines()
+    at = next(i for i, line in enumerate(lines) if "import_ckpt(" in line)
+    if 'out.with_suffix(".lock").unlink(missing_ok=True)' not in lines[:at] or \
+            "shutil.rmtree(out, ignore_errors=True)" not in lines[:at]:
+        errors.append(f"{case}: the lock and the output are not removed before import_ckpt")
+    # One GPU: the model is built on the CPU with Transformer Engine layers, which assert CUDA.
+    if main.get("resources", {}).get("limits", {}).get("nvidia.com/gpu") != 1:
+        errors.append(f"{case}: the import asks for {main.get('resources', {}).get('limits')} (one GPU expected)")
     if not any(e["name"] == "HF_TOKEN" and e.get("valueFrom", {}).get("secretKeyRef", {}).get("name") == "hf-token"
                for e in main.get("env", [])):
         errors.append(f"{case}: no HF_TOKEN from the Secret hf-token")
