@@ -348,16 +348,16 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
                         "evaluates its .nemo (NeMo 24.07 to 25.07 images), or name a .nemo in "
                         "spec.stages." + reader + ".checkpoint)");
       }
-      const auto& checkpoint = t["checkpoint"];
-      if (ExportsNemo2(stages) && checkpoint.value("enabled", true) && !checkpoint.value("saveLast", true)) {
-        diags->Error("spec.missing-source",
-                     "spec.stages.convert exports the NeMo 2 training run's newest *-last "
-                     "checkpoint, but checkpoint.saveLast is false",
-                     doc.map.Locate("/spec/stages/train/checkpoint/saveLast"),
-                     "remove checkpoint.saveLast: false or set spec.stages.convert.checkpoint");
-      }
       if (ExportsNemo2(stages)) {
         const auto& convert = stages["convert"];
+        const auto& checkpoint = t["checkpoint"];
+        if (checkpoint.value("enabled", true) && !checkpoint.value("saveLast", true)) {
+          diags->Error("spec.missing-source",
+                       "spec.stages.convert exports the NeMo 2 training run's newest *-last "
+                       "checkpoint, but checkpoint.saveLast is false",
+                       doc.map.Locate("/spec/stages/train/checkpoint/saveLast"),
+                       "remove checkpoint.saveLast: false or set spec.stages.convert.checkpoint");
+        }
         // merge_lora and export_ckpt build the model on the CPU but with
         // Transformer Engine layers, which assert CUDA (libsonnet/stages/convert.libsonnet).
         if (doc.map.Has("/spec/stages/convert/gpus") && convert.value("gpus", 1) != 1) {

@@ -32,7 +32,8 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
 bool ImpliesLoraMerge(const nlohmann::json& stages);
 
 /// Whether the convert stage exports a NeMo 2 training run with
-/// llm.export_ckpt, on the CPU (libsonnet/stages/convert.libsonnet nemo2()):
+/// llm.export_ckpt (libsonnet/stages/convert.libsonnet nemo2(); the model
+/// loads on the CPU, with one GPU for Transformer Engine):
 /// a framework nemo2 train stage whose checkpoint convert reads (no
 /// `checkpoint` of its own). `stages` is the normalized spec.stages.
 bool ExportsNemo2(const nlohmann::json& stages);

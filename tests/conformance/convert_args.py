@@ -30,12 +30,11 @@ Usage: convert_args.py <nemoc> <source dir>
 import glob
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import build, build_all, nemo_tag, require_yaml  # noqa: E402
+from nemoc_specs import build, build_all, git_show, nemo_tag, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 
@@ -121,8 +120,7 @@ def check_table_upstream(errors):
         for tag, row in entry["tags"].items():
             for name, cite in row["args"].items():
                 t, path, line = cite.rsplit(":", 2)
-                text = subprocess.run(["git", f"--git-dir={git}", "show", f"refs/tags/{t}:{path}"],
-                                      capture_output=True, text=True, check=True).stdout.split("\n")
+                text = git_show(git, t, path).split("\n")
                 window = "\n".join(text[int(line) - 1:int(line) + 2])
                 if "add_argument(" not in window or (f'"{name}"' not in window and f"'{name}'" not in window):
                     errors.append(f"table row {name} -> {cite}: not declared there")

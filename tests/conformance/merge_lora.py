@@ -32,12 +32,11 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import build, build_all, missing, nemo_tag, require_yaml  # noqa: E402
+from nemoc_specs import build, build_all, git_show, missing, nemo_tag, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 try:
@@ -207,8 +206,7 @@ def check_table_upstream(errors):
     if not git:
         return 0
     for tag, row in TABLE["tags"].items():
-        text = subprocess.run(["git", f"--git-dir={git}", "show", f"refs/tags/{tag}:{TABLE['confPath']}"],
-                              capture_output=True, text=True, check=True).stdout
+        text = git_show(git, tag, TABLE["confPath"])
         if yaml.safe_load(text) != row["conf"]:
             errors.append(f"merge_lora.json conf at {tag} differs from {TABLE['confPath']}")
     return len(TABLE["tags"])

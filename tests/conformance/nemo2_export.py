@@ -49,7 +49,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import build, build_all, containers, pod_specs, require_yaml  # noqa: E402
+from nemoc_specs import build, build_all, containers, function_params, git_show, pod_specs, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
@@ -231,60 +231,46 @@ def check(case, out, mode, tmp, errors):
     run_program(case, program, mode == "lora", tmp, errors)
 
 
-def git_show(git, tag, path):
-    return subprocess.run(["git", f"--git-dir={git}", "show", f"refs/tags/{tag}:{path}"],
-                          capture_output=True, text=True, check=True).stdout
-
-
-def params(text, name):
-    fn = next(f for f in ast.walk(ast.parse(text)) if isinstance(f, ast.FunctionDef) and f.name == name)
-    return [a.arg for a in fn.args.args]
-
-
 def check_upstream(tags, errors):
     git = os.environ.get("NEMOC_NEMO_GIT")
     if not git:
         return 0
     n = 0
     for tag, families in sorted(tags.items()):
-        api = git_show(git, tag, "nemo/collections/llm/api.py")
-        if params(api, "export_ckpt")[:4] != ["path", "target", "output_path", "overwrite"]:
-            errors.append(f"{tag}: llm.export_ckpt parameters {params(api, 'export_ckpt')}")
-        peft = git_show(git, tag, "nemo/collections/llm/peft/api.py")
-        if params(peft, "merge_lora")[:2] != ["lora_checkpoint_path", "output_path"]:
-            errors.append(f"{tag}: llm.peft.merge_lora parameters {params(peft, 'merge_lora')}")
+        export = function_params(git_show(git, tag, "nemo/collections/llm/api.py"), "export_ckpt")
+        if export[:4] != ["path", "target", "output_path", "overwrite"]:
+            errors.append(f"{tag}: llm.export_ckpt parameters {export}")
+        merge = function_params(git_show(git, tag, "nemo/collections/llm/peft/api.py"), "merge_lora")
+        if merge[:2] != ["lora_checkpoint_path", "output_path"]:
+            errors.append(f"{tag}: llm.peft.merge_lora parameters {merge}")
+        release = next(r for r, row in RELEASES.items() if row["nemo"] == tag)
         if "def _filter_out_unfinished_checkpoints(" not in git_show(git, tag, "nemo/utils/exp_manager.py"):
             errors.append(f"{tag}: exp_manager has no _filter_out_unfinished_checkpoints")
         if 'd.match("*last")' not in git_show(git, tag, "nemo/lightning/resume.py"):
             errors.append(f"{tag}: AutoResume no longer resumes the *last checkpoint")
         for family, model in sorted(families):
             text = git_show(git, tag, f"nemo/collections/llm/gpt/model/{family}.py")
+            n += 1
             if f'@io.model_exporter({model}, "hf")' not in text:
                 errors.append(f"{tag}: no Hugging Face exporter for {model}")
+                continue
+            # The exporter class, up to the next top-level definition (v2.1.0 llama.py has
+            # apply_rope_scaling after it).
             exporter = text[text.index(f'@io.model_exporter({model}, "hf")'):]
             body = exporter.index("\nclass ") + 1
             end = re.search(r"^(?:@|class |def )", exporter[body + 1:], re.M)
             exporter = exporter[:body + 1 + end.start()] if end else exporter
-            release = next(r for r, row in RELEASES.items() if row["nemo"] == tag)
             if family in EXPORT_SINCE and ("io.load_ckpt(" in exporter) != (release < EXPORT_SINCE[family]):
                 errors.append(f"{tag}: the {model} exporter's io.load_ckpt disagrees with nemo2ExportSince")
             if "load_ckpt(" in exporter and "def load_ckpt" not in git_show(git, tag, "nemo/lightning/io/api.py") \
                     and release >= EXPORT_SINCE.get(family, ""):
                 errors.append(f"{tag}: the {model} exporter calls a load_ckpt nemo.lightning.io lacks")
-            if family == "llama":
-                exporter = text[text.index('@io.model_exporter(LlamaModel, "hf")'):]
-                # up to the next top-level definition (v2.1.0 has apply_rope_scaling after it)
-                body = exporter.index("\nclass ") + 1
-                end = re.search(r"^(?:@|class |def )", exporter[body + 1:], re.M)
-                exporter = exporter[:body + 1 + end.start()] if end else exporter
-                release = next(r for r, row in RELEASES.items() if row["nemo"] == tag)
-                if ("rope_scaling" in exporter) != (release >= ROPE_SCALING_SINCE):
-                    errors.append(f"{tag}: HFLlamaExporter rope_scaling disagrees with nemo2RopeScalingSince")
-            n += 1
+            if family == "llama" and ("rope_scaling" in exporter) != (release >= ROPE_SCALING_SINCE):
+                errors.append(f"{tag}: HFLlamaExporter rope_scaling disagrees with nemo2RopeScalingSince")
     return n
 
 
-def train_modes(target):
+def train_mode(target):
     """The NeMo 2 train stage's mode (finetune_recipe's peft_scheme 'lora' or not), from its recipe."""
     for cm in glob.glob(os.path.join(target, "00-base", "configmap-*train-config*.yaml")):
         recipe = yaml.safe_load(open(cm))["data"].get("recipe.py", "")
@@ -311,7 +297,7 @@ def main():
             for stage in ("00-base", "50-convert", "60-tensorrt-llm", "70-serve"):
                 if os.path.isdir(os.path.join(target, stage)):
                     shutil.copytree(os.path.join(target, stage), os.path.join(staged, stage))
-            check(os.path.relpath(target, out), os.path.join(tmp, "one"), train_modes(target), tmp, errors)
+            check(os.path.relpath(target, out), os.path.join(tmp, "one"), train_mode(target), tmp, errors)
             shutil.rmtree(os.path.join(tmp, "one"))
             checked += 1
         for preset, mode, nodes, parallelism, tp, family, model in CASES:

@@ -27,12 +27,11 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import build, require_yaml  # noqa: E402
+from nemoc_specs import build, function_params, git_show, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], sys.argv[2]
@@ -145,16 +144,11 @@ def check_upstream(tags, recipes, errors):
         return 0
     n = 0
     for tag in sorted(tags):
-        api = subprocess.run(["git", f"--git-dir={git}", "show", f"refs/tags/{tag}:nemo/collections/llm/api.py"],
-                             capture_output=True, text=True, check=True).stdout
-        fn = next(f for f in ast.walk(ast.parse(api)) if isinstance(f, ast.FunctionDef) and f.name == "import_ckpt")
-        params = [a.arg for a in fn.args.args]
+        params = function_params(git_show(git, tag, "nemo/collections/llm/api.py"), "import_ckpt")
         if params[:4] != ["model", "source", "output_path", "overwrite"]:
             errors.append(f"{tag}: llm.import_ckpt parameters {params}")
         for recipe in recipes.get(tag, []):
-            text = subprocess.run(["git", f"--git-dir={git}", "show",
-                                   f"refs/tags/{tag}:nemo/collections/llm/recipes/{recipe}.py"],
-                                  capture_output=True, text=True).stdout
+            text = git_show(git, tag, f"nemo/collections/llm/recipes/{recipe}.py", check=False)
             if not re.search(r"^def model\(", text, re.M):
                 errors.append(f"{tag}: recipes/{recipe}.py defines no model()")
             n += 1

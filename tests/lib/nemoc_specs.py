@@ -15,6 +15,9 @@ and calls `yaml = require_yaml()` before using yaml.
                     `resourcesPerNode`: containers, init containers, a TrainJob's spec.trainer).
   mappings(doc)     every mapping under a document, the document itself first.
   nemo_tag(image, releases)  NVIDIA/NeMo tag of an NGC nemo image (libsonnet/nemo/versions.json).
+  git_show(git, tag, path, check=True)  a file at refs/tags/<tag> of a bare git mirror (the tests'
+                    optional NEMOC_NEMO_GIT); with check=False, "" when it is missing.
+  function_params(source, name)  the positional parameter names of Python function `name` in source.
 """
 import glob
 import os
@@ -101,3 +104,17 @@ def nemo_tag(image, releases):
         return None
     row = releases.get(tag[:5])
     return row["nemo"] if row else None
+
+
+def git_show(git, tag, path, check=True):
+    """The text of path at refs/tags/<tag> of the git directory git (a bare mirror such as
+    NEMOC_NEMO_GIT); with check=False, "" when the path does not exist there."""
+    return subprocess.run(["git", f"--git-dir={git}", "show", f"refs/tags/{tag}:{path}"],
+                          capture_output=True, text=True, check=check).stdout
+
+
+def function_params(source, name):
+    """The positional parameter names of the (first) Python function `name` defined in source."""
+    import ast
+    fn = next(f for f in ast.walk(ast.parse(source)) if isinstance(f, ast.FunctionDef) and f.name == name)
+    return [a.arg for a in fn.args.args]
