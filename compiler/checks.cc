@@ -333,31 +333,21 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
     // the base model and the readers load the merged .nemo.
     if (t.value("framework", "nemo1") == "nemo2") {
       // NeMo 2 saves checkpoint directories, not a .nemo. The conversion
-      // exports the newest finished *-last one with llm.export_ckpt (after
-      // llm.peft.merge_lora for LoRA; libsonnet/stages/convert.libsonnet),
-      // so checkpoints must be on and keep a *-last copy. The evaluation
-      // Job (the launcher's lm-eval-harness adapter) restores a .nemo only;
-      // NeMo 2's llm.evaluate queries a model llm.deploy serves, which nemoc
-      // does not generate: refused, naming what works.
-      for (const auto& reader : readers) {
-        if (reader == "convert") continue;
-        NotSupportedYet(diags, doc, "/spec/stages/" + reader,
-                        "spec.stages." + reader + " reading a NeMo 2 training run's checkpoint "
-                        "(the lm-eval-harness Job restores a .nemo; NeMo 2 evaluates with "
-                        "llm.evaluate against a model llm.deploy serves; framework: nemo1 "
-                        "evaluates its .nemo (NeMo 24.07 to 25.07 images), or name a .nemo in "
-                        "spec.stages." + reader + ".checkpoint)");
+      // exports, and the evaluation serves, the newest finished *-last one
+      // (libsonnet/stages/nemo2-checkpoint.libsonnet): checkpoints must keep
+      // a *-last copy.
+      const auto& checkpoint = t["checkpoint"];
+      if (checkpoint.value("enabled", true) && !checkpoint.value("saveLast", true)) {
+        std::string names;
+        for (const auto& reader : readers) names += (names.empty() ? "spec.stages." : " and spec.stages.") + reader;
+        diags->Error("spec.missing-source",
+                     names + " read" + (readers.size() == 1 ? "s" : "") + " the NeMo 2 training run's newest "
+                     "*-last checkpoint, but checkpoint.saveLast is false",
+                     doc.map.Locate("/spec/stages/train/checkpoint/saveLast"),
+                     "remove checkpoint.saveLast: false or set a checkpoint on " + names);
       }
       if (ExportsNemo2(stages)) {
         const auto& convert = stages["convert"];
-        const auto& checkpoint = t["checkpoint"];
-        if (checkpoint.value("enabled", true) && !checkpoint.value("saveLast", true)) {
-          diags->Error("spec.missing-source",
-                       "spec.stages.convert exports the NeMo 2 training run's newest *-last "
-                       "checkpoint, but checkpoint.saveLast is false",
-                       doc.map.Locate("/spec/stages/train/checkpoint/saveLast"),
-                       "remove checkpoint.saveLast: false or set spec.stages.convert.checkpoint");
-        }
         // merge_lora and export_ckpt build the model on the CPU but with
         // Transformer Engine layers, which assert CUDA (libsonnet/stages/convert.libsonnet).
         if (doc.map.Has("/spec/stages/convert/gpus") && convert.value("gpus", 1) != 1) {

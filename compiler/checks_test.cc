@@ -545,20 +545,17 @@ TEST(ChecksTestPipeline, LoraAdaptersAreEvaluatedThroughTheMerge) {
   EXPECT_EQ(Lines{}, c.lines);
 }
 
-TEST(ChecksTestPipeline, NemoTwoLoraIsConvertedButNotEvaluated) {
+TEST(ChecksTestPipeline, NemoTwoLoraIsEvaluatedAndConverted) {
   std::string text = Replace(FineTuning("lora"), "  stages:\n", "  stages:\n    evaluate: {}\n    convert: {}\n");
   text = Replace(Replace(text, "tag: \"24.07\"", "tag: \"25.07\""), "mode: lora", "mode: lora\n      framework: nemo2");
   text = Replace(Replace(text, "m/x.nemo", "m/x"), "{train: d/train.jsonl, validation: d/val.jsonl}",
                  "{train: d/training.jsonl, validation: d/validation.jsonl}");
   Checked c = RunCheckSpec(text);
-  EXPECT_FALSE(c.ok);
-  // convert (llm.peft.merge_lora, then llm.export_ckpt) is accepted.
-  EXPECT_EQ(Lines{std::string("error spec.not-supported-yet@15:5: spec.stages.evaluate reading a NeMo 2 "
-                              "training run's checkpoint (the lm-eval-harness Job restores a .nemo; NeMo 2 "
-                              "evaluates with llm.evaluate against a model llm.deploy serves; framework: "
-                              "nemo1 evaluates its .nemo (NeMo 24.07 to 25.07 images), or name a .nemo in "
-                              "spec.stages.evaluate.checkpoint) is not supported yet") + kNotYetHint},
-            c.lines);
+  // evaluate serves base + adapter in-framework (llm.evaluate); convert
+  // merges (llm.peft.merge_lora), then exports (llm.export_ckpt); no
+  // mergeLora stage is implied.
+  EXPECT_TRUE(c.ok) << ::testing::PrintToString(c.lines);
+  EXPECT_EQ(Lines{}, c.lines);
 }
 
 TEST(ChecksTestPipeline, MergeSettingsWithoutAMergeWarn) {
@@ -582,22 +579,23 @@ TEST(ChecksTestPipeline, MergeSettingsWithoutAMergeWarn) {
   EXPECT_EQ(Lines{}, used.lines);
 }
 
-TEST(ChecksTestPipeline, NemoTwoCheckpointsAreExportedNotEvaluated) {
-  // NeMo 2 writes checkpoint directories: convert exports the newest *-last
-  // one with llm.export_ckpt; the lm-eval-harness Job reads a .nemo only.
+TEST(ChecksTestPipeline, NemoTwoCheckpointsAreEvaluatedAndExported) {
+  // NeMo 2 writes checkpoint directories: evaluate serves and convert
+  // exports the newest *-last one.
   std::string text = Replace(WithStages("    evaluate: {}\n    convert: {}\n"), "tag: \"24.07\"",
                              "tag: \"25.07\"");
   text = Replace(text, "mode: pretrain", "mode: pretrain\n      framework: nemo2");
   Checked c = RunCheckSpec(text);
-  EXPECT_FALSE(c.ok);
-  EXPECT_EQ((Lines{std::string("error spec.not-supported-yet@14:5: spec.stages.evaluate reading a NeMo 2 "
-                               "training run's checkpoint (the lm-eval-harness Job restores a .nemo; NeMo 2 "
-                               "evaluates with llm.evaluate against a model llm.deploy serves; framework: "
-                               "nemo1 evaluates its .nemo (NeMo 24.07 to 25.07 images), or name a .nemo in "
-                               "spec.stages.evaluate.checkpoint) is not supported yet") +
-                       kNotYetHint}),
-            c.lines);
-  // With an explicit .nemo to read, the same pipeline is accepted.
+  EXPECT_TRUE(c.ok) << ::testing::PrintToString(c.lines);
+  EXPECT_EQ(Lines{}, c.lines);
+  // Both read a *-last checkpoint: one error names both.
+  Checked no_last = RunCheckSpec(
+      Replace(text, "      data: {mock: true}\n", "      data: {mock: true}\n      checkpoint: {saveLast: false}\n"));
+  EXPECT_EQ(Lines{"error spec.missing-source@23:30: spec.stages.evaluate and spec.stages.convert read the "
+                  "NeMo 2 training run's newest *-last checkpoint, but checkpoint.saveLast is false | remove "
+                  "checkpoint.saveLast: false or set a checkpoint on spec.stages.evaluate and spec.stages.convert"},
+            no_last.lines);
+  // With an explicit .nemo to read, the launcher's adapter evaluates it.
   Checked explicit_checkpoint = RunCheckSpec(Replace(text, "    evaluate: {}\n", "    evaluate: {checkpoint: models/base.nemo}\n"));
   EXPECT_TRUE(explicit_checkpoint.ok) << ::testing::PrintToString(explicit_checkpoint.lines);
   EXPECT_EQ(Lines{}, explicit_checkpoint.lines);
@@ -608,9 +606,9 @@ TEST(ChecksTestPipeline, NemoTwoCheckpointsAreExportedNotEvaluated) {
       Replace(Replace(export_only, "    convert: {}\n", "    convert: {gpus: 0, precision: fp16}\n"),
               "      data: {mock: true}\n", "      data: {mock: true}\n      checkpoint: {saveLast: false}\n"));
   EXPECT_FALSE(misfit.ok);
-  EXPECT_EQ((Lines{"error spec.missing-source@22:30: spec.stages.convert exports the NeMo 2 training run's "
+  EXPECT_EQ((Lines{"error spec.missing-source@22:30: spec.stages.convert reads the NeMo 2 training run's "
                    "newest *-last checkpoint, but checkpoint.saveLast is false | remove checkpoint.saveLast: "
-                   "false or set spec.stages.convert.checkpoint",
+                   "false or set a checkpoint on spec.stages.convert",
                    "error convert.nemo2-gpus@14:21: the NeMo 2 export loads the checkpoint on the CPU but "
                    "needs exactly one GPU: Transformer Engine's layers refuse to start without CUDA | remove "
                    "spec.stages.convert.gpus (the export Job asks for 1) and size resources.memory for the "

@@ -238,6 +238,14 @@ bool Normalize(const Document& doc, const InputSchema& schema,
                                            : nlohmann::json::object();
     if (!evaluate.contains("tensorParallel")) evaluate["tensorParallel"] = parallelism.value("tensor", 1);
     if (!evaluate.contains("pipelineParallel")) evaluate["pipelineParallel"] = parallelism.value("pipeline", 1);
+    // The Job's harness decides the default task: the launcher's adapter has
+    // hellaswag; NeMo 2's Evals Factory has no hellaswag completions config
+    // (libsonnet/stages/evaluate.libsonnet launcherTasks, nemo2Tasks).
+    if (!evaluate.contains("tasks")) {
+      const bool nemo2 = !evaluate.contains("checkpoint") && stages.contains("train") &&
+                         stages["train"].value("framework", "nemo1") == "nemo2";
+      evaluate["tasks"] = nlohmann::json::array({nemo2 ? "mmlu" : "hellaswag"});
+    }
   }
   // Triton serves the engine the tensorrtLLM stage builds, with its limits.
   if (stages.contains("serve")) {

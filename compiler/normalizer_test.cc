@@ -414,6 +414,18 @@ TEST(NormalizerTestPipeline, LaterStagesInheritWhatEarlierStagesFix) {
   EXPECT_EQ(stages["train"]["parallelism"]["tensor"], stages["evaluate"]["tensorParallel"]);
   EXPECT_EQ(stages["train"]["parallelism"]["pipeline"], stages["evaluate"]["pipelineParallel"]);
   EXPECT_EQ(json({"hellaswag"}), stages["evaluate"]["tasks"]);
+  // After NeMo 2 training, the Evals Factory's harness has no hellaswag
+  // completions task: mmlu; a .nemo named explicitly goes to the launcher's.
+  Normalized nemo2 = NormalizeSpec(Replace(Replace(kBase, "      data: {mock: true}\n",
+                                                   "      data: {mock: true}\n      framework: nemo2\n"),
+                                           "  stages:\n", "  stages:\n    evaluate: {}\n"));
+  ASSERT_TRUE(nemo2.ok) << ::testing::PrintToString(RenderAll(nemo2.diags));
+  EXPECT_EQ(json({"mmlu"}), nemo2.out["spec"]["stages"]["evaluate"]["tasks"]);
+  Normalized dot_nemo = NormalizeSpec(Replace(Replace(kBase, "      data: {mock: true}\n",
+                                                      "      data: {mock: true}\n      framework: nemo2\n"),
+                                              "  stages:\n", "  stages:\n    evaluate: {checkpoint: m/x.nemo}\n"));
+  ASSERT_TRUE(dot_nemo.ok) << ::testing::PrintToString(RenderAll(dot_nemo.diags));
+  EXPECT_EQ(json({"hellaswag"}), dot_nemo.out["spec"]["stages"]["evaluate"]["tasks"]);
   // Triton serves with the engine's batch limit and tensor parallelism.
   EXPECT_EQ(32, stages["serve"]["triton"]["maxBatchSize"]);
   EXPECT_EQ(2, stages["serve"]["triton"]["tensorParallel"]);

@@ -119,7 +119,7 @@ local builders = {
     // build hashes its name.
     local convertBuilt = if $.present(withMerge, 'convert') then convert.built(withMerge) else null;
     local ctx = withMerge { convertBuilt: convertBuilt };
-    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
+    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + evaluate.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
                         + serve.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects

@@ -10,6 +10,7 @@ local converterArgs = import 'nemo/converter_args.json';
 local paths = import 'paths.libsonnet';
 local order = import 'stages/order.libsonnet';
 local pod = import 'stages/pod.libsonnet';
+local nemo2Checkpoint = import 'stages/nemo2-checkpoint.libsonnet';
 
 {
   dir: order.dir.convert,
@@ -101,11 +102,8 @@ local pod = import 'stages/pod.libsonnet';
   // checkpoint's context/ directory (load_connector_from_trainer_ckpt;
   // ModelCheckpoint writes it with every checkpoint, always_save_context,
   // nemo/lightning/pytorch/callbacks/model_checkpoint.py v2.1.0:75,492-493).
-  // Which checkpoint: the one AutoResume would resume, a finished *last
-  // directory of <log dir>/checkpoints, the newest by mtime
-  // (nemo/lightning/resume.py v2.1.0:195-256, with NeMo's own
-  // _filter_out_unfinished_checkpoints, nemo/utils/exp_manager.py); its name
-  // holds the validation loss and step, known only at run time.
+  // Which checkpoint: the one AutoResume would resume
+  // (stages/nemo2-checkpoint.libsonnet).
   // A LoRA run's checkpoint holds the adapter only: llm.peft.merge_lora
   // (nemo/collections/llm/peft/api.py v2.1.0:40-75, v2.4.0:76-116) merges it
   // into the base its adapter_metadata.json names, into a fresh directory
@@ -125,18 +123,11 @@ local pod = import 'stages/pod.libsonnet';
     !std.objectHasEx(stages.convert, 'checkpoint', false)
     && std.objectHasEx(stages, 'train', false) && stages.train.framework == 'nemo2',
   nemo2Lora(ctx):: ctx.spec.stages.train.mode == 'lora',
-  nemo2Program:: |||
+  nemo2Program:: nemo2Checkpoint.pick + |||
     import shutil
-    import sys
-    from pathlib import Path
     from nemo.collections import llm
-    from nemo.utils.exp_manager import _filter_out_unfinished_checkpoints
     checkpoints, out, merged = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-    last = _filter_out_unfinished_checkpoints(
-        [d for d in checkpoints.glob("*") if d.is_dir() and d.match("*last")])
-    if not last:
-        sys.exit("no finished *-last checkpoint in " + str(checkpoints))
-    checkpoint = max(last, key=lambda d: d.stat().st_mtime)
+    checkpoint = newest_last(checkpoints)
     print("exporting " + str(checkpoint), flush=True)
     if merged:
         shutil.rmtree(merged, ignore_errors=True)

@@ -49,7 +49,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import build, build_all, containers, function_params, git_show, pod_specs, require_yaml  # noqa: E402
+from nemoc_specs import build, build_all, containers, function_params, git_show, nemo2_recipe, pod_specs, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
@@ -193,13 +193,10 @@ def check(case, out, mode, tmp, errors):
         errors.append(f"{case}: program arguments {args}")
         return
     checkpoints, hf_dir, merged = args
-    recipe = None
-    for cm in glob.glob(os.path.join(out, "*", "*", "00-base", "configmap-*train-config*.yaml")):
-        recipe = yaml.safe_load(open(cm))["data"].get("recipe.py")
-    if recipe is None:
+    assigned = next(filter(None, map(nemo2_recipe, glob.glob(os.path.join(out, "*", "*")))), None)
+    if assigned is None:
         errors.append(f"{case}: no recipe module")
         return
-    assigned = {ast.unparse(n.targets[0]): n.value for n in ast.walk(ast.parse(recipe)) if isinstance(n, ast.Assign)}
     log_dir = ast.literal_eval(assigned["recipe.log.explicit_log_dir"])
     if checkpoints != log_dir + "/checkpoints":
         errors.append(f"{case}: exports from {checkpoints}, training checkpoints in {log_dir}/checkpoints")
