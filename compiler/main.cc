@@ -1,11 +1,14 @@
 // nemoc: compiles one NeMo pipeline spec into reviewable Kubernetes manifests.
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "data_dir.h"
+#include "edit_distance.h"
 
 int main(int argc, char** argv) {
   using namespace nemoc;
@@ -15,6 +18,7 @@ int main(int argc, char** argv) {
                  "nemoc"};
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "Help for every subcommand");
+    app.set_version_flag("--version", std::string("nemoc ") + NemocVersion(), "Print nemoc's version");
     app.footer("Exit codes: 0 ok, 1 invalid input (or drift for check), 2 usage error, 3 internal error.");
 
     CompileFlags build_flags;
@@ -101,11 +105,47 @@ int main(int argc, char** argv) {
 
     CLI::App* version = app.add_subcommand("version", "Print nemoc's version");
 
+    std::string help_topic;
+    CLI::App* help = app.add_subcommand("help", "Show the help of nemoc, or of one subcommand");
+    help->add_option("command", help_topic, "The subcommand (default: nemoc itself)")->type_name("COMMAND");
+    help->footer(
+        "Examples:\n"
+        "  nemoc help              the subcommands, as nemoc --help\n"
+        "  nemoc help build        build's options and examples, as nemoc build --help\n"
+        "  nemoc --help-all        every subcommand's options at once\n"
+        "  nemoc --version         nemoc's version, as nemoc version\n"
+        "A misspelt subcommand (nemoc biuld) is a usage error naming the closest one.");
+
+    // A word where the subcommand belongs that names none: say which one
+    // was probably meant, instead of CLI11's complaint about a missing one.
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    auto find = [&](const std::string& name) -> CLI::App* {
+      for (CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name() == name) return sub;
+      }
+      return nullptr;
+    };
+    auto unknown = [&](const std::string& word) {
+      // Subcommand names are short: two edits (a swapped pair) still say
+      // which one was meant.
+      std::string closest = SuggestClosest(word, names);
+      for (const std::string& name : names) {
+        if (closest.empty() && EditDistance(word, name) <= 2 && word.size() > 2) closest = name;
+      }
+      std::fprintf(stderr, "nemoc: unknown command '%s'%s; 'nemoc --help' lists them\n", word.c_str(),
+                   closest.empty() ? "" : (" (did you mean '" + closest + "'?)").c_str());
+      return kExitUsage;
+    };
+    if (argc > 1 && argv[1][0] != '-' && find(argv[1]) == nullptr) return unknown(argv[1]);
+
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
       return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
       app.exit(e);
@@ -120,6 +160,17 @@ int main(int argc, char** argv) {
     if (explain->parsed()) return RunExplain(explain_flags);
     if (schema->parsed()) return RunSchema();
     if (metrics->parsed()) return RunMetrics(metrics_flags);
+    if (help->parsed()) {
+      if (help_topic.empty()) {
+        // app.help() would show the selected subcommand's (help's own) page.
+        std::fputs(app.get_formatter()->make_help(&app, "nemoc", CLI::AppFormatMode::Normal).c_str(), stdout);
+        return kExitOk;
+      }
+      const CLI::App* topic = find(help_topic);
+      if (topic == nullptr) return unknown(help_topic);
+      std::fputs(topic->help("nemoc").c_str(), stdout);
+      return kExitOk;
+    }
     if (version->parsed()) {
       std::printf("nemoc %s\n", NemocVersion());
       return kExitOk;

@@ -6,9 +6,9 @@ _nemoc() {
   local cur prev words cword
   _init_completion || return
 
-  local commands="build validate check diff plan init explain schema metrics version"
+  local commands="build validate check diff plan init explain schema metrics version help"
   if ((cword == 1)); then
-    COMPREPLY=($(compgen -W "$commands --help --help-all" -- "$cur"))
+    COMPREPLY=($(compgen -W "$commands --help --help-all --version" -- "$cur"))
     return
   fi
   local command=${words[1]}
@@ -41,6 +41,9 @@ _nemoc() {
     explain) opts="-r --recursive --help" ;;
     metrics) opts="--spec --target --steps --stage --set --jpath -o --output --help" ;;
     schema | version) opts="--help" ;;
+    help)
+      ((cword == 2)) && COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+      return ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))

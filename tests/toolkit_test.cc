@@ -438,6 +438,35 @@ TEST(Completion, ScriptsNameEverySubcommandAndOption) {
   }
 }
 
+TEST(Help, VersionFlagHelpCommandAndDidYouMean) {
+  RunResult version = RunNemoc({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out, RunNemoc({"version"}).out);
+  EXPECT_EQ(version.out.rfind("nemoc ", 0), 0u) << version.out;
+  // help, help CMD: the same pages as --help, CMD --help (with "nemoc CMD" in the usage line).
+  RunResult top = RunNemoc({"help"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_EQ(top.out, RunNemoc({"--help"}).out);
+  RunResult plan = RunNemoc({"help", "plan"});
+  EXPECT_EQ(plan.exit_code, 0);
+  EXPECT_NE(plan.out.find("Usage: nemoc plan [OPTIONS] specs..."), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("--target"), std::string::npos) << plan.out;
+  // A misspelt subcommand: a usage error naming the closest, before any other complaint.
+  for (const auto& [typo, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"biuld", "build"}, {"pln", "plan"}, {"valdiate", "validate"}, {"chek", "check"}}) {
+    RunResult r = RunNemoc({typo, "spec.yaml"});
+    EXPECT_EQ(r.exit_code, 2) << typo;
+    EXPECT_EQ(r.err, "nemoc: unknown command '" + typo + "' (did you mean '" + meant + "'?); 'nemoc --help' lists them\n");
+    EXPECT_EQ(r.out, "");
+    RunResult h = RunNemoc({"help", typo});
+    EXPECT_EQ(h.exit_code, 2) << typo;
+    EXPECT_EQ(h.err, r.err);
+  }
+  RunResult far = RunNemoc({"deploy"});
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_EQ(far.err, "nemoc: unknown command 'deploy'; 'nemoc --help' lists them\n");
+}
+
 TEST(Help, EverySubcommandExplainsItself) {
   for (const auto& sub : Subcommands()) {
     RunResult help = RunNemoc({sub, "--help"});
