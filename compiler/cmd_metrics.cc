@@ -108,6 +108,7 @@ int RunMetrics(const MetricsFlags& flags) {
                 "choose the window with --steps FIRST:LAST");
     return fail({});
   }
+  CheckMetrics(steps, input, m, flags.log, &diags);
   if (flags.output.json()) {
     nlohmann::json target = {
         {"name", spec.targets[0].name},
@@ -146,7 +147,11 @@ int RunMetrics(const MetricsFlags& flags) {
   row("MFU", Format("%.2f %%", 100 * m.mfu) + Format(" of %.0f TFLOPS", input.peak_tflops) + " (" +
                  precision + " dense peak)");
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (!diags.empty()) PrintDiagnostics(diags, compiler->sources());
+  if (!diags.empty()) {
+    SourceTexts sources = compiler->sources();
+    sources[flags.log] = log_text;
+    PrintDiagnostics(diags, sources);
+  }
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace nemoc {
@@ -77,7 +78,9 @@ bool ParseDllogger(const std::string& text, const std::string& file, std::vector
       ok = false;
       continue;
     }
-    steps->push_back({record["step"].get<int64_t>(), seconds});
+    const double consumed =
+        data.contains("consumed_samples") && data["consumed_samples"].is_number() ? data["consumed_samples"].get<double>() : -1;
+    steps->push_back({record["step"].get<int64_t>(), seconds, consumed, r.line});
   }
   return ok;
 }
@@ -132,6 +135,40 @@ bool ComputeMetrics(const std::vector<StepTiming>& steps, int64_t start, int64_t
                       m->step_seconds / static_cast<double>(input.gpus) / 1e12;
   m->mfu = input.peak_tflops > 0 ? m->tflops_per_gpu / input.peak_tflops : 0;
   return true;
+}
+
+void CheckMetrics(const std::vector<StepTiming>& steps, const MetricsInput& input, const Metrics& m,
+                  const std::string& file, Diagnostics* diags) {
+  std::vector<const StepTiming*> window;
+  for (const auto& step : steps) {
+    if (step.step >= m.first_step && step.step <= m.last_step && step.consumed_samples >= 0) window.push_back(&step);
+  }
+  std::sort(window.begin(), window.end(), [](const StepTiming* a, const StepTiming* b) { return a->step < b->step; });
+  for (size_t i = 1; i < window.size(); ++i) {
+    const int64_t steps_between = window[i]->step - window[i - 1]->step;
+    if (steps_between <= 0) continue;
+    const double per_step = (window[i]->consumed_samples - window[i - 1]->consumed_samples) / steps_between;
+    if (std::fabs(per_step - static_cast<double>(input.global_batch)) < 0.5) continue;
+    char observed[32];
+    std::snprintf(observed, sizeof observed, "%.0f", per_step);
+    diags->Warning("metrics.batch",
+                   "consumed_samples grows by " + std::string(observed) + " per step from step " +
+                       std::to_string(window[i - 1]->step) + " to " + std::to_string(window[i]->step) +
+                       ", but the spec's global batch is " + std::to_string(input.global_batch) +
+                       ": throughput, TFLOPS and MFU use the spec's",
+                   {file, window[i]->line, 1},
+                   "pass the spec (and --set, --target, --stage) the run was built from");
+    break;
+  }
+  if (m.mfu > 1.0) {
+    char mfu[32];
+    std::snprintf(mfu, sizeof mfu, "%.1f %%", 100 * m.mfu);
+    diags->Warning("metrics.mfu",
+                   "MFU " + std::string(mfu) + " exceeds 100 %: no GPU runs above its peak, so the run's GPUs, "
+                   "batch or sequence length differ from the spec's (" + std::to_string(input.gpus) + " GPUs, global batch " +
+                       std::to_string(input.global_batch) + ", sequence " + std::to_string(input.seq_length) + ")",
+                   {file, 0, 0}, "pass the spec (and --set, --target, --stage) the run was built from");
+  }
 }
 
 bool ParseStepWindow(const std::string& text, int64_t* start, int64_t* end, std::string* err) {

@@ -18,6 +18,8 @@ namespace nemoc {
 struct StepTiming {
   int64_t step = 0;
   double seconds = 0;  // data["train_step_timing in s"]
+  double consumed_samples = -1;  // data["consumed_samples"], -1 when the record has none
+  int line = 0;  // of the record in the log
 };
 
 /// Reads DLLogger records: `DLLL {json}` one per line (what DLLogger writes),
@@ -58,6 +60,15 @@ struct Metrics {
 /// False with *err when no step is in the window.
 bool ComputeMetrics(const std::vector<StepTiming>& steps, int64_t start, int64_t end,
                     const MetricsInput& input, Metrics* metrics, std::string* err);
+
+/// Warnings when the log and the spec disagree, located in `file`:
+///   - metrics.batch: consumed_samples grows by other than the spec's global
+///     batch per step between two records of the window (NeMo logs the
+///     samples consumed after each step: (step + 1) × global batch);
+///   - metrics.mfu: MFU above 100 %: GPUs, batch or sequence length differ
+///     from the run's, or the log is from another spec.
+void CheckMetrics(const std::vector<StepTiming>& steps, const MetricsInput& input, const Metrics& metrics,
+                  const std::string& file, Diagnostics* diags);
 
 /// "A:B", "A:" (to the last step) or "A" (that step alone).
 bool ParseStepWindow(const std::string& text, int64_t* start, int64_t* end, std::string* err);

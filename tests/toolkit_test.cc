@@ -279,6 +279,36 @@ TEST(Metrics, EachStageOfATrainingChainHasItsOwnSizes) {
   EXPECT_NE(none.err.find("no spec.stages.pretrain"), std::string::npos) << none.err;
 }
 
+// A log that is not the spec's run: consumed_samples grows by 2016 per step
+// (the recipe's global batch), the spec says 6048, and the MFU that follows
+// is above 100 %. Warnings, located in the log; the numbers still print.
+TEST(Metrics, WarnsWhenTheLogIsNotTheSpecsRun) {
+  RunResult r = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                          "examples/llama31-405b-gke-a4.yaml", "--set", "spec.stages.train.batch.global=6048"},
+                         SourceDir());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  MFU                   109.18 % of 4500 TFLOPS"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("tests/metrics/llama31-405b-gke-a4.dllogger.json:13:1: warning: consumed_samples grows by "
+                       "2016 per step from step 10 to 11, but the spec's global batch is 6048"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("tests/metrics/llama31-405b-gke-a4.dllogger.json: warning: MFU 109.2 % exceeds 100 %"),
+            std::string::npos)
+      << r.err;
+  RunResult json_report = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                                    "examples/llama31-405b-gke-a4.yaml", "--set",
+                                    "spec.stages.train.batch.global=6048", "-o", "json"},
+                                   SourceDir());
+  ASSERT_EQ(json_report.exit_code, 0) << json_report.err;
+  EXPECT_NE(json_report.out.find("\"metrics.batch\""), std::string::npos) << json_report.out;
+  EXPECT_NE(json_report.out.find("\"metrics.mfu\""), std::string::npos) << json_report.out;
+  // The spec's own run: no warning.
+  RunResult own = RunNemoc({"metrics", "tests/metrics/llama31-405b-gke-a4.dllogger.json", "--spec",
+                            "examples/llama31-405b-gke-a4.yaml"},
+                           SourceDir());
+  EXPECT_EQ(own.err, "");
+}
+
 TEST(Metrics, Refusals) {
   ScratchDir dir;
   const std::string log = dir.Write("empty.json", "not a dllogger file\n");
