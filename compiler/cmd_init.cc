@@ -15,8 +15,11 @@ const char kInitHelp[] =
     "a catalog model pretrained on mock data on one target of the chosen profile, with\n"
     "nodes, tensor and pipeline parallelism sized so the memory estimate fits the GPUs.\n"
     "An existing file is never overwritten. The first line points editors at the schema.\n"
+    "One node on vanilla-k8s needs no RDMA (the rdma line comes commented out). gke-a4\n"
+    "admits through the cluster's Kueue ClusterQueue: name it with --cluster-queue\n"
+    "(kubectl get clusterqueues; Cluster Toolkit clusters have used a4-high and a4).\n"
     "Examples:\n"
-    "  nemoc init --profile gke-a4 --model llama3.1-70b llama70b\n"
+    "  nemoc init --profile gke-a4 --cluster-queue a4-high --model llama3.1-70b llama70b\n"
     "  nemoc init --stdout | less";
 
 namespace {
@@ -52,6 +55,7 @@ int RunInit(const InitFlags& flags) {
   options.name = flags.name;
   options.profile = flags.profile;
   options.model = flags.model;
+  options.cluster_queue = flags.cluster_queue;
   const std::string path = flags.name + ".yaml";
   options.schema_ref = SchemaRef(data, path);
   std::string yaml;

@@ -38,6 +38,7 @@ struct InitFlags {
   std::string name = "my-training";
   std::string profile = "vanilla-k8s";
   std::string model = "llama3.1-8b";
+  std::string cluster_queue;
   bool to_stdout = false;
 };
 extern const char kInitHelp[];

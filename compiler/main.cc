@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
     init->add_option("--model", init_flags.model, "Model preset from libsonnet/models.json")
         ->type_name("MODEL")
         ->capture_default_str();
+    init->add_option("--cluster-queue", init_flags.cluster_queue,
+                     "The cluster's Kueue ClusterQueue (gke-a4; kubectl get clusterqueues)")
+        ->type_name("NAME");
     init->add_flag("--stdout", init_flags.to_stdout, "Print the spec instead of writing NAME.yaml");
 
     ExplainFlags explain_flags;

@@ -1,6 +1,7 @@
 #include "starter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "edit_distance.h"
@@ -18,14 +19,19 @@ struct Template {
   const char* accelerator;
   const char* storage;  // lines below `results:`, indented 8
   const char* target;   // lines below `profile:`, indented 6
+  // The fabric a multi-node run needs, after `target`; commented out for one
+  // node (NCCL stays inside the node).
+  const char* fabric;
+  bool needs_queue;     // target lines hold {QUEUE}: the cluster's ClusterQueue
 };
 
 const Template kTemplates[] = {
     {"vanilla-k8s", "onprem", "h100-80gb",
      "        nfs: {server: nfs.example.internal, path: /export/nemo}   # or pvc: {claimName: ...}\n",
-     "      gpu: h100-80gb                 # a100-40gb | a100-80gb | h100-80gb | h200-141gb | b200-180gb\n"
+     "      gpu: h100-80gb                 # a100-40gb | a100-80gb | h100-80gb | h200-141gb | b200-180gb\n",
      "      # GPUDirect RDMA through the NVIDIA Network Operator; without it NCCL falls back to TCP.\n"
-     "      rdma: {resourceName: nvidia.com/hostdev, count: 8, networks: [ib-sriov-net]}\n"},
+     "      rdma: {resourceName: nvidia.com/hostdev, count: 8, networks: [ib-sriov-net]}\n",
+     false},
     {"eks-efa", "eks", "h100-80gb",
      "        fsxLustre: {storageClassName: fsx-sc, size: 1200Gi}   # or s3, pvc, nfs\n",
      "      instanceType: p5.48xlarge      # 8 × H100 80GB, 32 EFA devices\n"
@@ -33,13 +39,16 @@ const Template kTemplates[] = {
      "      # with the EFA installer and aws-ofi-nccl (aws-samples/awsome-distributed-training\n"
      "      # 3.test_cases/megatron/nemo/kubernetes/Dockerfile), push it, and name it here.\n"
      "      efa: {image: {repository: 123456789012.dkr.ecr.us-east-1.amazonaws.com/nemo-efa, tag: nemo25.02-efa}, awsOfiNccl: 1.13.2}\n"
-     "      # iamRoleArn: arn:aws:iam::123456789012:role/nemo-training   # IRSA for S3\n"},
+     "      # iamRoleArn: arn:aws:iam::123456789012:role/nemo-training   # IRSA for S3\n",
+     "", false},
     {"gke-a4", "gke-a4", "b200-180gb",
      "        gcs: {bucket: my-training-bucket}   # Cloud Storage FUSE; or pvc, nfs\n",
-     "      # Kueue gang admission with topology-aware placement. clusterQueue: `kubectl get clusterqueues`\n"
-     "      # (Cluster Toolkit: a4 or a4-high); covers: what it covers (Toolkit queues: GPUs only).\n"
-     "      kueue: {clusterQueue: a4, covers: [nvidia.com/gpu], topology: block}\n"
-     "      # gcpServiceAccount: nemo-training@my-project.iam.gserviceaccount.com   # Workload Identity\n"},
+     "      # Kueue gang admission with topology-aware placement on the cluster's ClusterQueue\n"
+     "      # (nemoc init --cluster-queue, from `kubectl get clusterqueues`); covers: what it covers\n"
+     "      # (Cluster Toolkit queues: GPUs only).\n"
+     "      kueue: {clusterQueue: {QUEUE}, covers: [nvidia.com/gpu], topology: block}\n"
+     "      # gcpServiceAccount: nemo-training@my-project.iam.gserviceaccount.com   # Workload Identity\n",
+     "", true},
 };
 
 constexpr int64_t kGpusPerNode = 8;
@@ -130,6 +139,27 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
            "; starters exist for vanilla-k8s, eks-efa and gke-a4";
     return false;
   }
+  // A DNS-1123 subdomain, as Kueue's ClusterQueue names are.
+  bool queue_ok = !o.cluster_queue.empty() && o.cluster_queue.size() <= 253 &&
+                  std::isalnum(static_cast<unsigned char>(o.cluster_queue.front())) &&
+                  std::isalnum(static_cast<unsigned char>(o.cluster_queue.back()));
+  for (char c : o.cluster_queue) queue_ok = queue_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.');
+  if (tmpl->needs_queue && o.cluster_queue.empty()) {
+    *err = "the " + o.profile + " starter admits through the cluster's Kueue ClusterQueue, whose name nemoc "
+           "cannot guess (Cluster Toolkit clusters have used both a4-high and a4): pass --cluster-queue NAME, "
+           "a name from `kubectl get clusterqueues`";
+    return false;
+  }
+  if (!o.cluster_queue.empty() && !tmpl->needs_queue) {
+    *err = "--cluster-queue is for the gke-a4 starter, which uses the cluster's queue; the " + o.profile +
+           " starter uses no Kueue (add spec.targets[].kueue by hand: nemoc explain spec.targets)";
+    return false;
+  }
+  if (!o.cluster_queue.empty() && !queue_ok) {
+    *err = "--cluster-queue '" + o.cluster_queue + "' is not a ClusterQueue name (lowercase letters, digits, "
+           "'-' and '.', starting and ending with a letter or digit)";
+    return false;
+  }
   const nlohmann::json* model = catalog.Find(o.model);
   if (model == nullptr) {
     const std::string suggestion = SuggestClosest(o.model, catalog.Names());
@@ -202,7 +232,19 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
   y += "  targets:\n";
   y += "    - name: " + std::string(tmpl->target_name) + "\n";
   y += "      profile: " + o.profile + "\n";
-  y += tmpl->target;
+  std::string target = tmpl->target;
+  if (tmpl->needs_queue) target.replace(target.find("{QUEUE}"), 7, o.cluster_queue);
+  y += target;
+  if (*tmpl->fabric != '\0' && l.nodes == 1) {
+    y += "      # One node: NCCL stays inside it, no fabric needed. For several nodes:\n";
+    std::string fabric = tmpl->fabric;
+    for (size_t at = 0; at < fabric.size(); at = fabric.find('\n', at) + 1) {
+      if (fabric.compare(at, 8, "      # ") != 0) fabric.insert(at + 6, "# ");
+    }
+    y += fabric;
+  } else {
+    y += tmpl->fabric;
+  }
   *yaml = std::move(y);
   return true;
 }

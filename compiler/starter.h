@@ -17,6 +17,9 @@ struct StarterOptions {
   std::string profile = "vanilla-k8s";
   std::string model = "llama3.1-8b";
   std::string schema_ref;  // the yaml-language-server modeline's $schema
+  // The cluster's Kueue ClusterQueue (gke-a4, whose starter uses the
+  // cluster's queue: field review F1; no name is guessed).
+  std::string cluster_queue;
 };
 
 /// The profiles `init` has a template for.

@@ -18,11 +18,13 @@ struct Data {
   }
 };
 
-std::string Starter(const std::string& profile, const std::string& model, std::string* err = nullptr) {
+std::string Starter(const std::string& profile, const std::string& model, std::string* err = nullptr,
+                    const std::string& queue = "") {
   static const Data data;
   StarterOptions options;
   options.profile = profile;
   options.model = model;
+  options.cluster_queue = queue.empty() && profile == "gke-a4" ? "a4-high" : queue;
   options.schema_ref = "schemas/project.schema.json";
   std::string yaml, error;
   const bool ok = StarterSpec(options, data.catalog, data.accelerators, &yaml, &error);
@@ -36,6 +38,45 @@ TEST(Starter, SmallModelFitsOneNodeWithoutModelParallelism) {
   EXPECT_EQ(yaml.rfind("# yaml-language-server: $schema=schemas/project.schema.json\n", 0), 0u);
   EXPECT_NE(yaml.find("      nodes: 1\n"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("      parallelism: {tensor: 1, pipeline: 1}\n"), std::string::npos) << yaml;
+}
+
+TEST(Starter, OneNodeNeedsNoFabric) {
+  // vanilla-k8s: the rdma line is live for several nodes, commented out for one.
+  const std::string one = Starter("vanilla-k8s", "llama2-7b");
+  EXPECT_NE(one.find("      # One node: NCCL stays inside it, no fabric needed. For several nodes:\n"
+                     "      # GPUDirect RDMA through the NVIDIA Network Operator; without it NCCL falls back to TCP.\n"
+                     "      # rdma: {resourceName: nvidia.com/hostdev, count: 8, networks: [ib-sriov-net]}\n"),
+            std::string::npos)
+      << one;
+  const std::string several = Starter("vanilla-k8s", "llama2-70b");
+  EXPECT_EQ(several.find("      nodes: 1\n"), std::string::npos) << several;
+  EXPECT_NE(several.find("\n      rdma: {resourceName: nvidia.com/hostdev, count: 8, networks: [ib-sriov-net]}\n"),
+            std::string::npos)
+      << several;
+}
+
+TEST(Starter, GkeA4AsksForTheClustersQueue) {
+  // Field review F1: no hard-coded queue name; the Toolkit has used a4-high and a4.
+  std::string err;
+  static const Data data;
+  StarterOptions o;
+  o.profile = "gke-a4";
+  o.model = "llama3.1-8b";
+  std::string yaml;
+  EXPECT_FALSE(StarterSpec(o, data.catalog, data.accelerators, &yaml, &err));
+  EXPECT_NE(err.find("pass --cluster-queue NAME, a name from `kubectl get clusterqueues`"), std::string::npos) << err;
+  o.cluster_queue = "team-a4";
+  ASSERT_TRUE(StarterSpec(o, data.catalog, data.accelerators, &yaml, &err)) << err;
+  EXPECT_NE(yaml.find("      kueue: {clusterQueue: team-a4, covers: [nvidia.com/gpu], topology: block}\n"),
+            std::string::npos)
+      << yaml;
+  o.cluster_queue = "Bad_Queue";
+  EXPECT_FALSE(StarterSpec(o, data.catalog, data.accelerators, &yaml, &err));
+  EXPECT_NE(err.find("is not a ClusterQueue name"), std::string::npos) << err;
+  o.profile = "eks-efa";
+  o.cluster_queue = "q";
+  EXPECT_FALSE(StarterSpec(o, data.catalog, data.accelerators, &yaml, &err));
+  EXPECT_NE(err.find("--cluster-queue is for the gke-a4 starter"), std::string::npos) << err;
 }
 
 TEST(Starter, LargeModelGetsModelParallelismAndMoreNodes) {

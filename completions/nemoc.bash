@@ -26,7 +26,7 @@ _nemoc() {
     --spec)
       _filedir '@(yaml|yml)'
       return ;;
-    -j | --jobs | --model | --target | --set | --steps | --branch | --author-name | --author-email)
+    -j | --jobs | --model | --cluster-queue | --target | --set | --steps | --branch | --author-name | --author-email)
       return ;;
   esac
 
@@ -37,7 +37,7 @@ _nemoc() {
     check | plan) opts="$compile --out" ;;
     diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out" ;;
     validate) opts="$compile" ;;
-    init) opts="--profile --model --stdout --help" ;;
+    init) opts="--profile --model --cluster-queue --stdout --help" ;;
     explain) opts="-r --recursive --help" ;;
     metrics) opts="--spec --target --steps --stage --set --jpath -o --output --help" ;;
     schema | version) opts="--help" ;;

@@ -73,6 +73,7 @@ TEST(Init, EveryProfileStarterBuildsAsIs) {
     ScratchDir dir;
     std::vector<std::string> args = {"init", "--profile", c.profile, "starter"};
     if (*c.model) args.insert(args.end(), {"--model", c.model});
+    if (std::string(c.profile) == "gke-a4") args.insert(args.end(), {"--cluster-queue", "a4-high"});
     RunResult init = RunNemoc(args, dir.path());
     ASSERT_EQ(init.exit_code, 0) << init.err;
     const std::string spec = ReadFile(dir.path() + "/starter.yaml");
