@@ -40,7 +40,8 @@ void CompileFlags::Register(CLI::App* command, bool with_out_dir) {
       ->type_name("NAME")
       ->allow_extra_args(false);
   command->add_option("--set", sets, "Override a spec value for this run, e.g. "
-                                     "spec.stages.train.nodes=4 (repeatable)")
+                                     "spec.stages.train.nodes=4 or spec.targets[eks].efa.awsOfiNccl=1.14.0 "
+                                     "(a target by name; repeatable)")
       ->type_name("PATH=VALUE")
       ->allow_extra_args(false);
   command->add_option("--jpath", jpaths, "Extra Jsonnet library root, searched before the "

@@ -1,7 +1,9 @@
 #include "set_override.h"
 
 #include <set>
+#include <vector>
 
+#include "edit_distance.h"
 #include "secret_scanner.h"
 #include "spec_loader.h"
 
@@ -31,10 +33,14 @@ bool DottedToPointer(const std::string& dotted, std::string* pointer) {
       size_t close = dotted.find(']', i);
       if (close == std::string::npos || close == i + 1) return false;
       std::string index = dotted.substr(i + 1, close - i - 1);
-      if (index.find_first_not_of("0123456789") != std::string::npos || index.size() > 9) {
-        return false;
+      if (index.find_first_not_of("0123456789") == std::string::npos) {
+        if (index.size() > 9) return false;
+        *pointer += "/" + std::to_string(std::stoul(index));  // canonical: [007] is item 7
+      } else {
+        // [name]: the item whose name is `name` (targets[eks]), resolved when applied.
+        if (index.find_first_of("[].") != std::string::npos) return false;
+        *pointer += "/" + EscapePointerToken(index);
       }
-      *pointer += "/" + std::to_string(std::stoul(index));  // canonical: [007] is item 7
       i = close;
       expect_token = false;
     } else {
@@ -95,7 +101,27 @@ bool ApplySetOverride(const std::string& assignment, Document* doc, Diagnostics*
       bool numeric = !key.empty() && key.size() <= 9 &&
                      key.find_first_not_of("0123456789") == std::string::npos;
       if (numeric) index = std::stoul(key);
-      if (!numeric || index >= node->size()) {
+      if (!numeric) {
+        // By name: spec.targets[eks] or spec.targets.eks is the target named eks.
+        std::vector<std::string> names;
+        index = node->size();
+        for (size_t i = 0; i < node->size(); ++i) {
+          const nlohmann::json& item = (*node)[i];
+          if (!item.is_object() || !item.contains("name") || !item["name"].is_string()) continue;
+          names.push_back(item["name"].get<std::string>());
+          if (names.back() == key && index == node->size()) index = i;
+        }
+        if (index == node->size()) {
+          std::string list;
+          for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+          const std::string closest = SuggestClosest(key, names);
+          diags->Error("set.path", PointerToDotted(walked) + " has no item named " + key, origin,
+                       closest.empty() ? (names.empty() ? "its items have no names: use an index, [0]"
+                                                        : "its items are named " + list)
+                                       : "did you mean " + closest + "?");
+          return false;
+        }
+      } else if (index >= node->size()) {
         diags->Error("set.path", PointerToDotted(walked) + " has no item " + key, origin);
         return false;
       }

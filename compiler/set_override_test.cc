@@ -58,6 +58,8 @@ TEST(SetOverrideTestDotted, WellFormed) {
       {"a[999999999]", "/a/999999999"},
       {"a.007", "/a/007"},  // after a dot it may be a mapping key
       {"spec.targets[0].name", "/spec/targets/0/name"},
+      {"spec.targets[eks].rdma", "/spec/targets/eks/rdma"},  // an item by name, resolved when applied
+      {"a[x~y/z]", "/a/x~0y~1z"},
       {"x.a~b", "/x/a~0b"},
       {"x.a/b", "/x/a~1b"},
       {"labels.nvidia~com/gpu", "/labels/nvidia~0com~1gpu"},
@@ -70,7 +72,7 @@ TEST(SetOverrideTestDotted, WellFormed) {
 }
 
 TEST(SetOverrideTestDotted, Malformed) {
-  for (const char* dotted : {"", ".", "a..b", "a.", ".a", "a[", "a[x]", "a[]", "a[-1]",
+  for (const char* dotted : {"", ".", "a..b", "a.", ".a", "a[", "a[x.y]", "a[x[0]]", "a[]",
                              "a[0].", "a[0]..b", "a.b[1", "a[1234567890]"}) {
     std::string pointer;
     EXPECT_FALSE(DottedToPointer(dotted, &pointer)) << '"' << dotted << "\" -> " << pointer;
@@ -199,7 +201,7 @@ TEST(SetOverrideTestRefuse, MalformedPath) {
                 "expected --set path=value, e.g. spec.stages.train.nodes=4");
   ExpectRefused("=4", "set.syntax",
                 "expected --set path=value, e.g. spec.stages.train.nodes=4");
-  ExpectRefused("spec.targets[x]=4", "set.syntax",
+  ExpectRefused("spec.targets[x.y]=4", "set.syntax",
                 "expected --set path=value, e.g. spec.stages.train.nodes=4");
 }
 
@@ -211,7 +213,27 @@ TEST(SetOverrideTestRefuse, NewlinesInTheValue) {
 
 TEST(SetOverrideTestRefuse, MissingListItem) {
   ExpectRefused("spec.targets[1].name=x", "set.path", "spec.targets has no item 1");
-  ExpectRefused("spec.targets.name=x", "set.path", "spec.targets has no item name");
+  ExpectRefused("spec.targets.name=x", "set.path", "spec.targets has no item named name");
+  ExpectRefused("spec.targets[onprme].gpu=x", "set.path", "spec.targets has no item named onprme");
+}
+
+TEST(SetOverrideTestApply, ListItemsByName) {
+  // spec.targets[onprem] and spec.targets.onprem are the target named onprem.
+  for (const char* assignment : {"spec.targets[onprem].rdma.count=4", "spec.targets.onprem.rdma.count=4"}) {
+    Document doc = LoadDoc();
+    Diagnostics diags;
+    ASSERT_TRUE(ApplySetOverride(assignment, &doc, &diags)) << Messages(diags);
+    EXPECT_EQ(doc.root["spec"]["targets"][0]["rdma"]["count"], 4) << assignment;
+    EXPECT_EQ(doc.map.Locate("/spec/targets/0/rdma/count").file, std::string("--set ") + assignment);
+  }
+  Document doc = LoadDoc();
+  Diagnostics diags;
+  EXPECT_FALSE(ApplySetOverride("spec.targets[onprme].gpu=x", &doc, &diags));
+  ASSERT_EQ(diags.items().size(), 1u);
+  EXPECT_EQ(diags.items()[0].hint, "did you mean onprem?");
+  Diagnostics unnamed;
+  EXPECT_FALSE(ApplySetOverride("spec.targets[x].gpu=x", &doc, &unnamed));
+  EXPECT_EQ(unnamed.items()[0].hint, "its items are named onprem");
 }
 
 TEST(SetOverrideTestRefuse, NonContainerParent) {
