@@ -236,16 +236,17 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     const nlohmann::json parallelism = stages.contains("train")
                                            ? stages["train"].value("parallelism", nlohmann::json::object())
                                            : nlohmann::json::object();
+    // After NeMo 2 training the model is served in-framework, which fails
+    // with pipeline parallelism (libsonnet/stages/evaluate.libsonnet): one
+    // pipeline stage by default.
+    const bool nemo2 = !evaluate.contains("checkpoint") && stages.contains("train") &&
+                       stages["train"].value("framework", "nemo1") == "nemo2";
     if (!evaluate.contains("tensorParallel")) evaluate["tensorParallel"] = parallelism.value("tensor", 1);
-    if (!evaluate.contains("pipelineParallel")) evaluate["pipelineParallel"] = parallelism.value("pipeline", 1);
+    if (!evaluate.contains("pipelineParallel")) evaluate["pipelineParallel"] = nemo2 ? 1 : parallelism.value("pipeline", 1);
     // The Job's harness decides the default task: the launcher's adapter has
     // hellaswag; NeMo 2's Evals Factory has no hellaswag completions config
     // (libsonnet/stages/evaluate.libsonnet launcherTasks, nemo2Tasks).
-    if (!evaluate.contains("tasks")) {
-      const bool nemo2 = !evaluate.contains("checkpoint") && stages.contains("train") &&
-                         stages["train"].value("framework", "nemo1") == "nemo2";
-      evaluate["tasks"] = nlohmann::json::array({nemo2 ? "mmlu" : "hellaswag"});
-    }
+    if (!evaluate.contains("tasks")) evaluate["tasks"] = nlohmann::json::array({nemo2 ? "mmlu" : "hellaswag"});
   }
   // Triton serves the engine the tensorrtLLM stage builds, with its limits.
   if (stages.contains("serve")) {

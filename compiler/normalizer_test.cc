@@ -421,6 +421,13 @@ TEST(NormalizerTestPipeline, LaterStagesInheritWhatEarlierStagesFix) {
                                            "  stages:\n", "  stages:\n    evaluate: {}\n"));
   ASSERT_TRUE(nemo2.ok) << ::testing::PrintToString(RenderAll(nemo2.diags));
   EXPECT_EQ(json({"mmlu"}), nemo2.out["spec"]["stages"]["evaluate"]["tasks"]);
+  // ... and one pipeline stage: in-framework deployment fails with more.
+  Normalized nemo2_pp = NormalizeSpec(Replace(Replace(kBase, "      parallelism: {tensor: 2}\n",
+                                                      "      parallelism: {tensor: 2, pipeline: 2}\n      framework: nemo2\n"),
+                                              "  stages:\n", "  stages:\n    evaluate: {}\n"));
+  ASSERT_TRUE(nemo2_pp.ok) << ::testing::PrintToString(RenderAll(nemo2_pp.diags));
+  EXPECT_EQ(2, nemo2_pp.out["spec"]["stages"]["evaluate"]["tensorParallel"]);
+  EXPECT_EQ(1, nemo2_pp.out["spec"]["stages"]["evaluate"]["pipelineParallel"]);
   Normalized dot_nemo = NormalizeSpec(Replace(Replace(kBase, "      data: {mock: true}\n",
                                                       "      data: {mock: true}\n      framework: nemo2\n"),
                                               "  stages:\n", "  stages:\n    evaluate: {checkpoint: m/x.nemo}\n"));

@@ -62,6 +62,18 @@ local pod = import 'stages/pod.libsonnet';
   //      "lm-evaluation-harness.<task>" breaks on v2.3.0, which imports
   //      core_evals.<name> unmangled);
   //   4. SIGINT stops the server, as the tutorial does.
+  // Each task's output directory is emptied first: lm-eval keeps a response
+  // cache there (lm_cache_rank0.db) keyed without the model, so a retrained
+  // checkpoint would get the old answers. A server not ready after
+  // nemo2ReadySeconds fails the Job (a failed uvicorn start leaves the
+  // server blocking in nm.serve(), never healthy: api.py v2.3.0:640-668).
+  // Refused (diagnostics): pipeline parallelism (get_inference_wrapper
+  // hands Megatron-Core the config's vocab_size, None for recipe-built
+  // models, as the padded vocabulary, which sizes the logits buffer and the
+  // broadcast between pipeline stages: gpt/model/base.py v2.3.0:684-699,
+  // v2.4.0:721-723), and a SentencePiece pretraining (every response goes
+  // through remove_eos_token, which reads tokenizer.tokenizer.eos_token, absent
+  // from a SentencePieceProcessor: megatronllm_deployable.py v2.3.0:256-267).
   // NeMo 24.12 and 25.02 ship EleutherAI's lm-eval (requirements_eval.txt
   // v2.2.1) and evaluate through a TensorRT-LLM deployment instead: refused
   // (nemo2EvaluateSince). The script's own --max_input_len default (4096)
@@ -72,13 +84,15 @@ local pod = import 'stages/pod.libsonnet';
     !std.objectHasEx(stages.evaluate, 'checkpoint', false)
     && std.objectHasEx(stages, 'train', false) && stages.train.framework == 'nemo2',
   nemo2DeployScript:: '/opt/NeMo/scripts/deploy/nlp/deploy_in_fw_oai_server_eval.py',
+  nemo2ReadySeconds:: 7200,
   nemo2Program:: nemo2Checkpoint.pick + |||
+    import shutil
     import signal
     import subprocess
     import time
     import urllib.request
-    checkpoints, out, script, gpus, tp, pp, batch = sys.argv[1:8]
-    tasks = sys.argv[8:]
+    checkpoints, out, script, gpus, tp, pp, batch, ready = sys.argv[1:9]
+    tasks = sys.argv[9:]
     checkpoint = newest_last(Path(checkpoints))
     print("evaluating " + str(checkpoint), flush=True)
     server = subprocess.Popen([
@@ -87,9 +101,12 @@ local pod = import 'stages/pod.libsonnet';
         "--tensor_parallelism_size=" + tp, "--pipeline_parallelism_size=" + pp,
         "--max_batch_size=" + batch])
     try:
+        deadline = time.monotonic() + int(ready)
         while True:
             if server.poll() is not None:
                 sys.exit("the model server exited (code %d) before it was ready" % server.returncode)
+            if time.monotonic() > deadline:
+                sys.exit("the model server was not ready after " + ready + " s")
             try:
                 with urllib.request.urlopen("http://127.0.0.1:8886/v1/triton_health", timeout=10) as health:
                     if health.status == 200:
@@ -100,6 +117,7 @@ local pod = import 'stages/pod.libsonnet';
         from nemo.collections.llm import api
         from nemo.collections.llm.evaluation.api import ApiEndpoint, ConfigParams, EvaluationConfig, EvaluationTarget
         for task in tasks:
+            shutil.rmtree(out + "/" + task, ignore_errors=True)
             api.evaluate(
                 target_cfg=EvaluationTarget(api_endpoint=ApiEndpoint(
                     url="http://127.0.0.1:8886/v1/completions/", type="completions")),
@@ -117,7 +135,7 @@ local pod = import 'stages/pod.libsonnet';
     local evaluate = ctx.spec.stages.evaluate;
     ['python3', '-c', $.nemo2Program, paths.checkpointDir(ctx), paths.evaluateDir(ctx), $.nemo2DeployScript,
      std.toString($.gpus(evaluate)), std.toString(evaluate.tensorParallel), std.toString(evaluate.pipelineParallel),
-     std.toString(evaluate.batchSize)] + evaluate.tasks,
+     std.toString(evaluate.batchSize), std.toString($.nemo2ReadySeconds)] + evaluate.tasks,
 
   // Tasks the Job's harness does not have, and NeMo 2 evaluation on a
   // release that cannot serve it: located errors.
@@ -136,6 +154,22 @@ local pod = import 'stages/pod.libsonnet';
            + (if std.member($.nemo2Tasks, evaluate.tasks[i]) then ' (a NeMo 2 task: evaluate after a framework: nemo2 train stage)' else ''),
       hint: 'use one of ' + std.join(', ', known),
     } for i in std.range(0, std.length(evaluate.tasks) - 1) if !std.member(known, evaluate.tasks[i])]
+    + (if nemo2 && evaluate.pipelineParallel > 1 then [{
+      code: 'evaluate.nemo2',
+      pointer: '/spec/stages/evaluate/pipelineParallel',
+      message: "NeMo 2's in-framework deployment fails with pipeline parallelism: it gives Megatron-Core the model "
+               + "config's vocab_size, unset in recipe-built models, as the vocabulary that sizes the logits passed "
+               + 'between pipeline stages',
+      hint: 'set spec.stages.evaluate.pipelineParallel: 1 and spread the model with tensorParallel (one node)',
+    }] else [])
+    + (if nemo2 && ctx.spec.stages.train.mode == 'pretrain' && std.objectHasEx(ctx.spec.model, 'tokenizer', false)
+          && std.objectHasEx(ctx.spec.model.tokenizer, 'library', false) && ctx.spec.model.tokenizer.library == 'sentencepiece' then [{
+      code: 'evaluate.nemo2',
+      pointer: '/spec/model/tokenizer/library',
+      message: "NeMo 2's in-framework deployment fails on every request with a SentencePiece tokenizer (it reads "
+               + "the Hugging Face eos_token of the tokenizer, which a SentencePieceProcessor lacks)",
+      hint: 'use the model\'s Hugging Face tokenizer (library huggingface), or framework: nemo1',
+    }] else [])
     + (if nemo2 && !versions.atLeast(evaluate.image, $.nemo2EvaluateSince) then [{
       code: 'evaluate.nemo2',
       pointer: '/spec/stages/evaluate',

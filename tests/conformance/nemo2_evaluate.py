@@ -56,6 +56,7 @@ SINCE = re.search(r"nemo2EvaluateSince:: '([0-9.]+)'", EVALUATE).group(1)
 NEMO2_TASKS = re.findall(r"'(\w+)'", re.search(r"nemo2Tasks:: \[([^\]]*)\]", EVALUATE).group(1))
 LAUNCHER_TASKS = re.findall(r"'(\w+)'", re.search(r"launcherTasks:: \[([^\]]*)\]", EVALUATE).group(1))
 SCRIPT = re.search(r"nemo2DeployScript:: '([^']+)'", EVALUATE).group(1)
+READY_SECONDS = re.search(r"nemo2ReadySeconds:: (\d+)", EVALUATE).group(1)
 PORT = 8886
 
 SPEC = """apiVersion: nemoc.dev/v1alpha1
@@ -85,7 +86,7 @@ spec:
 CASES = [("llama3-8b", "lora", 1, "{tensor: 1}", "{tasks: [mmlu, gsm8k]}"),
          ("llama3.1-8b", "sft", 1, "{tensor: 2}", "{}"),
          ("mixtral-8x7b", "lora", 2, "{tensor: 2, expert: 4}", "{tasks: [mmlu_pro], batchSize: 4}"),
-         ("nemotron4-15b", "sft", 2, "{tensor: 4}", "{tensorParallel: 2, pipelineParallel: 2, tasks: [mgsm, mmlu_redux]}")]
+         ("nemotron4-15b", "sft", 2, "{tensor: 4, pipeline: 2}", "{tensorParallel: 8, tasks: [mgsm, mmlu_redux]}")]
 
 STUBS = {
     "nemo/__init__.py": "",
@@ -98,6 +99,7 @@ def evaluate(target_cfg, eval_cfg, adapter_cfg=None):
         f.write(json.dumps({"fn": "evaluate", "url": target_cfg.api_endpoint.url,
                             "endpoint_type": target_cfg.api_endpoint.type, "type": eval_cfg.type,
                             "output_dir": eval_cfg.output_dir, "parallelism": eval_cfg.params.parallelism,
+                            "output_existed": os.path.exists(eval_cfg.output_dir),
                             "server_stopped": os.path.exists(os.environ["NEMOC_SIGINT"])}) + "\\n")
     return {}
 """,
@@ -138,16 +140,18 @@ with open(os.environ["NEMOC_CALLS"], "a") as f:
     f.write(json.dumps({"fn": "torchrun", "argv": sys.argv[1:]}) + "\\n")
 if os.environ.get("NEMOC_SERVER_EXIT"):
     sys.exit(int(os.environ["NEMOC_SERVER_EXIT"]))
+def stop(signum, frame):
+    open(os.environ["NEMOC_SIGINT"], "w").close()
+    sys.exit(0)
+signal.signal(signal.SIGINT, stop)
+if os.environ.get("NEMOC_SERVER_HANG"):  # up, never healthy
+    signal.pause()
 class Health(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self.send_response(200 if self.path == "/v1/triton_health" else 404)
         self.end_headers()
     def log_message(self, *args):
         pass
-def stop(signum, frame):
-    open(os.environ["NEMOC_SIGINT"], "w").close()
-    sys.exit(0)
-signal.signal(signal.SIGINT, stop)
 http.server.HTTPServer.allow_reuse_address = True
 http.server.HTTPServer(("127.0.0.1", %d), Health).serve_forever()
 """ % PORT
@@ -189,11 +193,14 @@ def run_program(case, program, args, tmp, errors):
             open(os.path.join(ckpts, name + "-unfinished"), "w").close()
     expected = os.path.join(ckpts, "m--val_loss=0.95-step=149-consumed_samples=2400.0-last")
     out = os.path.join(root, "evaluate")
-    _, _, script, gpus, tp, pp, batch, *tasks = args
+    _, _, script, gpus, tp, pp, batch, ready, *tasks = args
+    os.makedirs(os.path.join(out, tasks[0], "triton_model"))  # a previous run's results and lm-eval cache
+    open(os.path.join(out, tasks[0], "lm_cache_rank0.db"), "w").close()
     calls, sigint = os.path.join(root, "calls.jsonl"), os.path.join(root, "sigint")
     env = dict(os.environ, PYTHONPATH=os.path.join(root, "site"), NEMOC_CALLS=calls, NEMOC_SIGINT=sigint,
                PATH=os.path.join(root, "bin") + os.pathsep + os.environ.get("PATH", ""))
     env.pop("NEMOC_SERVER_EXIT", None)
+    env.pop("NEMOC_SERVER_HANG", None)
     argv = ["/usr/bin/python3", "-c", program, ckpts, out] + args[2:]
     for _ in range(30):  # a previous run's server still holding the port
         if port_free():
@@ -210,7 +217,8 @@ def run_program(case, program, args, tmp, errors):
                                         "--tensor_parallelism_size=" + tp, "--pipeline_parallelism_size=" + pp,
                                         "--max_batch_size=" + batch]}] + [
         {"fn": "evaluate", "url": url, "endpoint_type": "completions", "type": task,
-         "output_dir": out + "/" + task, "parallelism": int(batch), "server_stopped": False} for task in tasks]
+         "output_dir": out + "/" + task, "parallelism": int(batch), "output_existed": False,
+         "server_stopped": False} for task in tasks]
     if got != want:
         errors.append(f"{case}: calls {got}, expected {want}")
     if not os.path.exists(sigint):
@@ -222,6 +230,12 @@ def run_program(case, program, args, tmp, errors):
         errors.append(f"{case}: a dead server: exit {run.returncode}, {run.stderr!r}")
     if any(json.loads(line)["fn"] == "evaluate" for line in open(calls)):
         errors.append(f"{case}: evaluated without a server")
+    # A server that never gets healthy fails the Job at the deadline, and is stopped.
+    os.remove(calls)
+    hung = argv[:argv.index(ready, 8)] + ["2"] + argv[argv.index(ready, 8) + 1:]
+    run = subprocess.run(hung, capture_output=True, text=True, env=dict(env, NEMOC_SERVER_HANG="1"), timeout=120)
+    if run.returncode == 0 or "the model server was not ready after 2 s" not in run.stderr or not os.path.exists(sigint):
+        errors.append(f"{case}: a server never ready: exit {run.returncode}, {run.stderr!r}")
     # No finished *last checkpoint: the Job fails and says why, before starting a server.
     empty = os.path.join(root, "empty")
     os.makedirs(os.path.join(empty, "x-last"))
@@ -243,10 +257,12 @@ def check(case, target, tmp, errors, run=False):
     argv = main.get("command", []) + main.get("args", [])
     i = argv.index("-c", argv.index("python3"))
     program, args = argv[i + 1], argv[i + 2:]
-    if len(args) < 8:
+    if len(args) < 9:
         errors.append(f"{case}: program arguments {args}")
         return
-    checkpoints, out, script, gpus, tp, pp, batch, *tasks = args
+    checkpoints, out, script, gpus, tp, pp, batch, ready, *tasks = args
+    if ready != READY_SECONDS or int(ready) < 1800:
+        errors.append(f"{case}: readiness deadline {ready} s")
     assigned = nemo2_recipe(target)
     if assigned is None:
         errors.append(f"{case}: no recipe module")
@@ -377,14 +393,31 @@ def main():
                 lora = lora or mode == "lora"
                 target = os.path.join(target_out, "n2v", "onprem")
                 got = check(case, target, tmp, errors, run=(release == SINCE and n == 1))
-                # The server runs with the stage's parallelism, defaulting to training's.
-                parallel = (re.search(r"tensorParallel: (\d+)", evaluate), re.search(r"pipelineParallel: (\d+)", evaluate))
+                # The server runs with the stage's tensor parallelism (default training's), and one
+                # pipeline stage (in-framework deployment fails with more).
+                explicit = re.search(r"tensorParallel: (\d+)", evaluate)
                 assigned = nemo2_recipe(target)
-                want = tuple(m.group(1) if m else ast.unparse(assigned[f"recipe.trainer.strategy.{k}_model_parallel_size"])
-                             for m, k in zip(parallel, ("tensor", "pipeline")))
+                want = (explicit.group(1) if explicit else ast.unparse(assigned["recipe.trainer.strategy.tensor_model_parallel_size"]), "1")
                 if got is not None and got != want:
                     errors.append(f"{case}: server parallelism {got}, expected {want}")
                 checked += 1
+        # Pipeline parallelism and a SentencePiece pretraining: refused at the field.
+        sentencepiece = SPEC.replace("RELEASE", "25.07").replace("PRESET", "llama3-8b").replace("MODE", "pretrain") \
+            .replace("NODES", "1").replace("PARALLELISM", "{tensor: 1}").replace("EVALUATE", "{}") \
+            .replace("    source: {nemo: checkpoints/base-nemo2}\n",
+                     "    tokenizer: {library: sentencepiece, model: /data/tok/tokenizer.model}\n") \
+            .replace("      data: {jsonl: {train: sft/training.jsonl}}\n", "      data: {mock: true}\n")
+        pipeline = SPEC.replace("RELEASE", "25.07").replace("PRESET", "llama3-8b").replace("MODE", "sft") \
+            .replace("NODES", "1").replace("PARALLELISM", "{tensor: 1}").replace("EVALUATE", "{pipelineParallel: 2}")
+        for name, text, where in (("sentencepiece", sentencepiece, "9:26"), ("pipeline", pipeline, "20:34")):
+            spec = os.path.join(tmp, name + ".yaml")
+            with open(spec, "w") as f:
+                f.write(text)
+            run = build(NEMOC, SRC, os.path.join(tmp, "out-" + name), [spec])
+            if run.returncode != 1 or f"{spec}:{where}: error: target onprem: NeMo 2's in-framework deployment fails" \
+                    not in run.stderr or os.path.exists(os.path.join(tmp, "out-" + name)):
+                errors.append(f"{name}: not refused at {where}: {run.stderr}")
+            refused += 1
         # A task the Job's harness does not have: located at the task.
         for release, evaluate, framework, line in (("25.07", "{tasks: [mmlu, hellaswag]}", "nemo2", "20:30"),
                                                    ("25.07", "{tasks: [winogrande, mmlu]}", "nemo1", "19:36")):
@@ -402,7 +435,7 @@ def main():
                 errors.append(f"{framework}: a task its harness lacks is not refused at {line}: {run.stderr}")
             refused += 1
     upstream = check_upstream(tags, lora, errors)
-    if checked < len(CASES) + 1 or refused < 3:
+    if checked < len(CASES) + 1 or refused < 5:
         errors.append(f"too few NeMo 2 evaluations built ({checked}) or refused ({refused})")
     for e in errors:
         print(e, file=sys.stderr)
