@@ -15,7 +15,7 @@ bool DottedToPointer(const std::string& dotted, std::string* pointer) {
   bool expect_token = true;
   auto flush = [&]() -> bool {
     if (token.empty()) return false;
-    *pointer += "/" + EscapePointerToken(token);
+    pointer->append("/").append(EscapePointerToken(token));
     token.clear();
     return true;
   };
@@ -35,11 +35,11 @@ bool DottedToPointer(const std::string& dotted, std::string* pointer) {
       std::string index = dotted.substr(i + 1, close - i - 1);
       if (index.find_first_not_of("0123456789") == std::string::npos) {
         if (index.size() > 9) return false;
-        *pointer += "/" + std::to_string(std::stoul(index));  // canonical: [007] is item 7
+        pointer->append("/").append(std::to_string(std::stoul(index)));  // canonical: [007] is item 7
       } else {
         // [name]: the item whose name is `name` (targets[eks]), resolved when applied.
         if (index.find_first_of("[].") != std::string::npos) return false;
-        *pointer += "/" + EscapePointerToken(index);
+        pointer->append("/").append(EscapePointerToken(index));
       }
       i = close;
       expect_token = false;
