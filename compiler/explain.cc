@@ -65,6 +65,12 @@ std::vector<std::pair<std::string, std::string>> Facts(const nlohmann::json& s) 
     for (const auto& v : s["enum"]) values += (values.empty() ? "" : ", ") + Scalar(v);
     facts.push_back({"ALLOWED", values});
   }
+  // A list of enumerated strings (spec.stages.evaluate.tasks): its items' values.
+  if (s.contains("items") && s["items"].is_object() && s["items"].contains("enum")) {
+    std::string values;
+    for (const auto& v : s["items"]["enum"]) values += (values.empty() ? "" : ", ") + Scalar(v);
+    facts.push_back({"ALLOWED ITEMS", values});
+  }
   if (s.contains("minimum") || s.contains("maximum")) {
     facts.push_back({"RANGE", (s.contains("minimum") ? Scalar(s["minimum"]) : "") + ".." +
                                   (s.contains("maximum") ? Scalar(s["maximum"]) : "")});
@@ -223,9 +229,12 @@ bool Explain(const nlohmann::json& schema, const std::string& raw_path, bool rec
   if (!node.description.empty()) *out += "DESCRIPTION:\n" + Wrap(node.description, 4) + "\n";
   const auto facts = Facts(self);
   for (const auto& [label, value] : facts) {
-    std::string head = label + ":";
+    // "ALLOWED:  a, b, c" with long lists wrapped under the first value.
+    std::string head = label + ": ";
     while (head.size() < 10) head += ' ';
-    *out += head + value + "\n";
+    std::string lines = Wrap(value, head.size());
+    if (lines.empty()) lines = std::string(head.size(), ' ') + "\n";
+    *out += head + lines.substr(head.size());
   }
   if (!facts.empty()) *out += "\n";
   const nlohmann::json& element = ElementOf(schema, self);

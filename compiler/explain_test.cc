@@ -43,6 +43,15 @@ TEST(Explain, LeafShowsDefaultAndAllowedValues) {
   EXPECT_EQ(out.find("FIELDS:"), std::string::npos);
 }
 
+TEST(Explain, ListsOfEnumeratedItemsShowTheirValuesWrapped) {
+  const std::string out = ExplainOk("spec.stages.evaluate.tasks");
+  EXPECT_NE(out.find("ALLOWED ITEMS: boolq, gsm8k, hellaswag, lambada, mgsm, mmlu, mmlu_pro,\n"
+                     "               mmlu_redux, piqa, race, wikitext103, wikitext2, winogrande\n"
+                     "ITEMS:    1..64\n"),
+            std::string::npos)
+      << out;
+}
+
 TEST(Explain, RequiredFieldsAreMarked) {
   EXPECT_NE(ExplainOk("spec.stages.train").find("    nodes\t<integer> -required-\n"), std::string::npos);
 }
