@@ -35,6 +35,7 @@ struct CompileFlags {
   bool quiet = false;
   OutputFlag output;  // registered by the commands that support --output
   std::string dump_entry_dir;  // hidden, for bench/
+  std::vector<std::string> expect;  // check --expect: trees under --out no given spec makes, on purpose
   int jobs = 0;  // -j: specs compiled at once; 0 = one per core
 
   void Register(CLI::App* command, bool with_out_dir);

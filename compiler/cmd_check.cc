@@ -12,7 +12,13 @@ const char kCheckHelp[] =
     "Compile specs in memory and compare with <out>/<project>/<target>/ on disk; write\n"
     "nothing. Exit 0 when the trees are what build makes; exit 1 listing each differing file\n"
     "(A: build would add it, M: change it, D: remove it), e.g. after a hand edit under out/\n"
-    "or a change to a spec or library that was not rebuilt. `nemoc diff` shows the lines.";
+    "or a change to a spec or library that was not rebuilt. `nemoc diff` shows the lines.\n"
+    "A target tree under --out that no given spec generates (left behind by a renamed or\n"
+    "removed project) is an error too, unless --expect names it or a directory above it\n"
+    "(trees of projects this run does not check, e.g. another team's).\n"
+    "Examples:\n"
+    "  nemoc check examples/*.yaml\n"
+    "  nemoc check team-a/*.yaml --expect out/team-b-llama";
 
 int RunCheck(const CompileFlags& flags) {
   const bool json = flags.output.json();
@@ -59,6 +65,23 @@ int RunCheck(const CompileFlags& flags) {
   if (!json) {
     for (const auto& change : changes) std::printf("%c %s\n", change.status, ForTerminal(change.path).c_str());
   }
+  // Trees of projects no given spec is (a renamed project leaves its old tree
+  // behind, which Argo CD or Flux would keep applying).
+  auto expected = [&](const std::string& dir) {
+    for (std::string e : flags.expect) {
+      while (e.size() > 1 && e.back() == '/') e.pop_back();
+      if (dir == e || dir.compare(0, e.size() + 1, e + "/") == 0) return true;
+    }
+    return false;
+  };
+  for (const auto& dir : StaleProjectTargets(disk, flags.out_dir, compiled)) {
+    if (expected(dir)) continue;
+    diags.Error("check.stale",
+                "a tree nemoc made that no spec given to check generates (a renamed or removed "
+                "project?); Argo CD or Flux would keep applying it",
+                {dir, 0, 0},
+                "remove it (git rm -r " + dir + "), give check the spec that makes it, or pass --expect " + dir);
+  }
   if (!changes.empty()) {
     diags.Error("check.drift", std::to_string(changes.size()) + " file" +
                                    (changes.size() == 1 ? " differs" : "s differ") +
@@ -66,7 +89,7 @@ int RunCheck(const CompileFlags& flags) {
                                    "result");
     return finish(kExitInvalid);
   }
-  if (!flags.quiet && !json) std::printf("up to date\n");
+  if (!flags.quiet && !json && diags.error_count() == 0) std::printf("up to date\n");
   return finish(ExitCodeFor(diags));
 }
 

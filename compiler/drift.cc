@@ -1,5 +1,6 @@
 #include "drift.h"
 
+#include <algorithm>
 #include <set>
 #include <string_view>
 
@@ -28,6 +29,27 @@ std::vector<std::string> StaleTargets(Disk& disk, const CompiledSpec& spec) {
       stale.push_back(spec.project_dir + "/" + dir);
     }
   }
+  return stale;
+}
+
+std::vector<std::string> StaleProjectTargets(Disk& disk, const std::string& out_dir,
+                                             const std::vector<CompiledSpec>& compiled) {
+  std::vector<std::string> stale;
+  TreeListing listing;
+  std::string err;
+  if (!disk.IsDir(out_dir) || !disk.ListTree(out_dir, &listing, &err)) return stale;
+  std::set<std::string> projects;
+  for (const auto& spec : compiled) projects.insert(spec.project_dir);
+  for (const auto& file : listing.files) {
+    // <project>/<target>/.nemoc-manifest, exactly.
+    const size_t first = file.find('/');
+    const size_t second = first == std::string::npos ? first : file.find('/', first + 1);
+    if (second == std::string::npos || file.substr(second + 1) != kManifestFileName) continue;
+    const std::string project = file.substr(0, first);
+    if (project == "_clusters" || projects.count(out_dir + "/" + project)) continue;
+    stale.push_back(out_dir + "/" + file.substr(0, second));
+  }
+  std::sort(stale.begin(), stale.end());
   return stale;
 }
 

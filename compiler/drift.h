@@ -23,6 +23,13 @@ struct FileChange {
 /// no longer lists (only when the whole spec was compiled).
 std::vector<std::string> StaleTargets(Disk& disk, const CompiledSpec& spec);
 
+/// Target directories under `out_dir` (<out>/<project>/<target> holding a
+/// manifest nemoc wrote) of projects none of `compiled` is: trees left behind
+/// by a renamed or removed project. Cluster bundles (<out>/_clusters) are not
+/// listed: ComputeDrift removes a bundle no target names any more.
+std::vector<std::string> StaleProjectTargets(Disk& disk, const std::string& out_dir,
+                                             const std::vector<CompiledSpec>& compiled);
+
 /// Compares every compiled target (and the project's stale targets) with the
 /// disk; sorted by path. A directory nemoc would refuse to write (foreign
 /// files) is reported through `diags` with the writer's errors.

@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
     check->footer(kCheckHelp);
     check_flags.Register(check, /*with_out_dir=*/true);
     check_flags.output.Register(check);
+    check->add_option("--expect", check_flags.expect,
+                      "A tree under --out no given spec makes, kept on purpose (repeatable; a directory covers its trees)")
+        ->type_name("DIR")
+        ->allow_extra_args(false);
 
     CompileFlags diff_flags;
     CLI::App* diff = app.add_subcommand("diff", "Show what build would change, as a unified diff");

@@ -20,7 +20,7 @@ _nemoc() {
     -o | --output)
       COMPREPLY=($(compgen -W "text json" -- "$cur"))
       return ;;
-    --out | --jpath | --kube-schemas | --repo)
+    --out | --jpath | --kube-schemas | --repo | --expect)
       _filedir -d
       return ;;
     --spec)
@@ -34,7 +34,8 @@ _nemoc() {
   local opts
   case $command in
     build) opts="$compile --out --commit --repo --branch --author-name --author-email --no-verify" ;;
-    check | plan) opts="$compile --out" ;;
+    check) opts="$compile --out --expect" ;;
+    plan) opts="$compile --out" ;;
     diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out" ;;
     validate) opts="$compile" ;;
     init) opts="--profile --model --cluster-queue --stdout --help" ;;

@@ -208,6 +208,46 @@ TEST(Schema, EverySpecCarriesAModelineThatResolves) {
   }
 }
 
+// --- check ----------------------------------------------------------------
+
+// A renamed project leaves its old tree under out/, which Argo CD or Flux
+// would keep applying: check names it, unless --expect says it is wanted.
+TEST(Check, ReportsTreesNoGivenSpecGenerates) {
+  ScratchDir dir;
+  std::string spec = ReadFile(SourceDir() + "/examples/llama2-7b-lora-eks.yaml");
+  dir.Write("a.yaml", spec);
+  ASSERT_EQ(RunNemoc({"build", "--quiet", "a.yaml"}, dir.path()).exit_code, 0);
+  const size_t at = spec.find("\n  name: ");
+  ASSERT_NE(at, std::string::npos);
+  spec.replace(at, spec.find('\n', at + 1) - at, "\n  name: renamed");
+  dir.Write("a.yaml", spec);
+  ASSERT_EQ(RunNemoc({"build", "--quiet", "a.yaml"}, dir.path()).exit_code, 0);
+  RunResult stale = RunNemoc({"check", "a.yaml"}, dir.path());
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_EQ(stale.out, "");
+  EXPECT_NE(stale.err.find("out/llama2-7b-lora/eks: error: a tree nemoc made that no spec given to check "
+                           "generates (a renamed or removed project?)"),
+            std::string::npos)
+      << stale.err;
+  EXPECT_NE(stale.err.find("pass --expect out/llama2-7b-lora/eks"), std::string::npos) << stale.err;
+  RunResult json_report = RunNemoc({"check", "a.yaml", "-o", "json"}, dir.path());
+  EXPECT_EQ(json_report.exit_code, 1);
+  EXPECT_NE(json_report.out.find("\"check.stale\""), std::string::npos) << json_report.out;
+  // Expected: the tree itself, or a directory above it.
+  for (const char* expect : {"out/llama2-7b-lora/eks", "out/llama2-7b-lora/", "out"}) {
+    RunResult ok = RunNemoc({"check", "a.yaml", "--expect", expect}, dir.path());
+    EXPECT_EQ(ok.exit_code, 0) << expect << ok.err;
+    EXPECT_EQ(ok.out, "up to date\n") << expect;
+  }
+  EXPECT_EQ(RunNemoc({"check", "a.yaml", "--expect", "out/llama2-7b"}, dir.path()).exit_code, 1)
+      << "a name prefix is not a directory above";
+  // Removed (and the cluster bundle rebuilt without it): clean again.
+  fs::remove_all(dir.path() + "/out/llama2-7b-lora");
+  ASSERT_EQ(RunNemoc({"build", "--quiet", "a.yaml"}, dir.path()).exit_code, 0);
+  RunResult clean = RunNemoc({"check", "a.yaml"}, dir.path());
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+}
+
 // --- metrics --------------------------------------------------------------
 
 // tests/metrics/llama31-405b-gke-a4.dllogger.json: the recipe's 15 steps in
