@@ -89,8 +89,10 @@ CompileOptions CompileFlags::ToOptions() const {
 }
 
 void OutputFlag::Register(CLI::App* command) {
-  command->add_option("-o,--output", format, "Output format: text, or json for scripts and CI")
-      ->check(CLI::IsMember({"text", "json"}))
+  command->add_option("-o,--output", format,
+                      "Output format: text, json for scripts and CI, or github: text plus GitHub Actions "
+                      "annotations (::error file=,line=,col=) on stdout")
+      ->check(CLI::IsMember({"text", "json", "github"}))
       ->type_name("FORMAT")
       ->capture_default_str();
 }
@@ -147,7 +149,18 @@ ProgressFn ProgressLine::Callback() {
   return [this](size_t index, size_t count, const std::string& what) { Update(index, count, what); };
 }
 
+namespace {
+bool github_annotations = false;
+}  // namespace
+
+void EnableGithubAnnotations() { github_annotations = true; }
+
 void PrintDiagnostics(const Diagnostics& diags, const SourceTexts& sources) {
+  if (github_annotations) {
+    const std::string annotations = RenderGithub(diags);
+    std::fwrite(annotations.data(), 1, annotations.size(), stdout);
+    std::fflush(stdout);
+  }
   std::string text = RenderText(diags, sources, UseColor());
   std::fwrite(text.data(), 1, text.size(), stderr);  // by length: never cut at a NUL
   size_t errors = diags.error_count();

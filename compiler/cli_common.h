@@ -22,6 +22,7 @@ struct OutputFlag {
   std::string format = "text";
   void Register(CLI::App* command);
   bool json() const { return format == "json"; }
+  bool github() const { return format == "github"; }
 };
 
 /// Flags of build/validate (and later check/diff/plan).
@@ -65,6 +66,10 @@ bool StderrIsTerminal();
 
 /// Prints every diagnostic (text with carets) to stderr.
 void PrintDiagnostics(const Diagnostics& diags, const SourceTexts& sources);
+/// -o github: PrintDiagnostics also writes each diagnostic to stdout as a
+/// GitHub Actions annotation (RenderGithub), so a workflow step marks the
+/// spec lines in the pull request. Set once, after parsing the command line.
+void EnableGithubAnnotations();
 
 /// The exit code a failed run deserves: internal errors are 3, the rest 1.
 int ExitCodeFor(const Diagnostics& diags);

@@ -192,6 +192,51 @@ std::string RenderText(const Diagnostics& ds, const SourceTexts& sources,
   return out;
 }
 
+namespace {
+
+std::string EscapeGithubData(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+
+std::string EscapeGithubProperty(const std::string& s) {
+  std::string out;
+  for (char c : EscapeGithubData(s)) {
+    if (c == ':') out += "%3A";
+    else if (c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderGithub(const Diagnostics& ds) {
+  std::string out;
+  for (const auto& d : ds.items()) {
+    const char* kind = d.severity == Severity::kError ? "error" : d.severity == Severity::kWarning ? "warning" : "notice";
+    std::vector<std::string> props;
+    if (!d.location.file.empty()) props.push_back("file=" + EscapeGithubProperty(Printable(MaskSecrets(d.location.file), false)));
+    if (d.location.known()) {
+      props.push_back("line=" + std::to_string(d.location.line));
+      props.push_back("col=" + std::to_string(d.location.column));
+    }
+    props.push_back("title=" + EscapeGithubProperty("nemoc " + d.code));
+    std::string line = std::string("::") + kind + " ";
+    for (size_t i = 0; i < props.size(); ++i) line += (i ? "," : "") + props[i];
+    std::string message = Printable(MaskSecrets(d.message), /*keep_tab=*/false);
+    if (!d.hint.empty()) message += "\nhint: " + Printable(MaskSecrets(d.hint), /*keep_tab=*/false);
+    out += line + "::" + EscapeGithubData(message) + "\n";
+  }
+  return out;
+}
+
 nlohmann::json ToJson(const Diagnostic& d) {
   nlohmann::json j = {{"severity", SeverityName(d.severity)},
                       {"code", d.code},

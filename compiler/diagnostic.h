@@ -71,6 +71,11 @@ std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
 std::string RenderText(const Diagnostics& ds, const SourceTexts& sources,
                        bool color = false);
 nlohmann::json ToJson(const Diagnostic& d);
+/// GitHub Actions workflow commands, one line per diagnostic:
+///   ::error file=F,line=L,col=C,title=CODE::MESSAGE (hint)
+/// (warning, notice), masked like the text form; '%', CR, LF escaped in the
+/// message, and ':' and ',' too in properties (actions/toolkit command.ts).
+std::string RenderGithub(const Diagnostics& ds);
 
 const char* SeverityName(Severity s);
 

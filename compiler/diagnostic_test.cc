@@ -353,5 +353,14 @@ TEST(DiagnosticTestPointer, EscapePointerToken) {
   EXPECT_EQ(PointerToDotted("/" + EscapePointerToken("~1/")), "~1/");
 }
 
+TEST(RenderGithubTest, EscapesAndLocates) {
+  Diagnostics d;
+  d.Error("check.stale", "50% done,\nsecond line", {"out/a,b:c", 0, 0}, "git rm -r out/a");
+  d.Warning("spec.x", "w", {"s.yaml", 3, 7});
+  EXPECT_EQ(RenderGithub(d),
+            "::error file=out/a%2Cb%3Ac,title=nemoc check.stale::50%25 done,\\x0Asecond line%0Ahint: git rm -r out/a\n"
+            "::warning file=s.yaml,line=3,col=7,title=nemoc spec.x::w\n");
+}
+
 }  // namespace
 }  // namespace nemoc

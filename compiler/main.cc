@@ -158,6 +158,10 @@ int main(int argc, char** argv) {
       app.exit(e);
       return kExitUsage;
     }
+    for (const OutputFlag* output : {&build_flags.output, &validate_flags.output, &plan_flags.output,
+                                     &check_flags.output, &metrics_flags.output}) {
+      if (output->github()) EnableGithubAnnotations();
+    }
     if (build->parsed()) return RunBuild(build_flags, commit_flags);
     if (check->parsed()) return RunCheck(check_flags);
     if (diff->parsed()) return RunDiff(diff_flags);

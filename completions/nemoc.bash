@@ -18,7 +18,7 @@ _nemoc() {
       COMPREPLY=($(compgen -W "vanilla-k8s eks-efa gke-a4" -- "$cur"))
       return ;;
     -o | --output)
-      COMPREPLY=($(compgen -W "text json" -- "$cur"))
+      COMPREPLY=($(compgen -W "text json github" -- "$cur"))
       return ;;
     --out | --jpath | --kube-schemas | --repo | --expect)
       _filedir -d

@@ -248,6 +248,31 @@ TEST(Check, ReportsTreesNoGivenSpecGenerates) {
   EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
 }
 
+// -o github: the diagnostics as GitHub Actions annotations on stdout (the
+// text stays on stderr), so a workflow step marks the spec's lines.
+TEST(Check, GithubAnnotationsLocateEveryDiagnostic) {
+  ScratchDir dir;
+  dir.Write("bad.yaml", "apiVersion: nemoc.dev/v1alpha1\nkind: Project\nmetadata: {name: x}\nspec:\n"
+                        "  namespace: ml\n  bogus: 1\n");
+  for (const char* command : {"validate", "build", "check", "plan"}) {
+    RunResult r = RunNemoc({command, "-o", "github", "bad.yaml"}, dir.path());
+    EXPECT_EQ(r.exit_code, 1) << command;
+    EXPECT_EQ(r.out.rfind("::error file=bad.yaml,line=6,col=3,title=nemoc spec.unknown-field::unknown field "
+                          "'bogus' in spec%0Ahint: allowed fields: ",
+                          0),
+              0u)
+        << command << "\n" << r.out;
+    EXPECT_NE(r.out.find("::error file=bad.yaml,line=4,col=1,title=nemoc spec.missing-field::spec: missing "
+                         "required field 'image'%0Ahint: "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.err.find("bad.yaml:6:3: error: unknown field 'bogus' in spec"), std::string::npos) << r.err;
+  }
+  // Without -o github, stdout stays empty.
+  RunResult text = RunNemoc({"validate", "bad.yaml"}, dir.path());
+  EXPECT_EQ(text.out, "");
+}
+
 // --- metrics --------------------------------------------------------------
 
 // tests/metrics/llama31-405b-gke-a4.dllogger.json: the recipe's 15 steps in
