@@ -30,9 +30,9 @@ std::string Lower(std::string_view s) {
 }  // namespace
 
 std::string SuggestClosest(std::string_view word,
-                           const std::vector<std::string>& candidates) {
+                           const std::vector<std::string>& candidates, int min_distance) {
   const std::string lowered = Lower(word);
-  const int max_distance = std::max<int>(1, static_cast<int>(word.size()) / 3);
+  const int max_distance = std::max<int>(min_distance, static_cast<int>(word.size()) / 3);
   std::string best;
   int best_distance = max_distance + 1;
   for (const auto& candidate : candidates) {

@@ -11,9 +11,11 @@ namespace nemoc {
 int EditDistance(std::string_view a, std::string_view b);
 
 /// The candidate closest to `word`, or "" when none is close enough to be a
-/// plausible typo (distance at most a third of the word, minimum 1; case is ignored).
+/// plausible typo (distance at most a third of the word, minimum
+/// `min_distance`; case is ignored). Short words such as subcommand names pass
+/// 2, so a swapped pair (biuld) still counts.
 std::string SuggestClosest(std::string_view word,
-                           const std::vector<std::string>& candidates);
+                           const std::vector<std::string>& candidates, int min_distance = 1);
 
 }  // namespace nemoc
 

@@ -20,5 +20,14 @@ TEST(EditDistanceTest, SuggestsOnlyPlausibleTypos) {
   EXPECT_EQ("", SuggestClosest("zzzzzzzz", keys));
 }
 
+TEST(EditDistanceTest, ShortWordsMayAllowMoreEdits) {
+  // Subcommand names (main.cc): a swapped pair is two edits, more than a third of five letters.
+  const std::vector<std::string> commands = {"build", "check", "plan", "validate"};
+  EXPECT_EQ("", SuggestClosest("biuld", commands));
+  EXPECT_EQ("build", SuggestClosest("biuld", commands, 2));
+  EXPECT_EQ("check", SuggestClosest("chek", commands, 2));
+  EXPECT_EQ("", SuggestClosest("deploy", commands, 2));
+}
+
 }  // namespace
 }  // namespace nemoc

@@ -135,11 +135,8 @@ int main(int argc, char** argv) {
     };
     auto unknown = [&](const std::string& word) {
       // Subcommand names are short: two edits (a swapped pair) still say
-      // which one was meant.
-      std::string closest = SuggestClosest(word, names);
-      for (const std::string& name : names) {
-        if (closest.empty() && EditDistance(word, name) <= 2 && word.size() > 2) closest = name;
-      }
+      // which one was meant, once the word is longer than that.
+      const std::string closest = SuggestClosest(word, names, word.size() > 2 ? 2 : 1);
       std::fprintf(stderr, "nemoc: unknown command '%s'%s; 'nemoc --help' lists them\n", word.c_str(),
                    closest.empty() ? "" : (" (did you mean '" + closest + "'?)").c_str());
       return kExitUsage;

@@ -1,10 +1,10 @@
 #include "starter.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 
 #include "edit_distance.h"
+#include "output_verifier.h"
 
 namespace nemoc {
 
@@ -139,11 +139,6 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
            "; starters exist for vanilla-k8s, eks-efa and gke-a4";
     return false;
   }
-  // A DNS-1123 subdomain, as Kueue's ClusterQueue names are.
-  bool queue_ok = !o.cluster_queue.empty() && o.cluster_queue.size() <= 253 &&
-                  std::isalnum(static_cast<unsigned char>(o.cluster_queue.front())) &&
-                  std::isalnum(static_cast<unsigned char>(o.cluster_queue.back()));
-  for (char c : o.cluster_queue) queue_ok = queue_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.');
   if (tmpl->needs_queue && o.cluster_queue.empty()) {
     *err = "the " + o.profile + " starter admits through the cluster's Kueue ClusterQueue, whose name nemoc "
            "cannot guess (Cluster Toolkit clusters have used both a4-high and a4): pass --cluster-queue NAME, "
@@ -155,7 +150,8 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
            " starter uses no Kueue (add spec.targets[].kueue by hand: nemoc explain spec.targets)";
     return false;
   }
-  if (!o.cluster_queue.empty() && !queue_ok) {
+  // A DNS-1123 subdomain, as Kueue's ClusterQueue names (object names) are.
+  if (!o.cluster_queue.empty() && !IsDnsSubdomain(o.cluster_queue)) {
     *err = "--cluster-queue '" + o.cluster_queue + "' is not a ClusterQueue name (lowercase letters, digits, "
            "'-' and '.', starting and ending with a letter or digit)";
     return false;
