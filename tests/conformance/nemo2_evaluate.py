@@ -45,6 +45,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nemo2_checkpoints import NO_CHECKPOINT, training_checkpoints, unfinished_checkpoints, write_site  # noqa: E402
 from nemoc_specs import build, build_all, containers, function_params, git_show, nemo2_recipe, pod_specs, require_yaml  # noqa: E402
 
 yaml = require_yaml()
@@ -88,8 +89,7 @@ CASES = [("llama3-8b", "lora", 1, "{tensor: 1}", "{tasks: [mmlu, gsm8k]}"),
          ("mixtral-8x7b", "lora", 2, "{tensor: 2, expert: 4}", "{tasks: [mmlu_pro], batchSize: 4}"),
          ("nemotron4-15b", "sft", 2, "{tensor: 4, pipeline: 2}", "{tensorParallel: 8, tasks: [mgsm, mmlu_redux]}")]
 
-STUBS = {
-    "nemo/__init__.py": "",
+STUBS = {  # and nemo2_checkpoints.EXP_MANAGER_STUBS
     "nemo/collections/__init__.py": "",
     "nemo/collections/llm/__init__.py": "",
     "nemo/collections/llm/api.py": """
@@ -122,13 +122,6 @@ class ConfigParams(_Model):
     FIELDS = {"parallelism": 1, "limit_samples": None, "extra": {}}
 class EvaluationConfig(_Model):
     FIELDS = {"output_dir": "results", "type": None, "params": None}
-""",
-    "nemo/utils/__init__.py": "",
-    "nemo/utils/exp_manager.py": """
-from pathlib import Path
-def _filter_out_unfinished_checkpoints(checkpoint_paths):
-    # NeMoModelCheckpoint.is_checkpoint_unfinished: <checkpoint>-unfinished exists
-    return [p for p in checkpoint_paths if not Path(str(p) + "-unfinished").exists()]
 """,
 }
 
@@ -170,34 +163,18 @@ def port_free():
 def run_program(case, program, args, tmp, errors):
     """Runs the Job's program with the stand-ins: what it serves, what it evaluates, in which order."""
     root = tempfile.mkdtemp(dir=tmp, prefix="run-")
-    for rel, text in STUBS.items():
-        os.makedirs(os.path.dirname(os.path.join(root, "site", rel)), exist_ok=True)
-        with open(os.path.join(root, "site", rel), "w") as f:
-            f.write(text)
+    site = write_site(root, STUBS)
     os.makedirs(os.path.join(root, "bin"))
     with open(os.path.join(root, "bin", "torchrun"), "w") as f:
         f.write(TORCHRUN)
     os.chmod(os.path.join(root, "bin", "torchrun"), 0o755)
-    ckpts = os.path.join(root, "checkpoints")
-    names = {  # name -> (age in seconds, unfinished marker)
-        "m--val_loss=1.10-step=99-consumed_samples=1600.0-last": (300, False),
-        "m--val_loss=0.95-step=149-consumed_samples=2400.0-last": (200, False),
-        "m--val_loss=0.90-step=199-consumed_samples=3200.0-last": (100, True),
-        "m--val_loss=0.80-step=199-consumed_samples=3200.0": (50, False),
-    }
-    now = time.time()
-    for name, (age, unfinished) in names.items():
-        os.makedirs(os.path.join(ckpts, name, "weights"))
-        os.utime(os.path.join(ckpts, name), (now - age, now - age))
-        if unfinished:
-            open(os.path.join(ckpts, name + "-unfinished"), "w").close()
-    expected = os.path.join(ckpts, "m--val_loss=0.95-step=149-consumed_samples=2400.0-last")
+    ckpts, expected = training_checkpoints(root)
     out = os.path.join(root, "evaluate")
     _, _, script, gpus, tp, pp, batch, ready, *tasks = args
     os.makedirs(os.path.join(out, tasks[0], "triton_model"))  # a previous run's results and lm-eval cache
     open(os.path.join(out, tasks[0], "lm_cache_rank0.db"), "w").close()
     calls, sigint = os.path.join(root, "calls.jsonl"), os.path.join(root, "sigint")
-    env = dict(os.environ, PYTHONPATH=os.path.join(root, "site"), NEMOC_CALLS=calls, NEMOC_SIGINT=sigint,
+    env = dict(os.environ, PYTHONPATH=site, NEMOC_CALLS=calls, NEMOC_SIGINT=sigint,
                PATH=os.path.join(root, "bin") + os.pathsep + os.environ.get("PATH", ""))
     env.pop("NEMOC_SERVER_EXIT", None)
     env.pop("NEMOC_SERVER_HANG", None)
@@ -237,13 +214,11 @@ def run_program(case, program, args, tmp, errors):
     if run.returncode == 0 or "the model server was not ready after 2 s" not in run.stderr or not os.path.exists(sigint):
         errors.append(f"{case}: a server never ready: exit {run.returncode}, {run.stderr!r}")
     # No finished *last checkpoint: the Job fails and says why, before starting a server.
-    empty = os.path.join(root, "empty")
-    os.makedirs(os.path.join(empty, "x-last"))
-    open(os.path.join(empty, "x-last-unfinished"), "w").close()
+    empty = unfinished_checkpoints(root)
     os.remove(calls)
     run = subprocess.run(["/usr/bin/python3", "-c", program, empty, out] + args[2:], capture_output=True,
                          text=True, env=env, timeout=120)
-    if run.returncode == 0 or "no finished *-last checkpoint in " + empty not in run.stderr or os.path.exists(calls):
+    if run.returncode == 0 or NO_CHECKPOINT + empty not in run.stderr or os.path.exists(calls):
         errors.append(f"{case}: without a finished checkpoint: exit {run.returncode}, {run.stderr!r}")
 
 

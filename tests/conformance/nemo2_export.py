@@ -46,9 +46,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from nemo2_checkpoints import NO_CHECKPOINT, training_checkpoints, unfinished_checkpoints, write_site  # noqa: E402
 from nemoc_specs import build, build_all, containers, function_params, git_show, nemo2_recipe, pod_specs, require_yaml  # noqa: E402
 
 yaml = require_yaml()
@@ -91,8 +91,7 @@ CASES = [("llama3-8b", "lora", 1, "{tensor: 1}", 1, "llama", "LlamaModel"),
          ("mixtral-8x7b", "lora", 2, "{tensor: 2, expert: 4}", 4, "mixtral", "MixtralModel"),
          ("nemotron4-15b", "sft", 2, "{tensor: 4}", 2, "nemotron", "NemotronModel")]
 
-STUBS = {
-    "nemo/__init__.py": "",
+STUBS = {  # and nemo2_checkpoints.EXP_MANAGER_STUBS
     "nemo/collections/__init__.py": "",
     "nemo/collections/llm/__init__.py": """
 import json, os
@@ -116,44 +115,21 @@ def merge_lora(lora_checkpoint_path, output_path, **kwargs):
                             "output_path": output_path, "output_existed": os.path.exists(output_path),
                             "kwargs": sorted(kwargs)}) + "\\n")
 """,
-    "nemo/utils/__init__.py": "",
-    "nemo/utils/exp_manager.py": """
-from pathlib import Path
-def _filter_out_unfinished_checkpoints(checkpoint_paths):
-    # NeMoModelCheckpoint.is_checkpoint_unfinished: <checkpoint>-unfinished exists
-    return [p for p in checkpoint_paths if not Path(str(p) + "-unfinished").exists()]
-""",
 }
 
 
 def run_program(case, program, lora, tmp, errors):
     """Runs the Job's program with the stand-ins: which checkpoint it exports, in which order."""
     root = tempfile.mkdtemp(dir=tmp, prefix="run-")
-    for rel, text in STUBS.items():
-        os.makedirs(os.path.dirname(os.path.join(root, "site", rel)), exist_ok=True)
-        with open(os.path.join(root, "site", rel), "w") as f:
-            f.write(text)
-    ckpts = os.path.join(root, "checkpoints")
-    names = {  # name -> (age in seconds, unfinished marker)
-        "m--val_loss=1.10-step=99-consumed_samples=1600.0-last": (300, False),
-        "m--val_loss=0.95-step=149-consumed_samples=2400.0-last": (200, False),
-        "m--val_loss=0.90-step=199-consumed_samples=3200.0-last": (100, True),
-        "m--val_loss=0.80-step=199-consumed_samples=3200.0": (50, False),
-    }
-    now = time.time()
-    for name, (age, unfinished) in names.items():
-        os.makedirs(os.path.join(ckpts, name, "weights"))
-        os.utime(os.path.join(ckpts, name), (now - age, now - age))
-        if unfinished:
-            open(os.path.join(ckpts, name + "-unfinished"), "w").close()
-    expected = os.path.join(ckpts, "m--val_loss=0.95-step=149-consumed_samples=2400.0-last")
+    site = write_site(root, STUBS)
+    ckpts, expected = training_checkpoints(root)
     out, merged = os.path.join(root, "hf"), os.path.join(root, "merged") if lora else ""
     if merged:
         os.makedirs(os.path.join(merged, "weights"))  # a retried Job's leftovers
     os.makedirs(os.path.join(out, "partial"))  # a killed try's output and lock
     open(out + ".lock", "w").close()
     calls = os.path.join(root, "calls.jsonl")
-    env = dict(os.environ, PYTHONPATH=os.path.join(root, "site"), NEMOC_CALLS=calls)
+    env = dict(os.environ, PYTHONPATH=site, NEMOC_CALLS=calls)
     run = subprocess.run(["/usr/bin/python3", "-c", program, ckpts, out, merged], capture_output=True, text=True, env=env)
     if run.returncode != 0:
         errors.append(f"{case}: the program failed: {run.stderr}")
@@ -166,11 +142,9 @@ def run_program(case, program, lora, tmp, errors):
     if got != want:
         errors.append(f"{case}: calls {got}, expected {want}")
     # No finished *last checkpoint: the Job fails and says why.
-    empty = os.path.join(root, "empty")
-    os.makedirs(os.path.join(empty, "x-last"))
-    open(os.path.join(empty, "x-last-unfinished"), "w").close()
+    empty = unfinished_checkpoints(root)
     run = subprocess.run(["/usr/bin/python3", "-c", program, empty, out, merged], capture_output=True, text=True, env=env)
-    if run.returncode == 0 or "no finished *-last checkpoint in " + empty not in run.stderr:
+    if run.returncode == 0 or NO_CHECKPOINT + empty not in run.stderr:
         errors.append(f"{case}: without a finished checkpoint: exit {run.returncode}, {run.stderr!r}")
 
 
