@@ -118,10 +118,7 @@ local nemo2Checkpoint = import 'stages/nemo2-checkpoint.libsonnet';
   // v2.1.0:84-100, v2.4.0:86-101); a killed try leaves the lock behind, so a
   // retry would "export" nothing and succeed. Both are removed first, and
   // <out> is not created beforehand.
-  nemo2(ctx)::
-    local stages = ctx.spec.stages;
-    !std.objectHasEx(stages.convert, 'checkpoint', false)
-    && std.objectHasEx(stages, 'train', false) && stages.train.framework == 'nemo2',
+  nemo2(ctx):: nemo2Checkpoint.reads(ctx, 'convert'),
   nemo2Lora(ctx):: ctx.spec.stages.train.mode == 'lora',
   nemo2Program:: nemo2Checkpoint.pick + |||
     import shutil

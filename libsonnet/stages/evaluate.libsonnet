@@ -79,10 +79,7 @@ local pod = import 'stages/pod.libsonnet';
   // (nemo2EvaluateSince). The script's own --max_input_len default (4096)
   // holds: v2.3.0's script has no such flag.
   nemo2EvaluateSince:: '25.04',
-  nemo2(ctx)::
-    local stages = ctx.spec.stages;
-    !std.objectHasEx(stages.evaluate, 'checkpoint', false)
-    && std.objectHasEx(stages, 'train', false) && stages.train.framework == 'nemo2',
+  nemo2(ctx):: nemo2Checkpoint.reads(ctx, 'evaluate'),
   nemo2DeployScript:: '/opt/NeMo/scripts/deploy/nlp/deploy_in_fw_oai_server_eval.py',
   nemo2ReadySeconds:: 7200,
   nemo2Program:: nemo2Checkpoint.pick + |||

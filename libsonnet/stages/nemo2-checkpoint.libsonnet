@@ -8,6 +8,13 @@
 // read it (50-convert's export, 40-evaluate's model server) pick it in
 // Python with this function, ahead of their own program.
 {
+  // Whether spec.stages.<key> reads a NeMo 2 training run: it names no
+  // checkpoint of its own and the train stage is framework nemo2.
+  reads(ctx, key)::
+    local stages = ctx.spec.stages;
+    !std.objectHasEx(stages[key], 'checkpoint', false)
+    && std.objectHasEx(stages, 'train', false) && stages.train.framework == 'nemo2',
+
   pick: |||
     import sys
     from pathlib import Path
