@@ -184,16 +184,25 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
                  "rename it to train for a lone pretraining, or add spec.stages.train");
     return;
   }
-  for (const char* key : {"pretrain", "train"}) {
-    if (stages[key].value("framework", "nemo1") != "nemo2") continue;
-    const std::string pointer = std::string("/spec/stages/") + key + "/framework";
-    diags->Error("spec.not-supported-yet",
-                 std::string("a training chain with framework nemo2 (spec.stages.") + key +
-                     ") is not supported yet: spec.stages.train restores the pretraining's final "
-                     ".nemo, which NeMo 2 neither writes nor reads",
-                 doc.map.Locate(doc.map.Has(pointer) ? pointer : std::string("/spec/stages/") + key,
-                                /*prefer_key=*/!doc.map.Has(pointer)),
-                 "use framework: nemo1 for both stages (NeMo 24.07 to 25.07 images)");
+  // Each framework restores its own checkpoint format: NeMo 1 the .nemo file
+  // the pretraining saves at the end (model.restore_from_path), NeMo 2 the
+  // pretraining's last checkpoint directory (AutoResume's restore_config,
+  // libsonnet/nemo/nemo2.libsonnet upstreamCheckpoint). Neither reads the
+  // other's; NeMo converts between them only offline
+  // (scripts/checkpoint_converters/convert_nemo1_to_nemo2.py).
+  const std::string pretrain_framework = pretrain.value("framework", "nemo1");
+  const std::string train_framework = stages["train"].value("framework", "nemo1");
+  const bool nemo2_chain = pretrain_framework == "nemo2";
+  if (pretrain_framework != train_framework) {
+    const std::string pointer = doc.map.Has("/spec/stages/train/framework") ? "/spec/stages/train/framework"
+                                                                            : "/spec/stages/train";
+    diags->Error("spec.chain-framework",
+                 "spec.stages.train (framework " + train_framework + ") restores the checkpoint of "
+                     "spec.stages.pretrain (framework " + pretrain_framework + "), which it cannot read: " +
+                     (nemo2_chain ? "NeMo 2 saves checkpoint directories, NeMo 1 restores a .nemo file"
+                                  : "NeMo 1 saves a .nemo file, NeMo 2 restores checkpoint directories"),
+                 doc.map.Locate(pointer, /*prefer_key=*/pointer == "/spec/stages/train"),
+                 "set framework: " + pretrain_framework + " on both training stages");
   }
   // Learned absolute position embeddings have seqLength rows in the
   // pretraining's config (libsonnet/nemo/hydra.libsonnet architecture:
@@ -222,12 +231,22 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
                      ", or pretrain with a longer seqLength");
     }
   }
-  if (!pretrain["checkpoint"].value("enabled", true)) {
+  const auto& pretrain_checkpoint = pretrain.value("checkpoint", nlohmann::json::object());
+  if (!pretrain_checkpoint.value("enabled", true)) {
     diags->Error("spec.missing-source",
-                 "spec.stages.train restores the .nemo spec.stages.pretrain saves at the end, but "
-                 "spec.stages.pretrain.checkpoint.enabled is false",
+                 std::string("spec.stages.train restores ") +
+                     (nemo2_chain ? "the last checkpoint" : "the .nemo") +
+                     " spec.stages.pretrain saves at the end, but spec.stages.pretrain.checkpoint.enabled is false",
                  doc.map.Locate("/spec/stages/pretrain/checkpoint/enabled"),
                  "remove checkpoint.enabled: false from spec.stages.pretrain");
+  } else if (nemo2_chain && !pretrain_checkpoint.value("saveLast", true)) {
+    // AutoResume._find_trainer_ckpt_path reads only *last (and *end)
+    // directories (NVIDIA/NeMo nemo/lightning/resume.py v2.1.0:195-230).
+    diags->Error("spec.missing-source",
+                 "spec.stages.train restores the last checkpoint (*-last) spec.stages.pretrain saves, but "
+                 "spec.stages.pretrain.checkpoint.saveLast is false",
+                 doc.map.Locate("/spec/stages/pretrain/checkpoint/saveLast"),
+                 "remove checkpoint.saveLast: false from spec.stages.pretrain");
   }
 }
 
@@ -248,16 +267,6 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, const std::
                  "(a .nemo checkpoint) or spec.model.source.huggingface",
                  doc.map.Locate(base + "/mode"),
                  key == "train" ? "or pretrain first: add spec.stages.pretrain" : "");
-  }
-  if (first && !fine_tuning && has_source && train.value("framework", "nemo1") == "nemo2") {
-    // NeMo 1 continues pretraining from model.restore_from_path
-    // (libsonnet/nemo/hydra.libsonnet); nemoc's NeMo 2 recipe module starts
-    // pretraining from random weights.
-    diags->Error("spec.unused-source",
-                 "framework nemo2 pretraining starts from random weights, but spec.model.source is set",
-                 doc.map.Locate("/spec/model/source", /*prefer_key=*/true),
-                 "continue pretraining with framework: nemo1 (NeMo 24.07 to 25.07 images), fine-tune "
-                 "with mode: sft or lora, or remove spec.model.source");
   }
   // NeMo 2 imports with llm.import_ckpt and the recipe's model (the import
   // stage); NeMo 1 needs the family's converter script.

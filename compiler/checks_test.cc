@@ -862,21 +862,21 @@ TEST(ChecksTestSpec, SftWithoutModelSource) {
             c.lines);
 }
 
-// NeMo 1 continues pretraining from spec.model.source (megatron_gpt_pretraining.py
-// model.restore_from_path); nemoc's NeMo 2 recipe module starts from random weights.
+// Both frameworks continue pretraining from spec.model.source: NeMo 1 through
+// model.restore_from_path (megatron_gpt_pretraining.py), NeMo 2 through
+// AutoResume's restore_config (libsonnet/nemo/nemo2.libsonnet restorePath).
 TEST(ChecksTestSpec, PretrainWithSource) {
   const std::string spec =
       Replace(kBase, "    preset: llama2-7b\n", "    preset: llama2-7b\n    source: {nemo: m/x.nemo}\n");
   Checked c = RunCheckSpec(spec);
   EXPECT_TRUE(c.ok);
   EXPECT_EQ(Lines{}, c.lines);
-  c = RunCheckSpec(Replace(spec, "mode: pretrain\n", "mode: pretrain\n      framework: nemo2\n"));
-  EXPECT_FALSE(c.ok);
-  const std::string expected =
-      "error spec.unused-source@10:5: framework nemo2 pretraining starts from random weights, but "
-      "spec.model.source is set | continue pretraining with framework: nemo1 (NeMo 24.07 to 25.07 images), "
-      "fine-tune with mode: sft or lora, or remove spec.model.source";
-  EXPECT_NE(c.lines.end(), std::find(c.lines.begin(), c.lines.end(), expected)) << ::testing::PrintToString(c.lines);
+  // NeMo 2 restores a checkpoint directory (a .nemo file is framework-source's error).
+  c = RunCheckSpec(Replace(Replace(Replace(spec, "mode: pretrain\n", "mode: pretrain\n      framework: nemo2\n"),
+                                   "tag: \"24.07\"", "tag: \"25.04\""),
+                           "m/x.nemo", "m/x-nemo2"));
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(Lines{}, c.lines);
 }
 
 TEST(ChecksTestSpec, HuggingfaceSourceNeedsAConverter) {

@@ -72,8 +72,11 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
     }
   }
 
+  // spec.model.source feeds the chain's first training stage (fine-tuning,
+  // or continued pretraining through AutoResume's restore_config).
   const auto& source = model.value("source", nlohmann::json::object());
-  if (mode != "pretrain" && source.contains("nemo")) {
+  const bool first = key != "train" || !spec["stages"].contains("pretrain");
+  if (first && source.contains("nemo")) {
     const std::string path = source["nemo"].get<std::string>();
     if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".nemo") == 0) {
       diags->Error("spec.framework-source",

@@ -204,6 +204,14 @@ TEST(FrameworkCheckTest, Nemo2FineTuningNeedsANemo2CheckpointAndNemo2DataLayout)
                 "framework nemo2 takes NeMo-Run overrides key=value (e.g. trainer.log_every_n_steps=1)",
             }),
             Check(spec));
+  // Continued pretraining restores the source too (AutoResume's restore_config).
+  std::string pretrain = spec;
+  pretrain.replace(pretrain.find("mode: lora"), 10, "mode: pretrain");
+  pretrain.replace(pretrain.find("      valCheckInterval: 10\n"), pretrain.find("  targets:") - pretrain.find("      valCheckInterval: 10\n"),
+                   "      data: {mock: true}\n");
+  EXPECT_EQ(Lines{"spec.framework-source@9:20: framework nemo2 restores a NeMo 2 checkpoint directory, "
+                  "not the NeMo 1 file models/llama3-8b.nemo"},
+            Check(pretrain));
 }
 
 // A13: llama31_405b.pretrain_recipe counts embedding and loss as pipeline

@@ -486,10 +486,13 @@ TEST_F(NegativeTest, ATrainingChainThatCannotRunIsLocated) {
           {}});
   const std::string nemo2 = Replace(Replace(chain, "tag: \"24.07\"", "tag: \"25.04\""),
                                     "    train:\n      mode: sft", "    train:\n      mode: sft\n      framework: nemo2");
+  // Each framework restores only its own checkpoint format.
   Expect({"chain-nemo2", nemo2,
-          At(nemo2, "nemo2\n") + "a training chain with framework nemo2 (spec.stages.train) is not supported yet",
+          At(nemo2, "nemo2\n") + "spec.stages.train (framework nemo2) restores the checkpoint of spec.stages.pretrain "
+                                  "(framework nemo1), which it cannot read: NeMo 1 saves a .nemo file, NeMo 2 restores "
+                                  "checkpoint directories",
           {}});
-  Expect({"chain-nemo2-hint", nemo2, "use framework: nemo1 for both stages", {}});
+  Expect({"chain-nemo2-hint", nemo2, "set framework: nemo1 on both training stages", {}});
   const std::string no_checkpoint = Replace(chain, "      data: {mock: true}\n",
                                             "      data: {mock: true}\n      checkpoint: {enabled: false}\n");
   Expect({"chain-without-checkpoint", no_checkpoint,
@@ -510,7 +513,21 @@ TEST_F(NegativeTest, ATrainingChainThatCannotRunIsLocated) {
   const std::string nemo2_pretrain = Replace(Replace(chain, "tag: \"24.07\"", "tag: \"25.04\""),
                                              "    pretrain:\n      mode: pretrain", "    pretrain:\n      mode: pretrain\n      framework: nemo2");
   Expect({"chain-nemo2-pretrain", nemo2_pretrain,
-          At(nemo2_pretrain, "nemo2\n") + "a training chain with framework nemo2 (spec.stages.pretrain) is not supported yet",
+          At(nemo2_pretrain, "train:\n      mode: sft") + "spec.stages.train (framework nemo1) restores the checkpoint of "
+                                                "spec.stages.pretrain (framework nemo2), which it cannot read",
+          {}});
+  // Both NeMo 2: the fine-tuning starts from the pretraining's *-last
+  // checkpoint directory, so the pretraining must save one.
+  const std::string nemo2_chain =
+      Replace(Replace(nemo2_pretrain, "    train:\n      mode: sft", "    train:\n      mode: sft\n      framework: nemo2"),
+              "{train: d/train.jsonl, validation: d/val.jsonl}", "{train: d/training.jsonl, validation: d/validation.jsonl}");
+  ok = RunNemoc({"build", "--quiet", "--out", out() + "-nemo2-chain", scratch_.Write("nemo2-chain.yaml", nemo2_chain)});
+  EXPECT_EQ(0, ok.exit_code) << ok.err;
+  const std::string no_last = Replace(nemo2_chain, "      data: {mock: true}\n",
+                                      "      data: {mock: true}\n      checkpoint: {saveLast: false}\n");
+  Expect({"chain-nemo2-save-last", no_last,
+          At(no_last, "false") + "spec.stages.train restores the last checkpoint (*-last) spec.stages.pretrain saves, "
+                                 "but spec.stages.pretrain.checkpoint.saveLast is false",
           {}});
   const std::string eks = Replace(Replace(chain, "profile: vanilla-k8s\n      rdma: {count: 4}",
                                           "profile: eks-efa\n      instanceType: p4d.24xlarge\n"
@@ -546,14 +563,16 @@ TEST_F(NegativeTest, ATrainingChainThatCannotRunIsLocated) {
 
 // NeMo 1 continues pretraining from spec.model.source (megatron_gpt_pretraining.py
 // model.restore_from_path); nemoc's NeMo 2 recipe module cannot.
-TEST_F(NegativeTest, ContinuedPretrainingNeedsNemo1) {
+// NeMo 2 continues pretraining from spec.model.source through AutoResume's
+// restore_config (libsonnet/nemo/nemo2.libsonnet restorePath); it used to be
+// refused. tests/conformance/training_chain.py checks the recipe itself.
+TEST_F(NegativeTest, ContinuedPretrainingWithNemo2Builds) {
   std::string spec = Replace(kBaseSpec, "tag: \"24.07\"", "tag: \"25.04\"");
-  spec = Replace(spec, "    source: {hfTokenSecret: hf-token}", "    source: {nemo: models/llama2-7b-nemo2}");
+  spec = Replace(spec, "    source: {hfTokenSecret: hf-token}",
+                 "    source: {nemo: models/llama2-7b-nemo2, hfTokenSecret: hf-token}");
   spec = Replace(spec, "mode: pretrain\n", "mode: pretrain\n      framework: nemo2\n");
-  Expect({"cpt-nemo2", spec,
-          At(spec, "source:") + "framework nemo2 pretraining starts from random weights, but spec.model.source is set",
-          {}});
-  Expect({"cpt-nemo2-hint", spec, "continue pretraining with framework: nemo1", {}});
+  RunResult r = RunNemoc({"build", "--quiet", "--out", out(), scratch_.Write("cpt.yaml", spec)});
+  EXPECT_EQ(0, r.exit_code) << r.err;
 }
 
 // A14: B200 (gke-a4, p6-b200) needs containers built with CUDA for Blackwell:

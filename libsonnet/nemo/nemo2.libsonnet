@@ -199,29 +199,72 @@ local versions = import 'nemo/versions.libsonnet';
       $.set('recipe.trainer.enable_checkpointing', false),
     ],
 
+  // The checkpoint the stage restores its weights from (AutoResume's
+  // restore_config, used only when the stage's own log directory holds no
+  // checkpoint to resume): after another training stage of the chain, that
+  // stage's last checkpoint, picked when the recipe is built (the function
+  // below); else the spec's NeMo 2 checkpoint directory or where the import
+  // stage's llm.import_ckpt writes model.source.huggingface; null for
+  // pretraining from random weights. A pretraining with a source continues
+  // pretraining, as NeMo's DAPT tutorial does (NVIDIA/NeMo v2.2.1
+  // tutorials/llm/llama/domain-adaptive-pretraining/code/domain_adaptive_pretraining_nemo2.0.ipynb:
+  // AutoResume(restore_config=RestoreConfig(path=...)) on pretrain_recipe).
+  restorePath(ctx, train)::
+    local source = if std.objectHasEx(ctx.spec.model, 'source', false) then ctx.spec.model.source else {};
+    if chain.upstream(ctx) != null then $.call($.upstreamFunction)
+    else if std.objectHasEx(source, 'nemo', false) then paths.resultsFile(ctx, source.nemo)
+    else if std.objectHasEx(source, 'huggingface', false) then paths.importedNemo2(ctx)
+    else null,
+
+  restoreComment(ctx, train)::
+    local upstream = chain.upstream(ctx);
+    if upstream != null then "; start from spec.stages." + upstream + "'s last checkpoint"
+    else if train.mode == 'pretrain' then '; continue pretraining from the NeMo 2 checkpoint'
+    else '; start from the NeMo 2 checkpoint',
+
   resume(ctx, train)::
     local auto = train.checkpoint.resume == 'auto';
-    local source = ctx.spec.model.source;
+    local restore = $.restorePath(ctx, train);
     [
       $.comment(
         (if auto then 'Resume from the newest checkpoint in the log directory, if any'
          else 'Always start fresh')
-        + (if train.mode != 'pretrain' then '; start from the NeMo 2 checkpoint' else '')
+        + (if restore == null then '' else $.restoreComment(ctx, train))
       ),
       $.set('recipe.resume', $.call('run.Config', [$.name('nl.AutoResume')], {
         resume_if_exists: auto,
         resume_ignore_no_checkpoint: true,
       } + (
-        if train.mode != 'pretrain' then {
-          restore_config: $.call('run.Config', [$.name('nl.RestoreConfig')], {
-            // The spec's NeMo 2 checkpoint directory, or where the import
-            // stage's llm.import_ckpt writes model.source.huggingface.
-            path: if std.objectHasEx(source, 'nemo', false) then paths.resultsFile(ctx, source.nemo)
-                  else paths.importedNemo2(ctx),
-          }),
+        if restore != null then {
+          restore_config: $.call('run.Config', [$.name('nl.RestoreConfig')], { path: restore }),
         } else {}
       ))),
     ],
+
+  // After another training stage of the chain, the checkpoint to start from
+  // is the one that stage's AutoResume would resume: its newest finished
+  // *last directory (NVIDIA/NeMo nemo/lightning/resume.py
+  // AutoResume._find_trainer_ckpt_path with resume_from_directory,
+  // v2.1.0:180-257, v2.4.0:185-265: unfinished checkpoints are skipped, the
+  // newest by mtime wins, none raises NotFoundError naming the directory).
+  // Its name holds the validation loss and step, known only at run time, so
+  // recipe() asks NeMo for it on every rank when the run starts, after the
+  // GitOps engine has waited for the upstream stage to finish.
+  upstreamFunction:: 'upstream_checkpoint',
+  upstreamCheckpoint(ctx)::
+    local upstream = chain.upstream(ctx);
+    local dir = paths.checkpointDir(chain.at(ctx, upstream));
+    {
+      name: $.upstreamFunction,
+      docstring: 'The last checkpoint of spec.stages.' + upstream + ', the one its AutoResume would resume.',
+      body: [
+        $.set('upstream', $.call('nl.AutoResume', [], {
+          resume_from_directory: dir,
+          resume_if_exists: true,
+        })),
+      ],
+      returns: $.call('str', [$.call('upstream._find_trainer_ckpt_path')]),
+    },
 
   peft(train)::
     if train.mode == 'lora' then
@@ -287,7 +330,7 @@ local versions = import 'nemo/versions.libsonnet';
       ] + (if $.readsPreparedData(train) then
              local k = $.tokenizers[model.tokenizer.library];
              [{ from: k.module, 'import': [k.class] }] else []),
-      functions: [{
+      functions: (if chain.upstream(ctx) != null then [$.upstreamCheckpoint(ctx)] else []) + [{
         name: 'recipe',
         docstring: "NeMo's " + recipeModule + ' recipe with the values of the nemoc spec.',
         body:

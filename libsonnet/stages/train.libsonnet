@@ -233,14 +233,22 @@ local order = import 'stages/order.libsonnet';
   chainSummary(ctx)::
     local t = chain.stage(ctx);
     local p = t.parallelism;
-    local restore = paths.restoreNemo(ctx);
+    local nemo2Run = t.framework == 'nemo2';
+    local restore = if nemo2Run then nemo2.restorePath(ctx, t) else paths.restoreNemo(ctx);
     local upstream = chain.upstream(ctx);
-    t.mode + ' (' + (if t.framework == 'nemo2' then 'NeMo 2' else 'NeMo 1') + ', ' + t.nodes + ' × ' + t.gpusPerNode + ' GPUs, TP '
+    local last = 'the newest finished *-last checkpoint in ';
+    t.mode + ' (' + (if nemo2Run then 'NeMo 2' else 'NeMo 1') + ', ' + t.nodes + ' × ' + t.gpusPerNode + ' GPUs, TP '
     + p.tensor + ' · PP ' + p.pipeline + ', ' + t.maxSteps + ' steps) '
-    + (if upstream != null then 'restores ' + restore + ', the final checkpoint of ' + order.dir[upstream]
+    + (if upstream != null then
+         'restores ' + (if nemo2Run then last + paths.checkpointDir(chain.at(ctx, upstream)) + ', the last checkpoint'
+                        else restore + ', the final checkpoint')
+         + ' of ' + order.dir[upstream]
        else if restore != null then 'continues from ' + restore
        else 'from random weights')
-    + (if chain.key(ctx) != 'train' then '; saves ' + paths.trainedNemo(ctx) + ' for ' + order.dir.train else ''),
+    + (if chain.key(ctx) != 'train' then
+         '; saves ' + (if nemo2Run then 'checkpoints in ' + paths.checkpointDir(ctx) else paths.trainedNemo(ctx))
+         + ' for ' + order.dir.train
+       else ''),
 
   summary(ctx)::
     local placement = ctx.placement;

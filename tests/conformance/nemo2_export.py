@@ -243,7 +243,7 @@ def check_upstream(tags, errors):
 
 def train_mode(target):
     """The NeMo 2 train stage's mode (finetune_recipe's peft_scheme 'lora' or not), from its recipe."""
-    for cm in glob.glob(os.path.join(target, "00-base", "configmap-*train-config*.yaml")):
+    for cm in glob.glob(os.path.join(target, "00-base", "configmap-*-train-config-*.yaml")):
         recipe = yaml.safe_load(open(cm))["data"].get("recipe.py", "")
         if "pretrain_recipe(" in recipe:
             return "pretrain"

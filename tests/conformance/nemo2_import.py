@@ -132,8 +132,12 @@ def check(case, out, repo, recipe, errors):
     for cm in glob.glob(os.path.join(out, "*", "*", "00-base", "configmap-*train-config*.yaml")):
         for text in yaml.safe_load(open(cm))["data"].values():
             for c in calls(ast.parse(text)):
+                # The chain's first training stage restores the import (a literal path); a stage
+                # after it restores its predecessor (upstream_checkpoint(), nemo2_chain.py).
                 if name_of(c.func) == "Config" and c.args and name_of(c.args[0]) == "RestoreConfig":
-                    restored = {k.arg: ast.literal_eval(k.value) for k in c.keywords}.get("path")
+                    path = {k.arg: k.value for k in c.keywords}.get("path")
+                    if isinstance(path, ast.Constant):
+                        restored = path.value
     if restored != args[2]:
         errors.append(f"{case}: the recipe restores {restored}, the import writes {args[2]}")
 

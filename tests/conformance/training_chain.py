@@ -307,7 +307,9 @@ def main():
         for spec_path in all_specs(SRC):
             with open(spec_path) as f:
                 spec = yaml.safe_load(f)
-            if "pretrain" not in spec["spec"]["stages"]:
+            # NeMo 2 chains: tests/conformance/nemo2_chain.py.
+            if spec["spec"]["stages"].get("pretrain", {}).get("framework", "nemo1") != "nemo1" or \
+                    "pretrain" not in spec["spec"]["stages"]:
                 continue
             for t in spec["spec"]["targets"]:
                 target = os.path.join(out, spec["metadata"]["name"], t["name"])

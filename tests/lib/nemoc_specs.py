@@ -120,14 +120,14 @@ def function_params(source, name):
     return [a.arg for a in fn.args.args]
 
 
-def nemo2_recipe(target):
-    """The assignments of the NeMo 2 recipe module (recipe.py in the train stage's ConfigMap under
-    <target>/00-base) as {target expression: ast value}, or None without one."""
+def nemo2_recipe(target, key="train"):
+    """The assignments of the NeMo 2 recipe module (recipe.py in the ConfigMap of training stage
+    `key` under <target>/00-base) as {target expression: ast value}, or None without one."""
     import ast
     import glob
     import os
     yaml = require_yaml()
-    for cm in glob.glob(os.path.join(target, "00-base", "configmap-*train-config*.yaml")):
+    for cm in glob.glob(os.path.join(target, "00-base", f"configmap-*-{key}-config-*.yaml")):
         recipe = yaml.safe_load(open(cm))["data"].get("recipe.py")
         if recipe is not None:
             return {ast.unparse(n.targets[0]): n.value for n in ast.walk(ast.parse(recipe)) if isinstance(n, ast.Assign)}
