@@ -7,6 +7,7 @@ local platform = import 'platform.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local hf = import 'huggingface.libsonnet';
 local kueue = import 'kueue.libsonnet';
+local nemo2 = import 'nemo/nemo2.libsonnet';
 local pod = import 'stages/pod.libsonnet';
 local runtimes = import 'runtimes/runtimes.libsonnet';
 local base = import 'stages/base.libsonnet';
@@ -120,7 +121,7 @@ local builders = {
     local convertBuilt = if $.present(withMerge, 'convert') then convert.built(withMerge) else null;
     local ctx = withMerge { convertBuilt: convertBuilt };
     local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + evaluate.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
-                        + serve.diagnostics(ctx)
+                        + serve.diagnostics(ctx) + nemo2.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).

@@ -33,8 +33,36 @@ local versions = import 'nemo/versions.libsonnet';
 
   // torchrun's program: the module, NeMo-Run's factory flag, then the user's
   // NeMo-Run overrides (key=value, one argv entry each, never through a shell).
-  program(ctx):: [paths.configDir + '/' + $.moduleFile, '--factory', 'recipe()']
-                 + chain.stage(ctx).overrides,
+  // From NeMo-Run v0.3.0 (NeMo 25.04 on) the CLI catches every exception of
+  // the run and exits 0 (versions.json nemoRun, NVIDIA-NeMo/Run issue #52):
+  // a crashed training would be a complete Job, and the stages after it
+  // would run. --verbose makes it re-raise (nemo_run/cli/api.py v0.3.0:889,
+  // 945-958; v0.4.0:895, 951-964), so the pod fails and the Job retries or
+  // fails.
+  verboseFlag:: '--verbose',
+  program(ctx)::
+    local run = versions.nemoRun(chain.stage(ctx).image);
+    [paths.configDir + '/' + $.moduleFile, '--factory', 'recipe()']
+    + (if run != null && run.cli == 'swallows-unless-verbose' then [$.verboseFlag] else [])
+    + chain.stage(ctx).overrides,
+
+  // NeMo 24.12's NeMo-Run CLI swallows a failed run's exception and has no
+  // --verbose (versions.json nemoRun): warned at the stage's framework.
+  diagnostics(ctx)::
+    std.flattenArrays([
+      local t = ctx.spec.stages[key];
+      local run = versions.nemoRun(t.image);
+      if t.framework == 'nemo2' && run != null && run.cli == 'swallows' then [{
+        code: 'train.nemo-run-exit',
+        severity: 'warning',
+        pointer: '/spec/stages/' + key + '/framework',
+        message: 'NeMo ' + versions.release(t.image) + "'s NeMo-Run CLI (" + std.substr(run.ref, 0, 7)
+                 + ') prints a failed run\'s error and exits 0: Kubernetes reports spec.stages.' + key
+                 + ' complete when it crashed, and the stages after it run',
+        hint: 'use a NeMo 25.02 or later image (25.02 exits 1; 25.04 on with --verbose, which nemoc passes)',
+      }] else []
+      for key in chain.present(ctx)
+    ]),
 
   entry(train):: if train.mode == 'pretrain' then 'pretrain' else 'finetune',
 

@@ -33,6 +33,17 @@ local yymm(s) =
     local r = $.release(image);
     if r != null && std.objectHasEx(table.releases, r, false) then table.releases[r].nemo else null,
 
+  // The NeMo-Run row of the image's release (versions.json nemoRun), or
+  // null: a release without NeMo 2, or an unknown release (counted as the
+  // newest, as atLeast does: the newest row).
+  nemoRun(image)::
+    local r = $.release(image);
+    local rows = [table.releases[k].nemoRun for k in std.objectFields(table.releases)
+                  if std.objectHasEx(table.releases[k], 'nemoRun', false)];
+    if r == null || !std.objectHasEx(table.releases, r, false) then rows[std.length(rows) - 1]
+    else if std.objectHasEx(table.releases[r], 'nemoRun', false) then table.releases[r].nemoRun
+    else null,
+
   // Release comparison; an image whose release is unknown counts as newest
   // (a locally built image: nemoc cannot tell, and does not refuse it).
   atLeast(image, release)::
