@@ -234,9 +234,19 @@ TEST(LibsonnetTest, Nemo2PrecisionSelectsTheMixedPrecisionPlugin) {
 
 TEST(LibsonnetTest, Nemo2ProgramPassesOverridesVerbatim) {
   // NeMo-Run overrides are key=value; nothing is rewritten to Hydra's ++ form.
-  EXPECT_EQ(nlohmann::json({"/config/recipe.py", "--factory", "recipe()", "trainer.max_steps=5"}),
-            Eval("(import 'nemo/nemo2.libsonnet').program({spec: {stages: {train: "
-                 "{overrides: ['trainer.max_steps=5']}}}})"));
+  // --verbose where NeMo-Run's CLI would otherwise exit 0 on a failed run
+  // (versions.json nemoRun): 25.04 and later, not 25.02 or 24.12.
+  const auto program = [](const std::string& tag) {
+    return Eval("(import 'nemo/nemo2.libsonnet').program({spec: {stages: {train: "
+                "{image: {repository: 'nvcr.io/nvidia/nemo', tag: '" + tag + "'}, "
+                "overrides: ['trainer.max_steps=5']}}}})");
+  };
+  EXPECT_EQ(nlohmann::json({"/config/recipe.py", "--factory", "recipe()", "--verbose", "trainer.max_steps=5"}),
+            program("25.04"));
+  EXPECT_EQ(nlohmann::json({"/config/recipe.py", "--factory", "recipe()", "--verbose", "trainer.max_steps=5"}),
+            program("25.07"));
+  EXPECT_EQ(nlohmann::json({"/config/recipe.py", "--factory", "recipe()", "trainer.max_steps=5"}), program("25.02"));
+  EXPECT_EQ(nlohmann::json({"/config/recipe.py", "--factory", "recipe()", "trainer.max_steps=5"}), program("24.12"));
 }
 
 TEST(LibsonnetTest, HydraOverridesUseTheSafeForm) {
