@@ -34,6 +34,9 @@ int RunValidate(const CompileFlags& flags);
 extern const char kPlanHelp[];
 int RunPlan(const CompileFlags& flags);
 
+extern const char kRenderHelp[];
+int RunRender(const CompileFlags& flags);
+
 struct InitFlags {
   std::string name = "my-training";
   std::string profile = "vanilla-k8s";

@@ -41,6 +41,11 @@ int main(int argc, char** argv) {
     plan_flags.Register(plan, /*with_out_dir=*/true);
     plan_flags.output.Register(plan);
 
+    CompileFlags render_flags;
+    CLI::App* render = app.add_subcommand("render", "Print the objects of one target as one YAML stream; write nothing");
+    render->footer(kRenderHelp);
+    render_flags.Register(render, /*with_out_dir=*/false);
+
     InitFlags init_flags;
     CLI::App* init = app.add_subcommand("init", "Write a commented starter spec that builds as is");
     init->footer(kInitHelp);
@@ -164,6 +169,7 @@ int main(int argc, char** argv) {
     if (diff->parsed()) return RunDiff(diff_flags);
     if (validate->parsed()) return RunValidate(validate_flags);
     if (plan->parsed()) return RunPlan(plan_flags);
+    if (render->parsed()) return RunRender(render_flags);
     if (init->parsed()) return RunInit(init_flags);
     if (explain->parsed()) return RunExplain(explain_flags);
     if (schema->parsed()) return RunSchema();

@@ -6,7 +6,7 @@ _nemoc() {
   local cur prev words cword
   _init_completion || return
 
-  local commands="build validate check diff plan init explain schema metrics version help"
+  local commands="build validate check diff plan render init explain schema metrics version help"
   if ((cword == 1)); then
     COMPREPLY=($(compgen -W "$commands --help --help-all --version" -- "$cur"))
     return
@@ -38,6 +38,7 @@ _nemoc() {
     plan) opts="$compile --out" ;;
     diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out" ;;
     validate) opts="$compile" ;;
+    render) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help" ;;
     init) opts="--profile --model --cluster-queue --stdout --help" ;;
     explain) opts="-r --recursive --help" ;;
     metrics) opts="--spec --target --steps --stage --set --jpath -o --output --help" ;;
@@ -51,7 +52,7 @@ _nemoc() {
     return
   fi
   case $command in
-    build | validate | check | diff | plan) _filedir '@(yaml|yml)' ;;
+    build | validate | check | diff | plan | render) _filedir '@(yaml|yml)' ;;
     metrics) _filedir json ;;
   esac
 } && complete -F _nemoc nemoc
