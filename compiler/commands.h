@@ -25,8 +25,12 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit = {});
 extern const char kCheckHelp[];
 int RunCheck(const CompileFlags& flags);
 
+struct DiffFlags {
+  bool stat = false;             // --stat: lines per file, no patch
+  std::string format = "text";   // -o text|json|markdown
+};
 extern const char kDiffHelp[];
-int RunDiff(const CompileFlags& flags);
+int RunDiff(const CompileFlags& flags, const DiffFlags& diff = {});
 
 extern const char kValidateHelp[];
 int RunValidate(const CompileFlags& flags);

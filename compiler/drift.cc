@@ -131,14 +131,22 @@ std::string UnifiedDiff(const FileChange& change, bool color) {
   out.color = color;
   // A missing side is a null buffer, so an added or removed file reads
   // "--- /dev/null" / "+++ /dev/null" like git's own diffs.
+  const std::string& old_path = change.status == 'R' ? change.old_path : change.path;
   if (git_patch_from_buffers(&patch, change.status == 'A' ? nullptr : change.old_text.data(),
-                             change.old_text.size(), change.path.c_str(),
+                             change.old_text.size(), old_path.c_str(),
                              change.status == 'D' ? nullptr : change.new_text.data(),
                              change.new_text.size(), change.path.c_str(), nullptr) == 0) {
     git_patch_print(patch, &CollectLine, &out);
     git_patch_free(patch);
   }
   git_libgit2_shutdown();
+  // A replaced (renamed) file: git's extended headers, so `git apply` moves it.
+  if (change.status == 'R') {
+    const size_t eol = out.text.find('\n');
+    if (eol != std::string::npos) {
+      out.text.insert(eol + 1, "rename from " + change.old_path + "\nrename to " + change.path + "\n");
+    }
+  }
   return out.text;
 }
 

@@ -13,10 +13,12 @@
 namespace nemoc {
 
 struct FileChange {
-  char status = 'M';     // 'A' a build would add it, 'D' remove it, 'M' change it
+  char status = 'M';     // 'A' a build would add it, 'D' remove it, 'M' change it,
+                         // 'R' replace old_path by path (review_diff.h PairRenamedFiles)
   std::string path;      // e.g. out/proj/tgt/30-train/pytorchjob-x.yaml
   std::string old_text;  // on disk ("" for 'A')
   std::string new_text;  // what the build makes ("" for 'D')
+  std::string old_path;  // 'R' only: the file on disk this one replaces
 };
 
 /// Target directories of a project that nemoc made earlier but that the spec
@@ -37,7 +39,8 @@ bool ComputeDrift(Disk& disk, const std::vector<CompiledSpec>& compiled,
                   std::vector<FileChange>* changes, Diagnostics* diags);
 
 /// A unified diff of one change (libgit2's git_patch_from_buffers), with
-/// "a/<path>" and "b/<path>" headers; ANSI colours when `color`.
+/// "a/<path>" and "b/<path>" headers ("a/<old_path>" for 'R'); ANSI colours
+/// when `color`.
 std::string UnifiedDiff(const FileChange& change, bool color);
 
 }  // namespace nemoc

@@ -114,6 +114,14 @@ int main(int argc, char** argv) {
     CLI::App* diff = app.add_subcommand("diff", "Show what build would change, as a unified diff");
     diff->footer(kDiffHelp);
     diff_flags.Register(diff, /*with_out_dir=*/true);
+    DiffFlags diff_options;
+    diff->add_flag("--stat", diff_options.stat, "Lines added and removed per file instead of the patch");
+    diff->add_option("-o,--output", diff_options.format,
+                     "Output format: text (a unified diff), json (the changes, for scripts), or markdown "
+                     "(a summary for a pull-request comment: stages, objects, changed facts)")
+        ->check(CLI::IsMember({"text", "json", "markdown"}))
+        ->type_name("FORMAT")
+        ->capture_default_str();
 
     CLI::App* version = app.add_subcommand("version", "Print nemoc's version");
 
@@ -166,7 +174,7 @@ int main(int argc, char** argv) {
     }
     if (build->parsed()) return RunBuild(build_flags, commit_flags);
     if (check->parsed()) return RunCheck(check_flags);
-    if (diff->parsed()) return RunDiff(diff_flags);
+    if (diff->parsed()) return RunDiff(diff_flags, diff_options);
     if (validate->parsed()) return RunValidate(validate_flags);
     if (plan->parsed()) return RunPlan(plan_flags);
     if (render->parsed()) return RunRender(render_flags);

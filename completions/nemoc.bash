@@ -18,7 +18,11 @@ _nemoc() {
       COMPREPLY=($(compgen -W "vanilla-k8s eks-efa gke-a4" -- "$cur"))
       return ;;
     -o | --output)
-      COMPREPLY=($(compgen -W "text json github" -- "$cur"))
+      if [[ $command == diff ]]; then
+        COMPREPLY=($(compgen -W "text json markdown" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "text json github" -- "$cur"))
+      fi
       return ;;
     --out | --jpath | --kube-schemas | --repo | --expect)
       _filedir -d
@@ -36,7 +40,7 @@ _nemoc() {
     build) opts="$compile --out --commit --repo --branch --author-name --author-email --no-verify" ;;
     check) opts="$compile --out --expect" ;;
     plan) opts="$compile --out" ;;
-    diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out" ;;
+    diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out --stat -o --output" ;;
     validate) opts="$compile" ;;
     render) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help" ;;
     init) opts="--profile --model --cluster-queue --stdout --help" ;;

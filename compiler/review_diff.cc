@@ -1,0 +1,243 @@
+#include "review_diff.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <sstream>
+
+#include <git2.h>
+
+namespace nemoc {
+namespace {
+
+// "dir/<stem>-<hex>.yaml" -> "dir/<stem>", or "" when the name has no hash.
+std::string HashedStem(const std::string& path) {
+  static const std::string kSuffix = ".yaml";
+  if (path.size() <= kSuffix.size() || path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+    return "";
+  }
+  const size_t end = path.size() - kSuffix.size();
+  size_t start = end;
+  while (start > 0 && std::isxdigit(static_cast<unsigned char>(path[start - 1])) &&
+         !std::isupper(static_cast<unsigned char>(path[start - 1]))) {
+    --start;
+  }
+  const size_t digits = end - start;
+  if (digits < 6 || digits > 16 || start == 0 || path[start - 1] != '-') return "";
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && start - 1 <= slash + 1) return "";
+  return path.substr(0, start - 1);
+}
+
+std::string Base(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "<kind>-<name>.yaml" as nemoc names object files (k8s.libsonnet file()).
+std::string ObjectOf(const std::string& path) {
+  std::string base = Base(path);
+  if (base.size() > 5) base.resize(base.size() - 5);
+  return base;
+}
+
+bool IsWorkload(const std::string& path) {
+  const std::string base = Base(path);
+  for (const char* prefix : {"pytorchjob-", "mpijob-", "trainjob-", "jobset-", "job-"}) {
+    if (base.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> FactRows(const std::string& summary) {
+  std::map<std::string, std::string> rows;
+  std::istringstream in(summary);
+  std::string line;
+  bool in_table = false;
+  while (std::getline(in, line)) {
+    const bool row = line.size() > 1 && line[0] == '|';
+    if (!row) {
+      if (in_table) break;  // the first table only
+      continue;
+    }
+    in_table = true;
+    const size_t bar = line.find(" | ", 1);
+    if (bar == std::string::npos || line.rfind("|---", 0) == 0) continue;
+    std::string key = line.substr(2, bar - 2);
+    std::string value = line.substr(bar + 3);
+    if (value.size() >= 2 && value.compare(value.size() - 2, 2, " |") == 0) value.resize(value.size() - 2);
+    rows[key] = value;
+  }
+  return rows;
+}
+
+}  // namespace
+
+void PairRenamedFiles(std::vector<FileChange>* changes) {
+  std::map<std::string, std::vector<size_t>> removed, added;
+  for (size_t i = 0; i < changes->size(); ++i) {
+    const FileChange& c = (*changes)[i];
+    const std::string stem = HashedStem(c.path);
+    if (stem.empty()) continue;
+    if (c.status == 'D') removed[stem].push_back(i);
+    if (c.status == 'A') added[stem].push_back(i);
+  }
+  std::vector<bool> drop(changes->size(), false);
+  for (const auto& [stem, gone] : removed) {
+    const auto it = added.find(stem);
+    if (gone.size() != 1 || it == added.end() || it->second.size() != 1) continue;
+    FileChange& fresh = (*changes)[it->second[0]];
+    const FileChange& old = (*changes)[gone[0]];
+    fresh.status = 'R';
+    fresh.old_path = old.path;
+    fresh.old_text = old.old_text;
+    drop[gone[0]] = true;
+  }
+  std::vector<FileChange> kept;
+  for (size_t i = 0; i < changes->size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move((*changes)[i]));
+  }
+  *changes = std::move(kept);
+}
+
+LineCounts CountLines(const FileChange& change) {
+  LineCounts counts;
+  git_libgit2_init();
+  git_patch* patch = nullptr;
+  if (git_patch_from_buffers(&patch, change.status == 'A' ? nullptr : change.old_text.data(), change.old_text.size(),
+                             nullptr, change.status == 'D' ? nullptr : change.new_text.data(),
+                             change.new_text.size(), nullptr, nullptr) == 0) {
+    size_t context = 0, additions = 0, deletions = 0;
+    git_patch_line_stats(&context, &additions, &deletions, patch);
+    counts.added = static_cast<int>(additions);
+    counts.removed = static_cast<int>(deletions);
+    git_patch_free(patch);
+  }
+  git_libgit2_shutdown();
+  return counts;
+}
+
+std::string RenderStat(const std::vector<FileChange>& changes) {
+  std::vector<std::pair<std::string, LineCounts>> rows;
+  size_t width = 0;
+  int total_added = 0, total_removed = 0, widest = 0;
+  for (const auto& c : changes) {
+    const std::string name = c.status == 'R' ? c.old_path + " => " + Base(c.path) : c.path;
+    const LineCounts n = CountLines(c);
+    rows.emplace_back(name, n);
+    width = std::max(width, name.size());
+    total_added += n.added;
+    total_removed += n.removed;
+    widest = std::max(widest, n.added + n.removed);
+  }
+  std::string out;
+  for (const auto& [name, n] : rows) {
+    // At most 40 marks per row, scaled like git's.
+    const int total = n.added + n.removed;
+    const int scale = widest > 40 ? widest : 40;
+    const int plus = total == 0 ? 0 : std::max(n.added > 0 ? 1 : 0, n.added * 40 / scale);
+    const int minus = total == 0 ? 0 : std::max(n.removed > 0 ? 1 : 0, n.removed * 40 / scale);
+    out += " " + name + std::string(width - name.size(), ' ') + " | " + std::to_string(total) + " " +
+           std::string(plus, '+') + std::string(minus, '-') + "\n";
+  }
+  out += " " + std::to_string(changes.size()) + (changes.size() == 1 ? " file changed, " : " files changed, ") +
+         std::to_string(total_added) + " insertions(+), " + std::to_string(total_removed) + " deletions(-)\n";
+  return out;
+}
+
+nlohmann::json ChangeJson(const FileChange& change) {
+  const LineCounts n = CountLines(change);
+  nlohmann::json j = {{"status", std::string(1, change.status)}, {"path", change.path}};
+  if (change.status == 'R') j["oldPath"] = change.old_path;
+  j["added"] = n.added;
+  j["removed"] = n.removed;
+  return j;
+}
+
+nlohmann::json ChangedFacts(const std::string& old_summary, const std::string& new_summary) {
+  const auto before = FactRows(old_summary);
+  const auto after = FactRows(new_summary);
+  nlohmann::json facts = nlohmann::json::array();
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : after) keys.push_back(k);
+  for (const auto& [k, v] : before) {
+    if (!after.count(k)) keys.push_back(k);
+  }
+  std::sort(keys.begin(), keys.end());
+  for (const auto& key : keys) {
+    const auto b = before.find(key);
+    const auto a = after.find(key);
+    const std::string old_value = b == before.end() ? "" : b->second;
+    const std::string new_value = a == after.end() ? "" : a->second;
+    if (old_value != new_value) facts.push_back({{"fact", key}, {"before", old_value}, {"after", new_value}});
+  }
+  return facts;
+}
+
+std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::vector<std::string>& targets) {
+  std::string out;
+  if (changes.empty()) return "No changes: the trees on disk are what the specs make.\n";
+  for (const auto& target : targets) {
+    const std::string prefix = target + "/";
+    std::vector<const FileChange*> mine;
+    for (const auto& c : changes) {
+      if (c.path.rfind(prefix, 0) == 0) mine.push_back(&c);
+    }
+    if (mine.empty()) continue;
+    out += "### `" + target + "`\n\n";
+    // Stage directories (and gitops/) with their changed objects.
+    std::map<std::string, std::vector<std::string>> stages;
+    std::string old_summary, new_summary;
+    bool replaced_workload = false;
+    for (const FileChange* c : mine) {
+      const std::string rel = c->path.substr(prefix.size());
+      if (rel == "SUMMARY.md") {
+        old_summary = c->old_text;
+        new_summary = c->new_text;
+        continue;
+      }
+      const size_t slash = rel.find('/');
+      if (slash == std::string::npos) continue;  // the build manifest, the root kustomization
+      const std::string stage = rel.substr(0, slash);
+      if (Base(rel) == "kustomization.yaml") continue;  // follows the objects it lists
+      std::string line;
+      switch (c->status) {
+        case 'R':
+          line = "`" + ObjectOf(c->old_path) + "` → `" + ObjectOf(c->path) + "` (replaced)";
+          if (IsWorkload(c->path) && stage != "gitops") replaced_workload = true;
+          break;
+        case 'A': line = "`" + ObjectOf(c->path) + "` added"; break;
+        case 'D': line = "`" + ObjectOf(c->path) + "` removed"; break;
+        default: line = "`" + ObjectOf(c->path) + "` changed"; break;
+      }
+      const LineCounts n = CountLines(*c);
+      line += " (+" + std::to_string(n.added) + " −" + std::to_string(n.removed) + ")";
+      stages[stage].push_back(line);
+    }
+    if (!stages.empty()) {
+      out += "| stage | objects |\n|---|---|\n";
+      for (const auto& [stage, lines] : stages) {
+        std::string joined;
+        for (const auto& l : lines) joined += (joined.empty() ? "" : "<br>") + l;
+        out += "| `" + stage + "` | " + joined + " |\n";
+      }
+      out += "\n";
+    }
+    const nlohmann::json facts = ChangedFacts(old_summary, new_summary);
+    if (!facts.empty()) {
+      out += "| fact | before | after |\n|---|---|---|\n";
+      for (const auto& f : facts) {
+        out += "| " + f["fact"].get<std::string>() + " | " + f["before"].get<std::string>() + " | " +
+               f["after"].get<std::string>() + " |\n";
+      }
+      out += "\n";
+    }
+    if (replaced_workload) {
+      out += "**A workload is replaced:** the GitOps engine deletes the old one (a running training "
+             "stops; a finished one is run again under its new name).\n\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace nemoc
