@@ -44,6 +44,12 @@ std::string TypeName(const nlohmann::json& root, const nlohmann::json& schema) {
   const Node node = Resolve(root, schema);
   const nlohmann::json& s = *node.schema;
   std::string type = s.contains("type") && s["type"].is_string() ? s["type"].get<std::string>() : "";
+  if (s.contains("type") && s["type"].is_array()) {  // e.g. ["string", "object"]: string|object
+    for (const auto& t : s["type"]) {
+      if (t.is_string()) type += (type.empty() ? "" : "|") + t.get<std::string>();
+    }
+    return type;
+  }
   if (type == "array" && s.contains("items") && s["items"].is_object()) {
     return "[]" + TypeName(root, s["items"]);
   }

@@ -498,7 +498,9 @@ TEST(InputSchemaTestSchemaAt, ResolvesRefsThroughPropertiesItemsAndAdditionalPro
   EXPECT_EQ(&defs["labelMap"]["additionalProperties"], label);
   const json* env = s.SchemaAt("/spec/stages/train/env/NCCL_DEBUG");
   ASSERT_NE(nullptr, env);
-  EXPECT_EQ("Variable value.", (*env)["description"]);
+  EXPECT_EQ("Variable value: a string, or {secretKeyRef: {name, key}} for the value of a key of a Secret in the "
+            "namespace.",
+            (*env)["description"]);
 
   // Nested items inside a $ref'd object.
   const json* prefix_path = s.SchemaAt("/spec/stages/train/data/prefixes/0/path");

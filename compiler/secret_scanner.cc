@@ -927,7 +927,7 @@ std::string HintFor(const SecretFinding& f, std::string_view text) {
   } else {
     hint +=
         "create a Kubernetes Secret (kubectl create secret generic ...) and reference it "
-        "by name (imagePullSecrets, hfTokenSecret, ...)";
+        "by name (imagePullSecrets, hfTokenSecret, or in env: NAME: {secretKeyRef: {name: SECRET, key: KEY}})";
   }
   hint += "; treat the value as leaked and rotate it if it was ever committed";
   if (f.kind.rfind("plain-text value of", 0) == 0) {

@@ -137,7 +137,16 @@
   stringSet(strings):: std.objectFields(std.foldl(function(acc, s) acc + { [s]: null }, strings, {})),
 
   // {NAME: value} -> [{name, value}] sorted by name (deterministic).
-  envList(env):: [{ name: k, value: env[k] } for k in std.objectFields(env)],
+  // A spec env value is a string, or {secretKeyRef: {name, key}}: the
+  // kubelet reads the Secret's key when the pod starts, so the value never
+  // enters the tree (schemas/project.schema.json envMap).
+  envList(env):: [
+    if std.isObject(env[k]) then {
+      name: k,
+      valueFrom: { secretKeyRef: { name: env[k].secretKeyRef.name, key: env[k].secretKeyRef.key } },
+    } else { name: k, value: env[k] }
+    for k in std.objectFields(env)
+  ],
 
   // Image reference: repository:tag, pinned by digest when one is given.
   imageRef(image)::

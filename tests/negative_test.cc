@@ -830,5 +830,34 @@ TEST_F(NegativeTest, UsageErrorsExitTwo) {
   EXPECT_EQ(before_, TreeFingerprint(out()));
 }
 
+// #19 item 6: a target's or stage's env entry may take its value from a key of
+// an existing Secret (valueFrom.secretKeyRef); the value never enters the
+// tree. A reference without its key is a located schema error.
+TEST_F(NegativeTest, EnvFromASecretIsAReferenceNeverAValue) {
+  const std::string spec = Replace(kBaseSpec, "      rdma: {count: 4}\n",
+                                   "      rdma: {count: 4}\n"
+                                   "      env:\n"
+                                   "        NCCL_DEBUG: WARN\n"
+                                   "        WANDB_API_KEY: {secretKeyRef: {name: wandb, key: api-key}}\n");
+  RunResult r = RunNemoc({"build", "--quiet", "--out", out() + "-env", scratch_.Write("env.yaml", spec)});
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  std::string workload;
+  for (const auto& entry : std::filesystem::directory_iterator(out() + "-env/neg/onprem/30-train")) {
+    if (entry.path().filename() != "kustomization.yaml") workload = ReadFile(entry.path().string());
+  }
+  EXPECT_NE(std::string::npos, workload.find("- name: WANDB_API_KEY\n"
+                                             "              valueFrom:\n"
+                                             "                secretKeyRef:\n"
+                                             "                  key: api-key\n"
+                                             "                  name: wandb\n"))
+      << workload;
+  EXPECT_NE(std::string::npos, workload.find("- name: NCCL_DEBUG\n              value: WARN\n")) << workload;
+  const std::string no_key = Replace(spec, "{name: wandb, key: api-key}", "{name: wandb}");
+  Expect({"env-secret-without-key", no_key,
+          At(no_key, "secretKeyRef: {name: wandb}") + "spec.targets[0].env.WANDB_API_KEY.secretKeyRef: missing required "
+                                                     "field 'key'",
+          {}});
+}
+
 }  // namespace
 }  // namespace nemoc::testing
