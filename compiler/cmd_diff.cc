@@ -22,26 +22,66 @@ const char kDiffHelp[] =
     "not there are differences.\n"
     "Example: nemoc diff examples/gpt-tp2-trainjob.yaml --set spec.stages.train.maxSteps=200";
 
+namespace {
+
+// Decision F8: a training workload's content-hashed name changes with its
+// spec, so the GitOps engine prunes the old object (a running training is
+// killed, a finished one is run again). Said once per training replaced or
+// removed (28-pretrain, 30-train), on stderr, whatever the output format.
+void NoteReplacedTrainings(const std::vector<FileChange>& changes) {
+  for (const auto& change : changes) {
+    if (change.status != 'D' && change.status != 'R') continue;
+    const std::string& path = change.status == 'R' ? change.old_path : change.path;
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos || slash < 6) continue;
+    const size_t dir_start = path.rfind('/', slash - 1) + 1;
+    const std::string dir = path.substr(dir_start, slash - dir_start);
+    const std::string file = path.substr(slash + 1);
+    const auto ends_with = [&](const std::string& suffix) {
+      return dir.size() > suffix.size() && dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    const bool train_dir = ends_with("-train") || ends_with("-pretrain");
+    const bool workload = file.rfind("pytorchjob-", 0) == 0 || file.rfind("mpijob-", 0) == 0 ||
+                          file.rfind("trainjob-", 0) == 0 || file.rfind("jobset-", 0) == 0 ||
+                          file.rfind("job-", 0) == 0;
+    if (!train_dir || !workload) continue;
+    std::fprintf(stderr,
+                 "note: %s: this change replaces a running or finished training: the GitOps "
+                 "engine deletes this workload and starts the new one (resuming from the last "
+                 "checkpoint only where the run's resume settings allow)\n",
+                 path.c_str());
+  }
+}
+
+}  // namespace
+
 int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
   Diagnostics diags;
   std::unique_ptr<Compiler> compiler;
-  if (!MakeCompiler(flags, &compiler, &diags)) {
-    PrintDiagnostics(diags, {});
-    return ExitCodeFor(diags);
-  }
   std::vector<CompiledSpec> compiled;
+  const bool json = options.format == "json";
+  // -o json: one report on stdout in every case, the diagnostics in it.
+  auto fail = [&](int code) {
+    if (json) {
+      PrintJsonReport("diff", diags, nlohmann::json::array());
+      return code;
+    }
+    PrintDiagnostics(diags, compiler ? compiler->sources() : SourceTexts{});
+    return code;
+  };
+  if (!MakeCompiler(flags, &compiler, &diags)) return fail(ExitCodeFor(diags));
   if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs,
                   /*skip_up_to_date=*/true)) {
-    PrintDiagnostics(diags, compiler->sources());
-    return ExitCodeFor(diags);
+    return fail(std::max<int>(ExitCodeFor(diags), kExitInvalid));
   }
   RealDisk disk;
   std::vector<FileChange> changes;
   const bool readable = ComputeDrift(disk, compiled, &changes, &diags);
   PairRenamedFiles(&changes);
-  if (options.format == "json") {
+  NoteReplacedTrainings(changes);
+  if (json) {
     // Per spec and target, the changes under its directory; the rest (cluster
-    // trees, stale trees) under "clusters".
+    // trees, trees of targets a spec no longer lists) under "other", per tree.
     nlohmann::json specs = nlohmann::json::array();
     std::vector<bool> placed(changes.size(), false);
     for (const auto& spec : compiled) {
@@ -58,24 +98,26 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
       }
       specs.push_back({{"path", spec.path}, {"project", spec.project}, {"targets", targets}});
     }
-    nlohmann::json rest = nlohmann::json::array();
+    nlohmann::json other = nlohmann::json::array();
     for (size_t i = 0; i < changes.size(); ++i) {
-      if (!placed[i]) rest.push_back(ChangeJson(changes[i]));
+      if (placed[i]) continue;
+      const std::string dir = TreeOf(changes[i].path, flags.out_dir);
+      if (other.empty() || other.back()["dir"] != dir) other.push_back({{"dir", dir}, {"changes", nlohmann::json::array()}});
+      other.back()["changes"].push_back(ChangeJson(changes[i]));
     }
-    const int code = PrintJsonReport("diff", diags, specs, rest);
-    return readable ? code : std::max<int>(code, kExitInvalid);
+    nlohmann::json report = JsonReport("diff", diags, std::move(specs));
+    report["other"] = std::move(other);
+    const std::string text = report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::printf("%s\n", text.c_str());
+    return readable ? ExitCodeFor(diags) : std::max<int>(ExitCodeFor(diags), kExitInvalid);
   }
   if (!diags.empty()) PrintDiagnostics(diags, compiler->sources());
   if (!readable) return ExitCodeFor(diags) == kExitOk ? kExitInvalid : ExitCodeFor(diags);
   if (options.format == "markdown") {
-    // Every directory <out>/<a>/<b> a change is under: targets and cluster trees.
+    // Every tree a change is under: targets, cluster trees, stale targets.
     std::vector<std::string> dirs;
     for (const auto& change : changes) {
-      const std::string& path = change.path;
-      size_t at = path.rfind(flags.out_dir + "/", 0) == 0 ? flags.out_dir.size() + 1 : 0;
-      at = path.find('/', at);
-      at = at == std::string::npos ? at : path.find('/', at + 1);
-      const std::string dir = path.substr(0, at == std::string::npos ? path.rfind('/') : at);
+      const std::string dir = TreeOf(change.path, flags.out_dir);
       if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
     }
     const std::string text = RenderMarkdown(changes, dirs);
@@ -92,28 +134,6 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
   for (const auto& change : changes) {
     const std::string text = UnifiedDiff(change, color);
     std::fwrite(text.data(), 1, text.size(), stdout);
-  }
-  // Decision F8: a training workload's content-hashed name changes with its
-  // spec, so the GitOps engine prunes the old object (a running training is
-  // killed, a finished one is run again). Say so, once per training removed.
-  for (const auto& change : changes) {
-    if (change.status != 'D' && change.status != 'R') continue;
-    const std::string& path = change.status == 'R' ? change.old_path : change.path;
-    const size_t slash = path.rfind('/');
-    if (slash == std::string::npos || slash < 6) continue;
-    const size_t dir_start = path.rfind('/', slash - 1) + 1;
-    const std::string dir = path.substr(dir_start, slash - dir_start);
-    const std::string file = path.substr(slash + 1);
-    const bool train_dir = dir.size() > 6 && dir.compare(dir.size() - 6, 6, "-train") == 0;
-    const bool workload = file.rfind("pytorchjob-", 0) == 0 || file.rfind("mpijob-", 0) == 0 ||
-                          file.rfind("trainjob-", 0) == 0 || file.rfind("jobset-", 0) == 0 ||
-                          file.rfind("job-", 0) == 0;
-    if (!train_dir || !workload) continue;
-    std::fprintf(stderr,
-                 "note: %s: this change replaces a running or finished training: the GitOps "
-                 "engine deletes this workload and starts the new one (resuming from the last "
-                 "checkpoint only where the run's resume settings allow)\n",
-                 path.c_str());
   }
   return ExitCodeFor(diags);
 }

@@ -4,7 +4,6 @@
 #include <array>
 #include <cctype>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -16,7 +15,7 @@ namespace {
 // api/resid/gvk.go, kustomize v5.5.0 in kubectl 1.32): kinds in orderFirst
 // come first in this order, kinds in orderLast last, every other kind between
 // them; ties by Gvk.String() ("group_version_kind", "~G" for the core group),
-// then by namespace and name.
+// then by the legacy id string (below).
 constexpr std::array<std::string_view, 22> kOrderFirst = {
     "Namespace", "ResourceQuota", "StorageClass", "CustomResourceDefinition", "ServiceAccount",
     "PodSecurityPolicy", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ConfigMap",
@@ -96,8 +95,14 @@ bool RenderTargetStream(const FileTree& tree, std::string* out, std::string* err
     objects.push_back({TypeOrder(kind), GvkString(Scalar(doc, "apiVersion"), kind),
                        metadata.IsMap() ? Scalar(metadata, "namespace") : std::string(), name, &text});
   }
-  std::sort(objects.begin(), objects.end(), [](const Object& a, const Object& b) {
-    return std::tie(a.order, a.gvk, a.ns, a.name) < std::tie(b.order, b.gvk, b.ns, b.name);
+  // Equal GVKs: kustomize's legacyResIDSortString, gvk|namespace|name with
+  // "~X" for no namespace (api/internal/builtins/SortOrderTransformer.go), so
+  // "ml-serving" sorts before "ml" and a cluster-scoped object last.
+  const auto legacy = [](const Object& o) { return o.gvk + "|" + (o.ns.empty() ? "~X" : o.ns) + "|" + o.name; };
+  std::sort(objects.begin(), objects.end(), [&](const Object& a, const Object& b) {
+    if (a.order != b.order) return a.order < b.order;
+    if (a.gvk != b.gvk) return a.gvk < b.gvk;
+    return legacy(a) < legacy(b);
   });
   out->clear();
   for (const auto& object : objects) {

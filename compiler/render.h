@@ -15,7 +15,8 @@ namespace nemoc {
 /// never kustomization.yaml, SUMMARY.md, gitops/ or the build manifest.
 /// Ordered as kustomize's legacy sort does (kubernetes-sigs/kustomize
 /// api/resid/gvk.go orderFirst, orderLast and Gvk.IsLessThan; then
-/// namespace and name), each document as nemoc wrote it, separated by
+/// SortOrderTransformer.go's gvk|namespace|name string), each document as
+/// nemoc wrote it, separated by
 /// "---". Returns false with `err` naming the file that is not one object.
 bool RenderTargetStream(const FileTree& tree, std::string* out, std::string* err);
 

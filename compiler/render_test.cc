@@ -41,6 +41,20 @@ TEST(RenderTest, StageObjectsInKustomizeOrder) {
             out);
 }
 
+// Equal kinds: kustomize compares "gvk|namespace|name" with "~X" for no
+// namespace (checked with kubectl 1.32: ml-serving, ml, then none).
+TEST(RenderTest, TiesFollowKustomizesLegacyIdString) {
+  FileTree tree;
+  tree["00-base/configmap-a.yaml"] = Object("v1", "ConfigMap", "a", "ml");
+  tree["00-base/configmap-b.yaml"] = Object("v1", "ConfigMap", "b", "ml-serving");
+  tree["00-base/configmap-c.yaml"] = Object("v1", "ConfigMap", "c");
+  std::string out, err;
+  ASSERT_TRUE(RenderTargetStream(tree, &out, &err)) << err;
+  EXPECT_EQ(Object("v1", "ConfigMap", "b", "ml-serving") + "---\n" + Object("v1", "ConfigMap", "a", "ml") + "---\n" +
+                Object("v1", "ConfigMap", "c"),
+            out);
+}
+
 TEST(RenderTest, AFileThatIsNotOneObjectIsNamed) {
   std::string out, err;
   FileTree two;

@@ -118,14 +118,23 @@ LineCounts CountLines(const FileChange& change) {
 }
 
 std::string RenderStat(const std::vector<FileChange>& changes) {
+  if (changes.empty()) return "";
   std::vector<std::pair<std::string, LineCounts>> rows;
-  size_t width = 0;
+  size_t width = 0, count_width = 1;
   int total_added = 0, total_removed = 0, widest = 0;
   for (const auto& c : changes) {
-    const std::string name = c.status == 'R' ? c.old_path + " => " + Base(c.path) : c.path;
+    std::string name = c.path;
+    if (c.status == 'R') {
+      // git's "dir/{old => new}" for a rename within one directory.
+      const size_t slash = c.path.rfind('/');
+      const std::string dir = slash == std::string::npos ? "" : c.path.substr(0, slash + 1);
+      name = c.old_path.rfind(dir, 0) == 0 ? dir + "{" + c.old_path.substr(dir.size()) + " => " + Base(c.path) + "}"
+                                            : c.old_path + " => " + c.path;
+    }
     const LineCounts n = CountLines(c);
     rows.emplace_back(name, n);
     width = std::max(width, name.size());
+    count_width = std::max(count_width, std::to_string(n.added + n.removed).size());
     total_added += n.added;
     total_removed += n.removed;
     widest = std::max(widest, n.added + n.removed);
@@ -137,12 +146,26 @@ std::string RenderStat(const std::vector<FileChange>& changes) {
     const int scale = widest > 40 ? widest : 40;
     const int plus = total == 0 ? 0 : std::max(n.added > 0 ? 1 : 0, n.added * 40 / scale);
     const int minus = total == 0 ? 0 : std::max(n.removed > 0 ? 1 : 0, n.removed * 40 / scale);
-    out += " " + name + std::string(width - name.size(), ' ') + " | " + std::to_string(total) + " " +
-           std::string(plus, '+') + std::string(minus, '-') + "\n";
+    const std::string count = std::to_string(total);
+    out += " " + name + std::string(width - name.size(), ' ') + " | " + std::string(count_width - count.size(), ' ') +
+           count + " " + std::string(plus, '+') + std::string(minus, '-') + "\n";
   }
-  out += " " + std::to_string(changes.size()) + (changes.size() == 1 ? " file changed, " : " files changed, ") +
-         std::to_string(total_added) + " insertions(+), " + std::to_string(total_removed) + " deletions(-)\n";
-  return out;
+  const auto part = [](int n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  out += " " + part(static_cast<int>(changes.size()), "file changed", "files changed");
+  if (total_added > 0) out += ", " + part(total_added, "insertion(+)", "insertions(+)");
+  if (total_removed > 0) out += ", " + part(total_removed, "deletion(-)", "deletions(-)");
+  return out + "\n";
+}
+
+std::string TreeOf(const std::string& path, const std::string& out_dir) {
+  size_t at = !out_dir.empty() && path.rfind(out_dir, 0) == 0 ? out_dir.size() : 0;
+  while (at < path.size() && path[at] == '/') ++at;
+  const size_t first = path.find('/', at);
+  if (first == std::string::npos) return path.substr(0, path.rfind('/') == std::string::npos ? 0 : path.rfind('/'));
+  const size_t second = path.find('/', first + 1);
+  return path.substr(0, second == std::string::npos ? first : second);
 }
 
 nlohmann::json ChangeJson(const FileChange& change) {
@@ -184,7 +207,9 @@ std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::ve
       if (c.path.rfind(prefix, 0) == 0) mine.push_back(&c);
     }
     if (mine.empty()) continue;
-    out += "### `" + target + "`\n\n";
+    std::string heading = target;
+    for (size_t at = heading.find("//"); at != std::string::npos; at = heading.find("//")) heading.erase(at, 1);
+    std::string body;
     // Stage directories (and gitops/) with their changed objects.
     std::map<std::string, std::vector<std::string>> stages;
     std::string old_summary, new_summary;
@@ -207,7 +232,10 @@ std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::ve
           if (IsWorkload(c->path) && stage != "gitops") replaced_workload = true;
           break;
         case 'A': line = "`" + ObjectOf(c->path) + "` added"; break;
-        case 'D': line = "`" + ObjectOf(c->path) + "` removed"; break;
+        case 'D':
+          line = "`" + ObjectOf(c->path) + "` removed";
+          if (IsWorkload(c->path) && stage != "gitops") replaced_workload = true;
+          break;
         default: line = "`" + ObjectOf(c->path) + "` changed"; break;
       }
       const LineCounts n = CountLines(*c);
@@ -215,27 +243,28 @@ std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::ve
       stages[stage].push_back(line);
     }
     if (!stages.empty()) {
-      out += "| stage | objects |\n|---|---|\n";
+      body += "| stage | objects |\n|---|---|\n";
       for (const auto& [stage, lines] : stages) {
         std::string joined;
         for (const auto& l : lines) joined += (joined.empty() ? "" : "<br>") + l;
-        out += "| `" + stage + "` | " + joined + " |\n";
+        body += "| `" + stage + "` | " + joined + " |\n";
       }
-      out += "\n";
+      body += "\n";
     }
     const nlohmann::json facts = ChangedFacts(old_summary, new_summary);
     if (!facts.empty()) {
-      out += "| fact | before | after |\n|---|---|---|\n";
+      body += "| fact | before | after |\n|---|---|---|\n";
       for (const auto& f : facts) {
-        out += "| " + f["fact"].get<std::string>() + " | " + f["before"].get<std::string>() + " | " +
-               f["after"].get<std::string>() + " |\n";
+        body += "| " + f["fact"].get<std::string>() + " | " + f["before"].get<std::string>() + " | " +
+                f["after"].get<std::string>() + " |\n";
       }
-      out += "\n";
+      body += "\n";
     }
     if (replaced_workload) {
-      out += "**A workload is replaced:** the GitOps engine deletes the old one (a running training "
-             "stops; a finished one is run again under its new name).\n\n";
+      body += "**A workload is replaced or removed:** the GitOps engine deletes the old one (a running "
+              "training stops; a replaced one runs again under its new name).\n\n";
     }
+    if (!body.empty()) out += "### `" + heading + "`\n\n" + body;
   }
   return out;
 }

@@ -28,8 +28,9 @@ struct LineCounts {
 };
 LineCounts CountLines(const FileChange& change);
 
-/// git diff --stat's shape: " <path> | <n> +++--" per change ("old => new"
-/// for 'R'), then "N files changed, A insertions(+), D deletions(-)".
+/// git diff --stat's shape: " <path> | <n> +++--" per change
+/// ("dir/{old => new}" for 'R'), then "N files changed, A insertions(+),
+/// D deletions(-)" (zero parts left out, singular for one); "" for none.
 std::string RenderStat(const std::vector<FileChange>& changes);
 
 /// One change as JSON: {"status", "path", "oldPath" ('R'), "added", "removed"}.
@@ -44,6 +45,10 @@ nlohmann::json ChangedFacts(const std::string& old_summary, const std::string& n
 /// with the objects replaced, added, removed or edited, and the changed
 /// facts of its SUMMARY.md. Workloads a change replaces are flagged: the
 /// GitOps engine deletes the old one (a running training is stopped).
+/// The tree <out>/<project>/<target> (or <out>/_clusters/<cluster>) a
+/// changed path lies in.
+std::string TreeOf(const std::string& path, const std::string& out_dir);
+
 std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::vector<std::string>& targets);
 
 }  // namespace nemoc

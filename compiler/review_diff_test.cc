@@ -55,10 +55,15 @@ TEST(ReviewDiffTest, StatCountsLinesPerFile) {
   FileChange renamed = Change('R', "out/p/t/30-train/job-p-train-8d068580.yaml", "a\nb\n", "a\nc\nd\n");
   renamed.old_path = "out/p/t/30-train/job-p-train-5953b07f.yaml";
   const std::string stat = RenderStat({Change('A', "out/p/t/x.yaml", "", "k: v\n"), renamed});
-  EXPECT_EQ(" out/p/t/x.yaml" + std::string(57, ' ') + " | 1 +\n"
-            " out/p/t/30-train/job-p-train-5953b07f.yaml => job-p-train-8d068580.yaml | 3 ++-\n"
-            " 2 files changed, 3 insertions(+), 1 deletions(-)\n",
+  EXPECT_EQ(" out/p/t/x.yaml" + std::string(59, ' ') + " | 1 +\n"
+            " out/p/t/30-train/{job-p-train-5953b07f.yaml => job-p-train-8d068580.yaml} | 3 ++-\n"
+            " 2 files changed, 3 insertions(+), 1 deletion(-)\n",
             stat);
+  EXPECT_EQ("", RenderStat({}));
+  EXPECT_EQ(" a.yaml | 1 +\n 1 file changed, 1 insertion(+)\n", RenderStat({Change('A', "a.yaml", "", "k: v\n")}));
+  EXPECT_EQ("out/p/t", TreeOf("out/p/t/30-train/x.yaml", "out"));
+  EXPECT_EQ("out//p/t", TreeOf("out//p/t/SUMMARY.md", "out/"));
+  EXPECT_EQ("/abs/out/_clusters/c", TreeOf("/abs/out/_clusters/c/platform/x.yaml", "/abs/out"));
   EXPECT_EQ(nlohmann::json({{"status", "R"}, {"path", renamed.path}, {"oldPath", renamed.old_path},
                             {"added", 2}, {"removed", 1}}),
             ChangeJson(renamed));
@@ -92,8 +97,8 @@ TEST(ReviewDiffTest, MarkdownNamesStagesObjectsAndFacts) {
             "| `30-train` | `pytorchjob-p-train-5953b07f` → `pytorchjob-p-train-8d068580` (replaced) (+1 −1) |\n"
             "| `gitops` | `kustomization-p-t-train-e19fe6` added (+1 −0) |\n\n"
             "| fact | before | after |\n|---|---|---|\n| Steps | 1 | 2 |\n\n"
-            "**A workload is replaced:** the GitOps engine deletes the old one (a running training stops; a "
-            "finished one is run again under its new name).\n\n",
+            "**A workload is replaced or removed:** the GitOps engine deletes the old one (a running training "
+            "stops; a replaced one runs again under its new name).\n\n",
             RenderMarkdown(changes, {"out/p/t", "out/p/other"}));
   EXPECT_EQ("No changes: the trees on disk are what the specs make.\n", RenderMarkdown({}, {"out/p/t"}));
 }

@@ -64,11 +64,23 @@ bool ApplySetOverride(const std::string& assignment, Document* doc, Diagnostics*
   const std::string value_text = assignment.substr(eq + 1);
   // A --set value is input like the spec's own text: a credential in it is
   // refused (and every diagnostic channel masks it; field-review.md E6).
-  if (const auto found = FindSecrets(assignment); !found.empty()) {
+  // A flow mapping (env NAME={secretKeyRef: {name: S, key: K}}) is scanned as
+  // the spec line it stands for, "NAME: {...}", so a reference under a
+  // credential-like name is not taken for the credential itself; its scalars
+  // are still scanned for credential shapes.
+  const size_t first = value_text.find_first_not_of(" \t");
+  const bool mapping = first != std::string::npos && value_text[first] == '{';
+  const size_t cut = assignment.find_last_of(".]", eq);
+  const size_t name_start = cut == std::string::npos ? 0 : cut + 1;
+  const std::string scanned =
+      mapping ? assignment.substr(name_start, eq - name_start) + ": " + value_text : assignment;
+  if (const auto found = FindSecrets(scanned); !found.empty()) {
     for (const SecretFinding& f : found) {
       diags->Error("set.secret",
                    f.kind + " in a --set value: specs reference Secrets by name, never by value",
-                   origin, "put the value in a Kubernetes Secret and name that Secret in the spec");
+                   origin,
+                   "put the value in a Kubernetes Secret and reference it by name (in env: "
+                   "NAME={secretKeyRef: {name: SECRET, key: KEY}})");
     }
     return false;
   }

@@ -346,3 +346,29 @@ TEST(SetOverrideTestBug, IndexWithLeadingZerosIsLocatedAtTheFlag) {
 
 }  // namespace
 }  // namespace nemoc
+
+namespace nemoc {
+namespace {
+
+// An env reference under a credential-like name is scanned as the spec line
+// it stands for (HF_TOKEN: {secretKeyRef: ...}), not refused as a plain-text
+// credential; a literal value under that name still is.
+TEST(SetOverrideTestSecrets, ASecretReferenceUnderACredentialNameIsNotACredential) {
+  Document doc = LoadDoc();
+  Diagnostics diags;
+  ASSERT_TRUE(ApplySetOverride("spec.stages.train.env.HF_TOKEN={secretKeyRef: {name: hf, key: HF_TOKEN}}", &doc,
+                               &diags))
+      << Messages(diags);
+  EXPECT_EQ(json({{"secretKeyRef", {{"name", "hf"}, {"key", "HF_TOKEN"}}}}),
+            doc.root["spec"]["stages"]["train"]["env"]["HF_TOKEN"]);
+  Diagnostics refused;
+  EXPECT_FALSE(ApplySetOverride("spec.stages.train.env.DB_PASSWORD=hunter2hunter2", &doc, &refused));
+  EXPECT_NE(std::string::npos, Messages(refused).find("set.secret")) << Messages(refused);
+  Diagnostics token;
+  EXPECT_FALSE(ApplySetOverride(
+      "spec.stages.train.env.X={secretKeyRef: {name: hf_abcdefghijklmnopqrstuvwxyz0123456789, key: k}}", &doc, &token));
+  EXPECT_NE(std::string::npos, Messages(token).find("set.secret")) << Messages(token);
+}
+
+}  // namespace
+}  // namespace nemoc

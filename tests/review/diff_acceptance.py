@@ -104,6 +104,19 @@ def main():
             if not re.search(rf"\| Training \| [^|]*\b{old_steps} steps[^|]* \| [^|]*\b{steps} steps", md) or \
                     "(replaced)" not in md or "`30-train`" not in md:
                 errors.append(f"{example}: markdown lacks the replaced workload or the steps fact:\n{md}")
+    # -o json is one report on stdout even when the spec does not compile.
+    r = nemoc(["diff", "-o", "json", "examples/gpt-tp2-trainjob.yaml", "--set", "spec.stages.train.maxSteps=-5"])
+    try:
+        bad = json.loads(r.stdout)
+        if r.returncode != 1 or bad.get("ok") is not False or not bad.get("diagnostics"):
+            errors.append(f"-o json on an invalid spec: exit {r.returncode}, {r.stdout[:200]}")
+    except ValueError:
+        errors.append(f"-o json on an invalid spec printed no JSON (exit {r.returncode}): {r.stdout[:200]!r}")
+    # The F8 note names a replaced pretraining too, in every output format.
+    for fmt in (["--stat"], ["-o", "markdown"], []):
+        r = nemoc(["diff", "examples/gpt-5b-pretrain-sft-vanilla.yaml", "--set", "spec.stages.pretrain.maxSteps=7"] + fmt)
+        if not re.search(r"note: \S+/28-pretrain/\S+: this change replaces a running or finished training", r.stderr):
+            errors.append(f"diff {fmt}: no note for the replaced pretraining: {r.stderr[:300]!r}")
     for e in errors:
         print(f"FAIL {e}")
     print(f"{checked} training-only examples diffed, {len(errors)} problems")
