@@ -36,15 +36,11 @@ void NoteReplacedTrainings(const std::vector<FileChange>& changes) {
     if (slash == std::string::npos || slash < 6) continue;
     const size_t dir_start = path.rfind('/', slash - 1) + 1;
     const std::string dir = path.substr(dir_start, slash - dir_start);
-    const std::string file = path.substr(slash + 1);
     const auto ends_with = [&](const std::string& suffix) {
       return dir.size() > suffix.size() && dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     const bool train_dir = ends_with("-train") || ends_with("-pretrain");
-    const bool workload = file.rfind("pytorchjob-", 0) == 0 || file.rfind("mpijob-", 0) == 0 ||
-                          file.rfind("trainjob-", 0) == 0 || file.rfind("jobset-", 0) == 0 ||
-                          file.rfind("job-", 0) == 0;
-    if (!train_dir || !workload) continue;
+    if (!train_dir || !IsWorkloadFile(path)) continue;
     std::fprintf(stderr,
                  "note: %s: this change replaces a running or finished training: the GitOps "
                  "engine deletes this workload and starts the new one (resuming from the last "

@@ -41,14 +41,6 @@ std::string ObjectOf(const std::string& path) {
   return base;
 }
 
-bool IsWorkload(const std::string& path) {
-  const std::string base = Base(path);
-  for (const char* prefix : {"pytorchjob-", "mpijob-", "trainjob-", "jobset-", "job-"}) {
-    if (base.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
-
 std::map<std::string, std::string> FactRows(const std::string& summary) {
   std::map<std::string, std::string> rows;
   std::istringstream in(summary);
@@ -72,6 +64,14 @@ std::map<std::string, std::string> FactRows(const std::string& summary) {
 }
 
 }  // namespace
+
+bool IsWorkloadFile(const std::string& path) {
+  const std::string base = Base(path);
+  for (const char* prefix : {"pytorchjob-", "mpijob-", "trainjob-", "jobset-", "job-"}) {
+    if (base.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
 
 void PairRenamedFiles(std::vector<FileChange>* changes) {
   std::map<std::string, std::vector<size_t>> removed, added;
@@ -229,12 +229,12 @@ std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::ve
       switch (c->status) {
         case 'R':
           line = "`" + ObjectOf(c->old_path) + "` → `" + ObjectOf(c->path) + "` (replaced)";
-          if (IsWorkload(c->path) && stage != "gitops") replaced_workload = true;
+          if (IsWorkloadFile(c->path) && stage != "gitops") replaced_workload = true;
           break;
         case 'A': line = "`" + ObjectOf(c->path) + "` added"; break;
         case 'D':
           line = "`" + ObjectOf(c->path) + "` removed";
-          if (IsWorkload(c->path) && stage != "gitops") replaced_workload = true;
+          if (IsWorkloadFile(c->path) && stage != "gitops") replaced_workload = true;
           break;
         default: line = "`" + ObjectOf(c->path) + "` changed"; break;
       }

@@ -22,6 +22,10 @@ namespace nemoc {
 /// Keeps `changes` sorted by path.
 void PairRenamedFiles(std::vector<FileChange>* changes);
 
+/// Whether a file of a target tree holds a stage's workload (Job, JobSet,
+/// PyTorchJob, MPIJob, TrainJob): nemoc names files <kind>-<name>.yaml.
+bool IsWorkloadFile(const std::string& path);
+
 struct LineCounts {
   int added = 0;
   int removed = 0;

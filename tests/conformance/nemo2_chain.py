@@ -32,7 +32,6 @@ Usage: nemo2_chain.py <nemoc> <source dir>
 """
 import ast
 import dataclasses
-import glob
 import json
 import os
 import shutil
@@ -42,7 +41,8 @@ import types
 import typing
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import all_specs, build, build_all, git_show, mappings, nemo_tag, require_yaml  # noqa: E402
+from nemoc_specs import (WORKLOADS, all_args, all_specs, build, build_all, git_show, load_dir, mappings,  # noqa: E402
+                         nemo_tag, require_yaml, workload_in)
 from nemo2_checkpoints import EXP_MANAGER_STUBS, training_checkpoints  # noqa: E402
 
 yaml = require_yaml()
@@ -50,7 +50,6 @@ yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
 GIT = os.environ.get("NEMOC_NEMO_GIT")
 RELEASES = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "versions.json")))["releases"]
-WORKLOADS = ("JobSet", "PyTorchJob", "TrainJob", "Job")
 SPEC = os.path.join(SRC, "tests", "specs", "nemo2-training-chain.yaml")
 
 # nemo/lightning/resume.py AutoResume's fields (v2.1.0-v2.4.0:89-95).
@@ -127,30 +126,9 @@ def check_upstream_files(tag, errors):
         errors.append(f"NeMo {tag}: NeMoLogger no longer puts checkpoints in <log_dir>/checkpoints")
 
 
-def load_dir(target):
-    docs = {}
-    for path in sorted(glob.glob(os.path.join(target, "*", "*.yaml")) +
-                       glob.glob(os.path.join(target, "gitops", "*", "*.yaml"))):
-        with open(path) as f:
-            obj = yaml.safe_load(f)
-        if isinstance(obj, dict) and "kind" in obj:
-            docs[os.path.relpath(path, target)] = obj
-    return docs
-
-
-def workload_in(docs, directory):
-    found = [o for r, o in docs.items() if r.startswith(directory + "/") and o["kind"] in WORKLOADS]
-    return found[0] if len(found) == 1 else None
-
-
-def all_args(obj):
-    return [str(a) for node in mappings(obj) for a in (node.get("command") or []) + (node.get("args") or [])
-            if isinstance(a, (str, int))]
-
-
 def recipe_text(docs, key):
     """recipe.py of the ConfigMap the stage's workload mounts as nemo-config."""
-    obj = workload_in(docs, {"pretrain": "28-pretrain", "train": "30-train"}[key])
+    _, obj = workload_in(docs, {"pretrain": "28-pretrain", "train": "30-train"}[key])
     mounted = next((n["configMap"]["name"] for n in mappings(obj or {})
                     if n.get("name") == "nemo-config" and isinstance(n.get("configMap"), dict)), None)
     for o in docs.values():
@@ -265,13 +243,13 @@ def check_target(where, target, spec, find, errors):
     source = spec["spec"]["model"].get("source") or {}
     restored = restore_path(pre)
     if "huggingface" in source:
-        imp = workload_in(docs, "25-import-model")
+        _, imp = workload_in(docs, "25-import-model")
         output = all_args(imp)[-1] if imp else None
         if imp is None or literal(restored) != output:
             errors.append(f"{where}: the continued pretraining restores {ast.unparse(restored) if restored else None}, "
                           f"the import writes {output}")
     elif "nemo" in source:
-        results = next(m["mountPath"] for m in mappings(workload_in(docs, "28-pretrain"))
+        results = next(m["mountPath"] for m in mappings(workload_in(docs, "28-pretrain")[1])
                        if m.get("name") == "results" and "mountPath" in m)
         if literal(restored) != f"{results}/{source['nemo']}":
             errors.append(f"{where}: the continued pretraining restores {literal(restored)}, not spec.model.source.nemo")
@@ -292,14 +270,14 @@ def check_target(where, target, spec, find, errors):
             errors.append(f"{where}: upstream_checkpoint() picked {got}, AutoResume would resume {want}")
     # Readers of the chain read the fine-tuning's run.
     for directory in ("40-evaluate", "50-convert"):
-        obj = workload_in(docs, directory)
+        _, obj = workload_in(docs, directory)
         if obj is None:
             continue
         args = all_args(obj)
         if logs["train"] + "/checkpoints" not in args or any(logs["pretrain"] + "/" in a for a in args):
             errors.append(f"{where}: {directory} does not read {logs['train']}/checkpoints alone")
     # GitOps order.
-    names = {k: workload_in(docs, d)["metadata"] for k, d in (("pretrain", "28-pretrain"), ("train", "30-train"))}
+    names = {k: workload_in(docs, d)[1]["metadata"] for k, d in (("pretrain", "28-pretrain"), ("train", "30-train"))}
     flux = {o["spec"]["path"].rsplit("/", 1)[-1]: o for o in docs.values()
             if o["kind"] == "Kustomization" and o["apiVersion"].startswith("kustomize.toolkit.fluxcd.io")}
     if flux and flux["28-pretrain"]["metadata"]["name"] not in [d["name"] for d in flux["30-train"]["spec"].get("dependsOn", [])]:
@@ -363,7 +341,7 @@ def hash_chain(tmp, errors):
     names, lone_docs = rebuilt(tmp, "lone", lone, errors)
     if names:
         restored = literal(restore_path(assigns(recipe_text(lone_docs, "train"))))
-        imp = workload_in(lone_docs, "25-import-model")
+        _, imp = workload_in(lone_docs, "25-import-model")
         if imp is None or restored != all_args(imp)[-1]:
             errors.append(f"lone continued pretraining restores {restored}, not the import's output")
 

@@ -36,7 +36,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import all_specs, build, build_all, mappings, missing, nemo_tag, require_yaml  # noqa: E402
+from nemoc_specs import (WORKLOADS, all_args, all_specs, build, build_all, load_dir, mappings, missing,  # noqa: E402
+                         nemo_tag, require_yaml, workload_in)
 
 yaml = require_yaml()
 
@@ -44,23 +45,6 @@ NEMOC, SRC = sys.argv[1], sys.argv[2]
 RELEASES = json.load(open(os.path.join(SRC, "libsonnet", "nemo", "versions.json")))["releases"]
 PRETRAIN_SCRIPT = "megatron_gpt_pretraining.py"
 FINETUNE_SCRIPT = "megatron_gpt_finetuning.py"
-WORKLOADS = ("JobSet", "PyTorchJob", "TrainJob", "Job")
-
-
-def load_dir(target):
-    docs = {}
-    for path in sorted(glob.glob(os.path.join(target, "*", "*.yaml")) +
-                       glob.glob(os.path.join(target, "gitops", "*", "*.yaml"))):
-        with open(path) as f:
-            obj = yaml.safe_load(f)
-        if isinstance(obj, dict) and "kind" in obj:
-            docs[os.path.relpath(path, target)] = obj
-    return docs
-
-
-def workload_in(docs, directory):
-    found = [(r, o) for r, o in docs.items() if r.startswith(directory + "/") and o["kind"] in WORKLOADS]
-    return found[0] if len(found) == 1 else (None, None)
 
 
 def run_of(obj):
@@ -73,11 +57,6 @@ def run_of(obj):
         if "--config-name=config.yaml" in args and "image" in node:
             image, argv = node["image"], args
     return image, argv, mounted
-
-
-def all_args(obj):
-    return [str(a) for node in mappings(obj) for a in (node.get("command") or []) + (node.get("args") or [])
-            if isinstance(a, (str, int))]
 
 
 def saved_nemo(cfg):

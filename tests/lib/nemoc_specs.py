@@ -132,3 +132,34 @@ def nemo2_recipe(target, key="train"):
         if recipe is not None:
             return {ast.unparse(n.targets[0]): n.value for n in ast.walk(ast.parse(recipe)) if isinstance(n, ast.Assign)}
     return None
+
+
+# The workload kinds nemoc runs a stage as (runtimes/*.libsonnet).
+WORKLOADS = ("JobSet", "PyTorchJob", "TrainJob", "Job")
+
+
+def load_dir(target):
+    """{path relative to target: object} of every YAML object of a target tree's stage directories
+    and gitops/<engine>/ directories."""
+    yaml = require_yaml()
+    docs = {}
+    for path in sorted(glob.glob(os.path.join(target, "*", "*.yaml")) +
+                       glob.glob(os.path.join(target, "gitops", "*", "*.yaml"))):
+        with open(path) as f:
+            obj = yaml.safe_load(f)
+        if isinstance(obj, dict) and "kind" in obj:
+            docs[os.path.relpath(path, target)] = obj
+    return docs
+
+
+def workload_in(docs, directory):
+    """(relative path, object) of the one workload in a stage directory of load_dir's docs, else
+    (None, None)."""
+    found = [(r, o) for r, o in docs.items() if r.startswith(directory + "/") and o["kind"] in WORKLOADS]
+    return found[0] if len(found) == 1 else (None, None)
+
+
+def all_args(obj):
+    """Every command and args entry of every container-like mapping under obj, as strings."""
+    return [str(a) for node in mappings(obj) for a in (node.get("command") or []) + (node.get("args") or [])
+            if isinstance(a, (str, int))]
