@@ -37,6 +37,7 @@ struct SpecResult {
 void Done(SpecResult* result) {
   // What the spec was prepared from is no longer needed (its text is in `sources`).
   result->prepared.doc = Document();
+  result->prepared.target_docs.clear();
   result->prepared.normalized = nullptr;
   // Sources are only needed to quote diagnostics; a clean spec's library
   // texts would otherwise be held for every spec until the end.
@@ -49,7 +50,10 @@ void Done(SpecResult* result) {
 void CompileBatch(const Compiler& compiler, const std::vector<size_t>& batch,
                   JsonnetExpander* expander, std::vector<SpecResult>* results) {
   std::vector<JsonnetExpander::BatchSpec> items;
-  for (size_t i : batch) items.push_back({&(*results)[i].prepared.normalized, &(*results)[i].prepared.doc});
+  for (size_t i : batch) {
+    const PreparedSpec& p = (*results)[i].prepared;
+    items.push_back({&p.normalized, &p.doc, &p.target_docs});
+  }
   std::vector<std::map<std::string, TargetExpansion>> expansions;
   std::vector<Diagnostics> diags;
   std::vector<bool> ok;

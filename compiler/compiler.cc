@@ -17,6 +17,7 @@
 #include "set_override.h"
 #include "spec_loader.h"
 #include "summary.h"
+#include "target_overrides.h"
 #include "yaml_emitter.h"
 
 namespace nemoc {
@@ -62,6 +63,20 @@ const InputSchema* Compiler::InputSchemaFor(Diagnostics* diags) const {
   });
   if (input_schema_ == nullptr) diags->Error("internal.schema", input_schema_error_);
   return input_schema_.get();
+}
+
+const nlohmann::json& PreparedSpec::SpecFor(const std::string& name) const {
+  auto specs = normalized.find("targetSpecs");
+  if (specs != normalized.end()) {
+    auto it = specs->find(name);
+    if (it != specs->end()) return *it;
+  }
+  return normalized;
+}
+
+const Document& PreparedSpec::DocFor(const std::string& name) const {
+  auto it = target_docs.find(name);
+  return it != target_docs.end() ? it->second : doc;
 }
 
 std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
@@ -176,6 +191,34 @@ FileTree BuildTree(const std::map<std::string, nlohmann::json>& files,
   return tree;
 }
 
+// How many targets a loaded (maybe invalid) spec lists.
+size_t TargetCount(const Document& doc) {
+  const nlohmann::json& root = doc.root;
+  if (!root.is_object() || !root.contains("spec") || !root["spec"].is_object()) return 0;
+  const nlohmann::json& spec = root["spec"];
+  return spec.contains("targets") && spec["targets"].is_array() ? spec["targets"].size() : 0;
+}
+
+// Where a target's tree departs from the spec file alone: its overrides
+// (each with the value the spec gives, if it gives one) and this build's --set.
+SummaryProvenance Provenance(const Document& spec_doc, const std::string& target_pointer,
+                             const std::vector<std::string>& sets) {
+  SummaryProvenance provenance;
+  provenance.target = PointerToDotted(target_pointer);
+  provenance.sets = sets;
+  const nlohmann::json::json_pointer overrides_at(target_pointer + "/overrides");
+  if (!spec_doc.root.contains(overrides_at)) return provenance;
+  for (auto& [dotted, value] : OverrideLines(spec_doc.root[overrides_at])) {
+    std::string pointer;
+    std::string shared;
+    if (DottedToPointer(dotted, &pointer) && spec_doc.root.contains(nlohmann::json::json_pointer(pointer))) {
+      shared = spec_doc.root[nlohmann::json::json_pointer(pointer)].dump();
+    }
+    provenance.overrides.push_back({dotted, value, shared});
+  }
+  return provenance;
+}
+
 }  // namespace
 
 std::string ExpectedNamespace(const nlohmann::json& normalized, const std::string& path) {
@@ -214,7 +257,8 @@ bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagno
   bool expanded = false;
   {
     const EvalWatch watch(prepared->doc.file);  // time and memory bounds (E10)
-    expanded = expander->Expand(prepared->normalized, prepared->doc, &expansions, diags);
+    expanded = expander->Expand(prepared->normalized, prepared->doc, &expansions, diags,
+                                &prepared->target_docs);
   }
   for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
   if (!expanded) return false;
@@ -265,7 +309,11 @@ bool Compiler::Prepare(const std::string& path, CompiledSpec* out, PreparedSpec*
   if (!sets_ok) return false;
   const InputSchema* input_schema = InputSchemaFor(diags);
   if (input_schema == nullptr) return false;
-  if (!input_schema->Validate(doc, yaml11_bools, diags)) return false;
+  if (!input_schema->Validate(doc, yaml11_bools, diags)) {
+    // Every problem in one run: the targets' overrides are validated too.
+    PrepareTargetOverrides(*input_schema, yaml11_bools, prepared, diags, /*validate_only=*/true);
+    return false;
+  }
 
   nlohmann::json& normalized = prepared->normalized;
   const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
@@ -323,17 +371,73 @@ bool Compiler::Prepare(const std::string& path, CompiledSpec* out, PreparedSpec*
                                     : "did you mean '" + suggestion + "'?");
     profiles_ok = false;
   }
-  return profiles_ok;
+  if (!profiles_ok) return false;
+  return PrepareTargetOverrides(*input_schema, yaml11_bools, prepared, diags, false);
+}
+
+bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
+                                      const std::set<std::string>& spec_yaml11_bools,
+                                      PreparedSpec* prepared, Diagnostics* diags,
+                                      bool validate_only) const {
+  // A target with overrides compiles from the spec with them merged in:
+  // validated, normalized and checked like the spec, every value from the
+  // overrides located at its own line. What the shared spec already
+  // reported is not repeated; what only the merge causes names the target.
+  // With validate_only (the spec itself is invalid) the merged spec is only
+  // validated, so that one run reports the overrides' mistakes too.
+  const Document& doc = prepared->doc;
+  const size_t reported = diags->items().size();
+  bool ok = true;
+  for (size_t i = 0; i < TargetCount(doc); ++i) {
+    if (!HasTargetOverrides(doc, i)) continue;
+    const nlohmann::json& target = doc.root["spec"]["targets"][i];
+    const std::string name = target.contains("name") && target["name"].is_string()
+                                 ? target["name"].get<std::string>()
+                                 : "[" + std::to_string(i) + "]";
+    if (!options_.only_targets.empty() &&
+        std::find(options_.only_targets.begin(), options_.only_targets.end(), name) ==
+            options_.only_targets.end()) {
+      continue;
+    }
+    std::set<std::string> yaml11_bools = spec_yaml11_bools;
+    Document merged_doc = ApplyTargetOverrides(doc, i, &yaml11_bools);
+    Diagnostics found;
+    nlohmann::json merged;
+    bool target_ok = input_schema.Validate(merged_doc, yaml11_bools, &found);
+    if (target_ok && !validate_only) {
+      const bool normalized_ok = Normalize(merged_doc, input_schema, catalog_, &merged, &found);
+      target_ok = CheckSpec(merged_doc, merged, &found) && normalized_ok;
+    }
+    for (Diagnostic d : found.items()) {
+      bool repeated = false;
+      for (size_t k = 0; k < reported && !repeated; ++k) {
+        const Diagnostic& seen = diags->items()[k];
+        repeated = seen.code == d.code && seen.message == d.message &&
+                   seen.location.file == d.location.file && seen.location.line == d.location.line &&
+                   seen.location.column == d.location.column;
+      }
+      if (repeated) continue;
+      d.message = "target " + name + ": " + d.message;
+      diags->Add(std::move(d));
+    }
+    if (!target_ok || validate_only) {
+      ok = ok && target_ok;
+      continue;
+    }
+    prepared->normalized["targetSpecs"][name] = std::move(merged);
+    prepared->target_docs.emplace(name, std::move(merged_doc));
+  }
+  return ok;
 }
 
 bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expanded,
                       CompiledSpec* out, Diagnostics* diags, JsonnetExpander* expander) const {
   const std::string& path = prepared->path;
-  const Document& doc = prepared->doc;
-  const nlohmann::json& normalized = prepared->normalized;
+  const Document& spec_doc = prepared->doc;
   std::map<std::string, TargetExpansion>& expansions = *expanded;
-  const SpecInputs stamp_inputs{std::filesystem::path(path).filename().string(), doc.text,
+  const SpecInputs stamp_inputs{std::filesystem::path(path).filename().string(), spec_doc.text,
                                 options_.sets, options_.jpaths};
+  const nlohmann::json& normalized = prepared->normalized;
 
   const std::string spec_name = std::filesystem::path(path).filename().string();
   bool ok = true;
@@ -346,6 +450,10 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
             options_.only_targets.end()) {
       continue;
     }
+    // A target with overrides is checked, planned and summarised from its
+    // merged spec, located in its merged document.
+    const nlohmann::json& effective = prepared->SpecFor(name);
+    const Document& doc = prepared->DocFor(name);
     auto it = expansions.find(name);
     if (it == expansions.end()) {
       diags->Error("library.output", "the libraries produced nothing for target " + name);
@@ -366,7 +474,7 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     }
     // The profile names the GPU model; the fit check needs its memory.
     nlohmann::json& facts = it->second.summary;
-    const auto& spec = normalized["spec"];
+    const auto& spec = effective["spec"];
     const nlohmann::json* gpu = nullptr;
     if (facts.contains("accelerator") && facts["accelerator"].is_string()) {
       const std::string accelerator = facts["accelerator"].get<std::string>();
@@ -415,7 +523,7 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     // groups by directory (gitops/argocd, gitops/platform/flux, ...).
     std::map<std::string, std::map<std::string, nlohmann::json>> by_namespace;
     for (const auto& [file, object] : it->second.files) {
-      by_namespace[ExpectedNamespace(normalized, file)].emplace(file, object);
+      by_namespace[ExpectedNamespace(effective, file)].emplace(file, object);
     }
     bool verified = true;
     for (const auto& [expected, group] : by_namespace) {
@@ -432,10 +540,11 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
         TakeContribution(&it->second.files, gitops_facts.value("cluster", nlohmann::json()));
     compiled.cluster_location =
         doc.map.Locate(target.contains("cluster") ? pointer + "/cluster" : pointer);
-    compiled.plan = PlanTarget(normalized, target, it->second.summary, it->second.files, compiled.dir);
+    compiled.plan = PlanTarget(effective, target, it->second.summary, it->second.files, compiled.dir);
     compiled.tree = BuildTree(
         it->second.files, it->second.kustomizations,
-        RenderSummary(normalized, target, it->second.summary, it->second.files, spec_name));
+        RenderSummary(effective, target, it->second.summary, it->second.files, spec_name,
+                      Provenance(spec_doc, pointer, options_.sets)));
     if (!contribution.is_null()) compiled.tree[kContributionFile] = contribution.dump(1) + "\n";
     // Last gate before disk: no credential-shaped text in any generated file.
     if (!ScanTreeForSecrets(compiled.tree, compiled.dir, diags)) {

@@ -57,8 +57,16 @@ struct TargetExpansion;
 struct PreparedSpec {
   std::string path;
   Document doc;
+  /// The normalized spec. A target with overrides (target_overrides.h)
+  /// compiles from its own merged spec, normalized["targetSpecs"][name]
+  /// (nemoc.libsonnet's build() picks it), located in target_docs[name].
   nlohmann::json normalized;
+  std::map<std::string, Document> target_docs;
   size_t diagnostics_before = 0;  // a spec that adds any diagnostic is not stamped
+
+  /// The normalized spec target `name` compiles from, and its document.
+  const nlohmann::json& SpecFor(const std::string& name) const;
+  const Document& DocFor(const std::string& name) const;
 };
 
 /// A spec file as UpToDate loaded it, handed to CompileFile so a spec that
@@ -121,6 +129,11 @@ class Compiler {
   DataDir data_;
   CompileOptions options_;
   const InputSchema* InputSchemaFor(Diagnostics* diags) const;  // loads once, thread-safe
+  // Prepare's last step: the merged spec of each selected target with overrides.
+  bool PrepareTargetOverrides(const InputSchema& input_schema,
+                              const std::set<std::string>& spec_yaml11_bools,
+                              PreparedSpec* prepared, Diagnostics* diags,
+                              bool validate_only) const;
 
   mutable std::once_flag input_schema_once_;
   mutable std::unique_ptr<InputSchema> input_schema_;

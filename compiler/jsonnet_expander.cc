@@ -475,7 +475,7 @@ bool JsonnetExpander::ExpandBatch(const std::vector<BatchSpec>& specs,
   diags->assign(specs.size(), Diagnostics());
   ok->assign(specs.size(), false);
   for (size_t i = 0; i < specs.size(); ++i) {
-    (*ok)[i] = Collect(&result[i], *specs[i].doc, &(*outs)[i], &(*diags)[i]);
+    (*ok)[i] = Collect(&result[i], *specs[i].doc, specs[i].target_docs, &(*outs)[i], &(*diags)[i]);
   }
   return true;
 }
@@ -556,8 +556,8 @@ void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::st
 }
 
 bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& doc,
-                             std::map<std::string, TargetExpansion>* out,
-                             Diagnostics* diags) {
+                             std::map<std::string, TargetExpansion>* out, Diagnostics* diags,
+                             const std::map<std::string, Document>* target_docs) {
   imported_.clear();
   import_calls_.clear();
   // Profile names are spliced into the entry snippet: refuse unsafe ones per
@@ -606,10 +606,11 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
     }
     return false;
   }
-  return Collect(&result, doc, out, diags);
+  return Collect(&result, doc, target_docs, out, diags);
 }
 
-bool JsonnetExpander::Collect(nlohmann::json* evaluated, const Document& doc,
+bool JsonnetExpander::Collect(nlohmann::json* evaluated, const Document& spec_doc,
+                              const std::map<std::string, Document>* target_docs,
                               std::map<std::string, TargetExpansion>* out,
                               Diagnostics* diags) const {
   nlohmann::json& result = *evaluated;
@@ -628,6 +629,8 @@ bool JsonnetExpander::Collect(nlohmann::json* evaluated, const Document& doc,
   // most of the memory a build holds.
   for (auto& [name, expansion] : result["targets"].items()) {
     const std::string prefix = "target " + name + ": ";
+    // A target with overrides is located in its merged document.
+    const Document& doc = target_docs != nullptr && target_docs->count(name) ? target_docs->at(name) : spec_doc;
     if (!expansion.is_object()) {
       diags->Error("library.output", prefix + "the libraries returned a " +
                                          std::string(expansion.type_name()) + ", not an object");

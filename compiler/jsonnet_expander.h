@@ -57,13 +57,17 @@ class JsonnetExpander {
 
   /// Evaluates libsonnet's entry point once for every target of `normalized`.
   /// Diagnostics returned by profiles (by JSON pointer) are located in `doc`.
+  /// A target with overrides compiles from normalized["targetSpecs"][name]
+  /// and its diagnostics are located in (*target_docs)[name].
   bool Expand(const nlohmann::json& normalized, const Document& doc,
-              std::map<std::string, TargetExpansion>* out, Diagnostics* diags);
+              std::map<std::string, TargetExpansion>* out, Diagnostics* diags,
+              const std::map<std::string, Document>* target_docs = nullptr);
 
   /// A normalized spec and the document it came from (for locations).
   struct BatchSpec {
     const nlohmann::json* normalized;
     const Document* doc;
+    const std::map<std::string, Document>* target_docs = nullptr;
   };
   /// Expand for several specs in ONE evaluation: libjsonnet 0.18 parses its
   /// standard library and nemoc's bundled libraries again for every
@@ -121,6 +125,7 @@ class JsonnetExpander {
                 const std::string* specs, std::string* text);
   // The evaluated {targets: ...} of one spec -> `out` (objects moved out).
   bool Collect(nlohmann::json* result, const Document& doc,
+               const std::map<std::string, Document>* target_docs,
                std::map<std::string, TargetExpansion>* out, Diagnostics* diags) const;
   void ReportJsonnetError(const std::string& error, const std::string& target,
                           Diagnostics* diags) const;

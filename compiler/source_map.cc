@@ -1,5 +1,9 @@
 #include "source_map.h"
 
+#include <iterator>
+#include <utility>
+#include <vector>
+
 namespace nemoc {
 
 void SourceMap::SetValue(const std::string& pointer, SourcePos pos) {
@@ -12,6 +16,43 @@ void SourceMap::SetKey(const std::string& pointer, SourcePos pos) {
 
 void SourceMap::SetOverride(const std::string& pointer, Location origin) {
   overrides_[pointer] = std::move(origin);
+}
+
+namespace {
+
+bool AtOrBelow(const std::string& pointer, const std::string& root) {
+  return pointer.compare(0, root.size(), root) == 0 &&
+         (pointer.size() == root.size() || pointer[root.size()] == '/');
+}
+
+template <typename Map>
+void EraseBelow(Map* map, const std::string& root) {
+  for (auto it = map->begin(); it != map->end();) {
+    it = AtOrBelow(it->first, root) ? map->erase(it) : std::next(it);
+  }
+}
+
+template <typename Map>
+void GraftBelow(Map* map, const std::string& from, const std::string& to) {
+  std::vector<std::pair<std::string, typename Map::mapped_type>> copied;
+  for (const auto& [pointer, value] : *map) {
+    if (AtOrBelow(pointer, from)) copied.emplace_back(to + pointer.substr(from.size()), value);
+  }
+  for (auto& [pointer, value] : copied) (*map)[pointer] = std::move(value);
+}
+
+}  // namespace
+
+void SourceMap::Erase(const std::string& pointer) {
+  EraseBelow(&values_, pointer);
+  EraseBelow(&keys_, pointer);
+  EraseBelow(&overrides_, pointer);
+}
+
+void SourceMap::Graft(const std::string& from, const std::string& to) {
+  GraftBelow(&values_, from, to);
+  GraftBelow(&keys_, from, to);
+  GraftBelow(&overrides_, from, to);
 }
 
 Location SourceMap::Locate(const std::string& pointer, bool prefer_key) const {

@@ -41,6 +41,14 @@ class SourceMap {
   /// somewhere else, e.g. a `--set` flag; Locate then returns `origin`.
   void SetOverride(const std::string& pointer, Location origin);
 
+  /// Forgets every position at `pointer` and below it (a value replaced
+  /// wholesale, e.g. by a target's overrides).
+  void Erase(const std::string& pointer);
+  /// Positions recorded at `from` and below it are also recorded at the
+  /// same places under `to`: a value copied from `from` to `to` is located
+  /// where it was written.
+  void Graft(const std::string& from, const std::string& to);
+
  private:
   Location LocateUnlabelled(const std::string& pointer, bool prefer_key) const;
 

@@ -10,12 +10,26 @@
 
 namespace nemoc {
 
-/// `normalized` is the normalized spec, `target` one of its targets,
-/// `facts` the libraries' summary for it, `files` the target's objects.
+/// Where a target's tree departs from its spec file alone.
+struct SummaryProvenance {
+  std::string target;  // "spec.targets[1]"
+  struct Override {
+    std::string path;    // "spec.stages.train.nodes"
+    std::string value;   // compact JSON; "null" = removed
+    std::string shared;  // the spec's own value (compact JSON), "" when it sets none
+  };
+  std::vector<Override> overrides;  // spec.targets[i].overrides, flattened
+  std::vector<std::string> sets;    // this build's --set assignments
+};
+
+/// `normalized` is the normalized spec the target compiles from (merged with
+/// its overrides), `target` one of its targets, `facts` the libraries'
+/// summary for it, `files` the target's objects.
 std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json& target,
                           const nlohmann::json& facts,
                           const std::map<std::string, nlohmann::json>& files,
-                          const std::string& spec_name);
+                          const std::string& spec_name,
+                          const SummaryProvenance& provenance = {});
 
 /// Stage directories in pipeline order (directory names sort in that order),
 /// as the libraries emitted them: new stages appear without changes here.

@@ -144,10 +144,14 @@ local builders = {
       + (if gitops.enabled(ctx) then { gitops: gitops.summary(ctx, stageFiles) } else {}),
     },
 
+  // A target with overrides (spec.targets[i].overrides) compiles from its
+  // own merged, normalized spec, which nemoc passes as spec.targetSpecs[name].
   build(spec, profiles, only_target):: {
     local targets = spec.spec.targets,
+    local specs = if std.objectHasEx(spec, 'targetSpecs', false) then spec.targetSpecs else {},
+    local specFor(name) = if std.objectHasEx(specs, name, false) then specs[name] else spec,
     targets: {
-      [targets[i].name]: $.buildTarget(spec, profiles, targets[i], i)
+      [targets[i].name]: $.buildTarget(specFor(targets[i].name), profiles, specFor(targets[i].name).spec.targets[i], i)
       for i in std.range(0, std.length(targets) - 1)
       if only_target == '' || targets[i].name == only_target
     },
