@@ -534,6 +534,84 @@ TEST(Completion, ScriptsNameEverySubcommandAndOption) {
   }
 }
 
+// stdout of a shell command (the completion shells below).
+std::string Output(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  pclose(pipe);
+  return out;
+}
+
+// fish's own completion engine asked what it offers after "nemoc " and after
+// "nemoc SUB --": every subcommand, and every option of every subcommand's help.
+TEST(Completion, FishOffersEverySubcommandAndOption) {
+  if (std::system("command -v fish >/dev/null 2>&1") != 0) {
+    NEMOC_MISSING_PREREQUISITE("fish not installed (scripts/install-deps installs it)");
+  }
+  const std::string script = SourceDir() + "/completions/nemoc.fish";
+  ASSERT_EQ(std::system(("fish -n " + script).c_str()), 0);
+  auto complete = [&](const std::string& line) {
+    return Output("fish --no-config -c 'source " + script + "; complete -C \"" + line + "\"' 2>&1");
+  };
+  const std::string first = complete("nemoc ");
+  for (const auto& sub : Subcommands()) {
+    EXPECT_NE(first.find(sub + "\t"), std::string::npos) << "fish lacks " << sub << ":\n" << first;
+    RunResult help = RunNemoc({sub, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << sub;
+    const std::string offered = complete("nemoc " + sub + " -");
+    std::regex option("^ +(?:(-[a-zA-Z]),)?(--[a-z][a-z-]+)");
+    std::istringstream lines(help.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, option) || m[2] == "--help" || m[2] == "--help-all") continue;
+      EXPECT_NE(offered.find(m[2].str() + "\t"), std::string::npos) << "fish lacks " << sub << " " << m[2] << ":\n" << offered;
+      if (m[1].matched) {
+        EXPECT_NE(offered.find(m[1].str() + "\t"), std::string::npos) << "fish lacks " << sub << " " << m[1];
+      }
+    }
+  }
+  // Values where the help lists them.
+  EXPECT_NE(complete("nemoc diff -o ").find("markdown"), std::string::npos);
+  EXPECT_NE(complete("nemoc init --profile ").find("gke-a4"), std::string::npos);
+}
+
+// The man page the build generates from the help text (scripts/make-man):
+// every subcommand has its section with its options, and man renders it
+// without warnings.
+TEST(Help, ManPageIsGeneratedFromTheHelp) {
+  const char* bin = std::getenv("NEMOC_BIN");
+  const std::string page =
+      std::filesystem::path(bin != nullptr ? bin : SourceDir() + "/build/nemoc").parent_path().string() + "/nemoc.1";
+  if (!std::filesystem::exists(page)) {
+    NEMOC_MISSING_PREREQUISITE("no " + page + ": help2man was not found when the build was configured");
+  }
+  const std::string roff = ReadFile(page);
+  EXPECT_NE(roff.find(".TH NEMOC \"1\""), std::string::npos) << roff.substr(0, 400);
+  const std::string text = Output("MANWIDTH=100 man --warnings -l " + page + " 2>&1");
+  EXPECT_EQ(text.find("warning"), std::string::npos) << text;
+  for (const auto& sub : Subcommands()) {
+    if (sub == "help") continue;
+    const size_t at = text.find("   nemoc " + sub + "\n");
+    ASSERT_NE(at, std::string::npos) << "no section for " << sub;
+    const size_t end = text.find("\n   nemoc ", at + 1);
+    const std::string section = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    RunResult help = RunNemoc({sub, "--help"});
+    std::regex option("^ +(?:-[a-zA-Z],)?(--[a-z][a-z-]+)");
+    std::istringstream lines(help.out);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, option)) continue;
+      EXPECT_NE(section.find(m[1].str()), std::string::npos) << "the man page's " << sub << " lacks " << m[1];
+    }
+  }
+  for (const char* heading : {"ENVIRONMENT", "EXAMPLES", "EXIT STATUS"}) {
+    EXPECT_NE(text.find(std::string("\n") + heading + "\n"), std::string::npos) << heading;
+  }
+}
+
 TEST(Help, VersionFlagHelpCommandAndDidYouMean) {
   RunResult version = RunNemoc({"--version"});
   EXPECT_EQ(version.exit_code, 0);
