@@ -1,6 +1,9 @@
 // nemoc init: write a commented starter spec that builds as is.
 #include "commands.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -26,13 +29,36 @@ namespace {
 
 // The $schema of the modeline: the data directory's schema, relative to the
 // directory the spec is written to (absolute when they share no root).
-std::string SchemaRef(const DataDir& data, const std::string& spec_path) {
+// The schema editors read, as a file of the repository the spec is committed
+// to: the modeline survives a clone (a path to where nemoc is installed does
+// not), and the schema matches the nemoc the team builds with.
+constexpr char kSchemaCopy[] = ".nemoc/project.schema.json";
+
+// Writes (or refreshes) <spec dir>/.nemoc/project.schema.json; "" when it
+// already held the schema, else what happened.
+bool WriteSchemaCopy(const DataDir& data, const std::string& spec_path, std::string* what,
+                     std::string* err) {
   namespace fs = std::filesystem;
+  std::ifstream in(data.schema(), std::ios::binary);
+  std::stringstream schema;
+  schema << in.rdbuf();
+  if (!in) {
+    *err = "cannot read " + data.schema();
+    return false;
+  }
+  const fs::path copy = fs::path(spec_path).parent_path() / kSchemaCopy;
+  std::ifstream old(copy, std::ios::binary);
+  std::stringstream existing;
+  existing << old.rdbuf();
+  if (old && existing.str() == schema.str()) {
+    what->clear();
+    return true;
+  }
+  *what = (old ? "refreshed " : "wrote ") + copy.string();
   std::error_code ec;
-  const fs::path dir = fs::absolute(fs::path(spec_path), ec).parent_path();
-  const fs::path schema = fs::weakly_canonical(data.schema(), ec);
-  fs::path relative = schema.lexically_relative(fs::weakly_canonical(dir, ec));
-  return relative.empty() ? schema.string() : relative.string();
+  fs::create_directories(copy.parent_path(), ec);
+  RealDisk disk;
+  return disk.WriteFile(copy.string(), schema.str(), err);
 }
 
 }  // namespace
@@ -57,7 +83,7 @@ int RunInit(const InitFlags& flags) {
   options.model = flags.model;
   options.cluster_queue = flags.cluster_queue;
   const std::string path = flags.name + ".yaml";
-  options.schema_ref = SchemaRef(data, path);
+  options.schema_ref = kSchemaCopy;
   std::string yaml;
   if (!StarterSpec(options, catalog, accelerators, &yaml, &err)) {
     std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
@@ -78,8 +104,17 @@ int RunInit(const InitFlags& flags) {
     std::fprintf(stderr, "nemoc: error: cannot write %s: %s\n", ForTerminal(path).c_str(), ForTerminal(err).c_str());
     return kExitInvalid;
   }
+  std::string schema_note;
+  if (!WriteSchemaCopy(data, path, &schema_note, &err)) {
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
+    return kExitInvalid;
+  }
   std::printf("wrote %s: `nemoc plan %s` shows what it runs, `nemoc build %s` writes it out\n",
               path.c_str(), path.c_str(), path.c_str());
+  if (!schema_note.empty()) {
+    std::printf("%s: the schema the spec's modeline names, for editors; commit it with the spec\n",
+                schema_note.c_str());
+  }
   return kExitOk;
 }
 

@@ -87,6 +87,11 @@ std::vector<std::pair<std::string, std::string>> Facts(const nlohmann::json& s) 
   }
   if (s.contains("maxLength")) facts.push_back({"MAX LENGTH", Scalar(s["maxLength"])});
   if (s.contains("pattern")) facts.push_back({"PATTERN", Scalar(s["pattern"])});
+  if (s.contains("examples") && s["examples"].is_array()) {
+    std::string values;
+    for (const auto& v : s["examples"]) values += (values.empty() ? "" : ", ") + Scalar(v);
+    facts.push_back({"EXAMPLES", values});
+  }
   return facts;
 }
 
@@ -184,9 +189,13 @@ bool Explain(const nlohmann::json& schema, const std::string& raw_path, bool rec
   if (!path.empty() && path.front() == '.') path.erase(0, 1);
   Node node{&schema, schema.value("description", "")};
   std::string walked;
+  const nlohmann::json* owner = nullptr;  // the object the field belongs to
+  std::string field;
   if (!path.empty()) {
     for (const auto& part : Split(path)) {
       const nlohmann::json& parent = ElementOf(schema, *node.schema);
+      owner = &parent;
+      field = part;
       const std::string where = walked.empty() ? "the spec" : walked;
       std::vector<std::string> names;
       if (parent.contains("properties")) {
@@ -235,6 +244,7 @@ bool Explain(const nlohmann::json& schema, const std::string& raw_path, bool rec
   if (!node.description.empty()) *out += "DESCRIPTION:\n" + Wrap(node.description, 4) + "\n";
   const auto facts = Facts(self);
   for (const auto& [label, value] : facts) {
+    if (label == "ALLOWED" && self.contains("enumDescriptions")) continue;  // VALUES below lists them
     // "ALLOWED:  a, b, c" with long lists wrapped under the first value.
     std::string head = label + ": ";
     while (head.size() < 10) head += ' ';
@@ -243,6 +253,31 @@ bool Explain(const nlohmann::json& schema, const std::string& raw_path, bool rec
     *out += head + lines.substr(head.size());
   }
   if (!facts.empty()) *out += "\n";
+  // Enumerated values with their descriptions (scripts/update-schema-catalogue),
+  // and values a profile's rule allows (instance types of eks-efa).
+  auto values = [&](const nlohmann::json& s, const std::string& heading) {
+    if (!s.contains("enum") || !s.contains("enumDescriptions") ||
+        s["enum"].size() != s["enumDescriptions"].size()) {
+      return;
+    }
+    *out += heading + ":\n";
+    for (size_t i = 0; i < s["enum"].size(); ++i) {
+      *out += "    " + Scalar(s["enum"][i]) + "\n" + Wrap(Scalar(s["enumDescriptions"][i]), 6);
+    }
+    *out += "\n";
+  };
+  values(self, "VALUES");
+  if (owner != nullptr && owner->contains("allOf") && (*owner)["allOf"].is_array()) {
+    for (const auto& rule : (*owner)["allOf"]) {
+      const nlohmann::json profile = rule.value("if", nlohmann::json::object())
+                                         .value("properties", nlohmann::json::object())
+                                         .value("profile", nlohmann::json::object());
+      const nlohmann::json then = rule.value("then", nlohmann::json::object()).value("properties", nlohmann::json::object());
+      if (profile.contains("const") && then.contains(field) && then[field].is_object()) {
+        values(then[field], "VALUES (profile " + Scalar(profile["const"]) + ")");
+      }
+    }
+  }
   const nlohmann::json& element = ElementOf(schema, self);
   if (element.contains("properties")) {
     *out += "FIELDS:\n";

@@ -159,6 +159,31 @@ std::string Excerpt(const nlohmann::json& value) {
   return text;
 }
 
+// Rules marked "x-nemoc-editor-only" (scripts/update-schema-catalogue: what a
+// target of each profile may set) are for editors: nemoc checks the same facts
+// itself with located messages (checks.cc spec.wrong-profile, the profiles'
+// diagnostics), so valijson does not see them.
+static void StripEditorOnly(nlohmann::json* schema) {
+  if (schema->is_array()) {
+    for (auto& item : *schema) StripEditorOnly(&item);
+    return;
+  }
+  if (!schema->is_object()) return;
+  auto all_of = schema->find("allOf");
+  if (all_of != schema->end() && all_of->is_array()) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& part : *all_of) {
+      if (!(part.is_object() && part.value("x-nemoc-editor-only", false))) kept.push_back(std::move(part));
+    }
+    if (kept.empty()) {
+      schema->erase("allOf");
+    } else {
+      *all_of = std::move(kept);
+    }
+  }
+  for (auto& [key, value] : schema->items()) StripEditorOnly(&value);
+}
+
 struct InputSchema::Compiled {
   valijson::Schema schema;
 };
@@ -184,6 +209,7 @@ std::unique_ptr<InputSchema> InputSchema::Load(const std::string& path,
   nlohmann::json for_valijson = result->schema_;
   for_valijson.erase("$id");
   StripPropertyNames(&for_valijson);
+  StripEditorOnly(&for_valijson);
   result->compiled_ = std::make_unique<Compiled>();
   try {
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);

@@ -527,6 +527,9 @@ const json& ResolveRef(const json& root, const json& node) {
 void WalkSchema(const json& root, const json& node, const std::string& where,
                 std::vector<std::string>* no_description, std::vector<std::string>* open,
                 int* properties_seen) {
+  // Editor-only rules (what a target of each profile may set) constrain
+  // fields described elsewhere; they declare none.
+  if (node.is_object() && node.value("x-nemoc-editor-only", false)) return;
   if (node.is_object()) {
     if (node.contains("properties")) {
       if (!node.contains("additionalProperties") || node["additionalProperties"] != false) {

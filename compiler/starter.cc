@@ -190,6 +190,8 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
   y += "#   nemoc plan " + o.name + ".yaml        # what would run: GPUs, parallelism, memory per GPU\n";
   y += "#   nemoc build " + o.name + ".yaml       # writes out/" + o.name + "/" + tmpl->target_name + "/\n";
   y += "#   nemoc explain spec.stages.train   # every field, its default and allowed values\n";
+  y += "# Editors complete and check it against " + o.schema_ref + " (`nemoc schema` prints it;\n";
+  y += "# refresh the file that way after upgrading nemoc).\n";
   y += "apiVersion: nemoc.dev/v1alpha1\n";
   y += "kind: Project\n";
   y += "metadata:\n";

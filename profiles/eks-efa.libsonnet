@@ -10,6 +10,11 @@ local storage = import 'storage.libsonnet';
 
 {
   name: 'eks-efa',
+  // What `nemoc schema` and `nemoc explain` say about this profile, and the target
+  // fields only it reads (scripts/update-schema-catalogue; checks.cc refuses them on
+  // the other built-in profiles: spec.wrong-profile).
+  description:: 'Amazon EKS with Elastic Fabric Adapter: GPU model and EFA devices from instanceType, FSx for Lustre or Mountpoint for S3 storage, IAM roles for service accounts (iamRoleArn), an EFA-capable image (efa).',
+  targetFields:: ['instanceType', 'iamRoleArn', 'efa'],
   defaults: { runtime: 'pytorchjob' },
   gpuResource: 'nvidia.com/gpu',
   storageBackends: ['fsxLustre', 's3', 'pvc', 'nfs'],

@@ -11,6 +11,11 @@ local storage = import 'storage.libsonnet';
 
 {
   name: 'gke-a4',
+  // What `nemoc schema` and `nemoc explain` say about this profile, and the target
+  // fields only it reads (scripts/update-schema-catalogue; checks.cc refuses them on
+  // the other built-in profiles: spec.wrong-profile).
+  description:: 'Google Kubernetes Engine A4 (a4-highgpu-8g, 8 × B200): GPUDirect RDMA over RoCE with the gIB NCCL plugin, Kueue with Topology-Aware Scheduling, Cloud Storage FUSE, Workload Identity (gcpServiceAccount).',
+  targetFields:: ['gcpServiceAccount', 'hostNetwork'],
   defaults: { runtime: 'jobset' },
   gpuResource: 'nvidia.com/gpu',
   storageBackends: ['gcs', 'pvc', 'nfs'],

@@ -9,6 +9,11 @@ local storage = import 'storage.libsonnet';
 
 {
   name: 'vanilla-k8s',
+  // What `nemoc schema` and `nemoc explain` say about this profile, and the target
+  // fields only it reads (scripts/update-schema-catalogue; checks.cc refuses them on
+  // the other built-in profiles: spec.wrong-profile).
+  description:: 'Self-managed Kubernetes with the NVIDIA GPU Operator, InfiniBand/RoCE through the Network Operator (rdma), NFS, PVC or hostPath storage; GPU model from gpu (default h100-80gb).',
+  targetFields:: ['rdma'],
   defaults: { runtime: 'pytorchjob' },
   gpuResource: 'nvidia.com/gpu',
   storageBackends: ['nfs', 'pvc', 'hostPath'],
