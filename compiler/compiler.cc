@@ -1,5 +1,6 @@
 #include "compiler.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -53,8 +54,44 @@ bool Compiler::Init(Diagnostics* diags) {
       return false;
     }
   }
+  WarnShadowedLibraries(diags);
   stamps_ = std::make_unique<StampCalculator>(data_, options_.jpaths, kube_schemas_.get());
   return true;
+}
+
+void Compiler::WarnShadowedLibraries(Diagnostics* diags) const {
+  // The library roots are searched in order, --jpath directories first
+  // (MakeExpander): a --jpath file with the path of a built-in library or
+  // profile replaces it for every import, the built-in libraries' own too.
+  // That may be meant (a patched profile) or not (a helper that happens to
+  // be called k8s.libsonnet): either way the build says so, naming both.
+  namespace fs = std::filesystem;
+  constexpr size_t kMaxEntries = 10000;  // a --jpath pointed at a huge tree is not walked forever
+  for (const auto& jpath : options_.jpaths) {
+    std::vector<std::pair<std::string, std::string>> shadows;  // --jpath file, built-in file
+    std::error_code ec;
+    size_t entries = 0;
+    for (fs::recursive_directory_iterator it(jpath, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end && entries < kMaxEntries; it.increment(ec), ++entries) {
+      std::error_code file_ec;
+      if (!it->is_regular_file(file_ec)) continue;
+      const fs::path rel = it->path().lexically_relative(jpath);
+      for (const std::string& builtin : {data_.libsonnet(), data_.profiles()}) {
+        const fs::path shadowed = fs::path(builtin) / rel;
+        if (fs::is_regular_file(shadowed, file_ec)) shadows.emplace_back(it->path().string(), shadowed.string());
+      }
+    }
+    std::sort(shadows.begin(), shadows.end());  // directory order is the file system's
+    for (const auto& [mine, builtin] : shadows) {
+      diags->Warning("jpath.shadows-builtin",
+                     "--jpath " + jpath + ": " + fs::path(mine).lexically_relative(jpath).string() +
+                         " replaces nemoc's built-in " + builtin + " for every import (the --jpath "
+                         "directories are searched first)",
+                     {mine, 0, 0},
+                     "to add a library or profile of your own, give it a name of its own; keep this "
+                     "name only to replace the built-in on purpose");
+    }
+  }
 }
 
 const InputSchema* Compiler::InputSchemaFor(Diagnostics* diags) const {

@@ -129,6 +129,8 @@ class Compiler {
   DataDir data_;
   CompileOptions options_;
   const InputSchema* InputSchemaFor(Diagnostics* diags) const;  // loads once, thread-safe
+  // A warning per --jpath file that replaces a built-in library or profile.
+  void WarnShadowedLibraries(Diagnostics* diags) const;
   // Prepare's last step: the merged spec of each selected target with overrides.
   bool PrepareTargetOverrides(const InputSchema& input_schema,
                               const std::set<std::string>& spec_yaml11_bools,
