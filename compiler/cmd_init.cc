@@ -1,8 +1,6 @@
 // nemoc init: write a commented starter spec that builds as is.
 #include "commands.h"
 
-#include <fstream>
-#include <sstream>
 
 #include <cstdio>
 #include <filesystem>
@@ -27,8 +25,6 @@ const char kInitHelp[] =
 
 namespace {
 
-// The $schema of the modeline: the data directory's schema, relative to the
-// directory the spec is written to (absolute when they share no root).
 // The schema editors read, as a file of the repository the spec is committed
 // to: the modeline survives a clone (a path to where nemoc is installed does
 // not), and the schema matches the nemoc the team builds with.
@@ -39,26 +35,21 @@ constexpr char kSchemaCopy[] = ".nemoc/project.schema.json";
 bool WriteSchemaCopy(const DataDir& data, const std::string& spec_path, std::string* what,
                      std::string* err) {
   namespace fs = std::filesystem;
-  std::ifstream in(data.schema(), std::ios::binary);
-  std::stringstream schema;
-  schema << in.rdbuf();
-  if (!in) {
-    *err = "cannot read " + data.schema();
-    return false;
-  }
+  RealDisk disk;
+  std::string schema;
+  if (!disk.ReadFile(data.schema(), &schema, err)) return false;
   const fs::path copy = fs::path(spec_path).parent_path() / kSchemaCopy;
-  std::ifstream old(copy, std::ios::binary);
-  std::stringstream existing;
-  existing << old.rdbuf();
-  if (old && existing.str() == schema.str()) {
+  std::string existing;
+  std::string ignored;
+  const bool present = disk.ReadFile(copy.string(), &existing, &ignored);
+  if (present && existing == schema) {
     what->clear();
     return true;
   }
-  *what = (old ? "refreshed " : "wrote ") + copy.string();
+  *what = (present ? "refreshed " : "wrote ") + copy.string();
   std::error_code ec;
   fs::create_directories(copy.parent_path(), ec);
-  RealDisk disk;
-  return disk.WriteFile(copy.string(), schema.str(), err);
+  return disk.WriteFile(copy.string(), schema, err);
 }
 
 }  // namespace

@@ -116,6 +116,12 @@ const Document& PreparedSpec::DocFor(const std::string& name) const {
   return it != target_docs.end() ? it->second : doc;
 }
 
+bool Compiler::Selected(const std::string& name) const {
+  return options_.only_targets.empty() ||
+         std::find(options_.only_targets.begin(), options_.only_targets.end(), name) !=
+             options_.only_targets.end();
+}
+
 std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   std::vector<std::string> roots = options_.jpaths;
   roots.push_back(data_.libsonnet());
@@ -173,9 +179,7 @@ bool Compiler::UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpan
   out->targets.clear();
   RealDisk disk;
   for (const auto& target : names) {
-    if (!options_.only_targets.empty() &&
-        std::find(options_.only_targets.begin(), options_.only_targets.end(), target) ==
-            options_.only_targets.end()) {
+    if (!Selected(target)) {
       continue;
     }
     CompiledTarget skipped;
@@ -245,13 +249,10 @@ SummaryProvenance Provenance(const Document& spec_doc, const std::string& target
   provenance.sets = sets;
   const nlohmann::json::json_pointer overrides_at(target_pointer + "/overrides");
   if (!spec_doc.root.contains(overrides_at)) return provenance;
-  for (auto& [dotted, value] : OverrideLines(spec_doc.root[overrides_at])) {
-    std::string pointer;
-    std::string shared;
-    if (DottedToPointer(dotted, &pointer) && spec_doc.root.contains(nlohmann::json::json_pointer(pointer))) {
-      shared = spec_doc.root[nlohmann::json::json_pointer(pointer)].dump();
-    }
-    provenance.overrides.push_back({dotted, value, shared});
+  for (auto& [pointer, value] : OverrideLines(spec_doc.root[overrides_at])) {
+    const nlohmann::json::json_pointer at(pointer);
+    provenance.overrides.push_back(
+        {PointerToDotted(pointer), value, spec_doc.root.contains(at) ? spec_doc.root[at].dump() : ""});
   }
   return provenance;
 }
@@ -431,9 +432,7 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
     const std::string name = target.contains("name") && target["name"].is_string()
                                  ? target["name"].get<std::string>()
                                  : "[" + std::to_string(i) + "]";
-    if (!options_.only_targets.empty() &&
-        std::find(options_.only_targets.begin(), options_.only_targets.end(), name) ==
-            options_.only_targets.end()) {
+    if (!Selected(name)) {
       continue;
     }
     std::set<std::string> yaml11_bools = spec_yaml11_bools;
@@ -482,9 +481,7 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
   for (const auto& target : normalized["spec"]["targets"]) {
     const std::string pointer = "/spec/targets/" + std::to_string(index++);
     const std::string name = target["name"].get<std::string>();
-    if (!options_.only_targets.empty() &&
-        std::find(options_.only_targets.begin(), options_.only_targets.end(), name) ==
-            options_.only_targets.end()) {
+    if (!Selected(name)) {
       continue;
     }
     // A target with overrides is checked, planned and summarised from its

@@ -129,6 +129,8 @@ class Compiler {
   DataDir data_;
   CompileOptions options_;
   const InputSchema* InputSchemaFor(Diagnostics* diags) const;  // loads once, thread-safe
+  // Whether --target selected target `name` (every target without --target).
+  bool Selected(const std::string& name) const;
   // A warning per --jpath file that replaces a built-in library or profile.
   void WarnShadowedLibraries(Diagnostics* diags) const;
   // Prepare's last step: the merged spec of each selected target with overrides.

@@ -262,6 +262,23 @@ TEST(DiagnosticTestSourceMap, LocatesValuesAndFallsBackToNearestAncestor) {
   EXPECT_FALSE(map.Has("/spec/stages"));
 }
 
+TEST(DiagnosticTestSourceMap, GraftCopiesPositionsAndEraseForgetsThem) {
+  SourceMap map("f.yaml");
+  map.SetValue("/a/b", {3, 4});
+  map.SetKey("/a/b", {3, 1});
+  map.SetValue("/a/bc", {9, 9});
+  map.SetValue("/x/b", {7, 2});
+  map.Erase("/x/b");
+  EXPECT_EQ(map.Locate("/x/b").line, 0);
+  map.Graft("/a/b", "/x/b");
+  EXPECT_EQ(map.Locate("/x/b").line, 3);
+  EXPECT_EQ(map.Locate("/x/b", true).column, 1);
+  EXPECT_FALSE(map.Has("/x/bc"));  // a sibling sharing the prefix is not grafted
+  map.Erase("/a");
+  EXPECT_FALSE(map.Has("/a/b"));
+  EXPECT_TRUE(map.Has("/x/b"));
+}
+
 TEST(DiagnosticTestSourceMap, PrefersKeysWhenAsked) {
   SourceMap map("spec.yaml");
   map.SetValue("/spec", {3, 3});

@@ -18,17 +18,17 @@ void SourceMap::SetOverride(const std::string& pointer, Location origin) {
   overrides_[pointer] = std::move(origin);
 }
 
-namespace {
-
-bool AtOrBelow(const std::string& pointer, const std::string& root) {
+bool PointerAtOrBelow(const std::string& pointer, const std::string& root) {
   return pointer.compare(0, root.size(), root) == 0 &&
          (pointer.size() == root.size() || pointer[root.size()] == '/');
 }
 
+namespace {
+
 template <typename Map>
 void EraseBelow(Map* map, const std::string& root) {
   for (auto it = map->begin(); it != map->end();) {
-    it = AtOrBelow(it->first, root) ? map->erase(it) : std::next(it);
+    it = PointerAtOrBelow(it->first, root) ? map->erase(it) : std::next(it);
   }
 }
 
@@ -36,7 +36,7 @@ template <typename Map>
 void GraftBelow(Map* map, const std::string& from, const std::string& to) {
   std::vector<std::pair<std::string, typename Map::mapped_type>> copied;
   for (const auto& [pointer, value] : *map) {
-    if (AtOrBelow(pointer, from)) copied.emplace_back(to + pointer.substr(from.size()), value);
+    if (PointerAtOrBelow(pointer, from)) copied.emplace_back(to + pointer.substr(from.size()), value);
   }
   for (auto& [pointer, value] : copied) (*map)[pointer] = std::move(value);
 }

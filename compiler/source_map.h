@@ -68,6 +68,8 @@ struct Document {
 
 /// Escapes one reference token per RFC 6901 ('~' -> "~0", '/' -> "~1").
 std::string EscapePointerToken(const std::string& token);
+/// True when `pointer` is `root` or below it ("/a/b" is below "/a", "/ab" is not).
+bool PointerAtOrBelow(const std::string& pointer, const std::string& root);
 /// "/spec/stages/train" -> "spec.stages.train" (for messages).
 std::string PointerToDotted(const std::string& pointer);
 

@@ -37,8 +37,7 @@ void Merge(nlohmann::json* target, const nlohmann::json& patch, const std::strin
     if (yaml11_bools != nullptr) {
       std::vector<std::string> moved;
       for (const auto& pointer : *yaml11_bools) {
-        if (pointer.compare(0, from_key.size(), from_key) == 0 &&
-            (pointer.size() == from_key.size() || pointer[from_key.size()] == '/')) {
+        if (PointerAtOrBelow(pointer, from_key)) {
           moved.push_back(to_key + pointer.substr(from_key.size()));
         }
       }
@@ -47,13 +46,13 @@ void Merge(nlohmann::json* target, const nlohmann::json& patch, const std::strin
   }
 }
 
-void Flatten(const nlohmann::json& value, const std::string& dotted,
+void Flatten(const nlohmann::json& value, const std::string& pointer,
              std::vector<std::pair<std::string, std::string>>* lines) {
   if (value.is_object() && !value.empty()) {
-    for (const auto& [key, child] : value.items()) Flatten(child, dotted + "." + key, lines);
+    for (const auto& [key, child] : value.items()) Flatten(child, pointer + "/" + EscapePointerToken(key), lines);
     return;
   }
-  lines->emplace_back(dotted, value.dump());
+  lines->emplace_back(pointer, value.dump());
 }
 
 }  // namespace
@@ -82,7 +81,7 @@ Document ApplyTargetOverrides(const Document& base, size_t index,
 std::vector<std::pair<std::string, std::string>> OverrideLines(const nlohmann::json& overrides) {
   std::vector<std::pair<std::string, std::string>> lines;
   if (!overrides.is_object()) return lines;
-  for (const auto& [key, value] : overrides.items()) Flatten(value, "spec." + key, &lines);
+  Flatten(overrides, "/spec", &lines);
   return lines;
 }
 

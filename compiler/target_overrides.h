@@ -36,8 +36,9 @@ bool HasTargetOverrides(const Document& base, size_t index);
 Document ApplyTargetOverrides(const Document& base, size_t index,
                               std::set<std::string>* yaml11_bools);
 
-/// One line per overridden value, sorted by path: the merged spec's
-/// dotted path and the value as compact JSON ("null" for a removed key).
+/// One line per overridden value, sorted by path: its JSON pointer in the
+/// merged spec ("/spec/stages/train/nodes") and the value as compact JSON
+/// ("null" for a removed key).
 std::vector<std::pair<std::string, std::string>> OverrideLines(const nlohmann::json& overrides);
 
 }  // namespace nemoc

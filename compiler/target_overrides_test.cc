@@ -118,7 +118,7 @@ TEST(TargetOverridesTest, OverrideLinesAreOnePerLeafWithTheMergedPath) {
   const Document doc = Load();
   const auto lines = OverrideLines(doc.root["spec"]["targets"][1]["overrides"]);
   std::string text;
-  for (const auto& [path, value] : lines) text += path + "=" + value + "\n";
+  for (const auto& [pointer, value] : lines) text += PointerToDotted(pointer) + "=" + value + "\n";
   EXPECT_EQ(text,
             "spec.image.tag=\"25.04\"\n"
             "spec.stages.evaluate=null\n"
@@ -128,23 +128,6 @@ TEST(TargetOverridesTest, OverrideLinesAreOnePerLeafWithTheMergedPath) {
             "spec.stages.train.optimizer.lr=0.001\n"
             "spec.stages.train.optimizer.weightDecay=null\n"
             "spec.stages.train.overrides=[\"c=3\"]\n");
-}
-
-TEST(SourceMapTest, GraftCopiesPositionsAndEraseForgetsThem) {
-  SourceMap map("f.yaml");
-  map.SetValue("/a/b", {3, 4});
-  map.SetKey("/a/b", {3, 1});
-  map.SetValue("/a/bc", {9, 9});
-  map.SetValue("/x/b", {7, 2});
-  map.Erase("/x/b");
-  EXPECT_EQ(map.Locate("/x/b").line, 0);
-  map.Graft("/a/b", "/x/b");
-  EXPECT_EQ(map.Locate("/x/b").line, 3);
-  EXPECT_EQ(map.Locate("/x/b", true).column, 1);
-  EXPECT_FALSE(map.Has("/x/bc"));  // a sibling sharing the prefix is not grafted
-  map.Erase("/a");
-  EXPECT_FALSE(map.Has("/a/b"));
-  EXPECT_TRUE(map.Has("/x/b"));
 }
 
 }  // namespace

@@ -52,18 +52,7 @@ const char kDevTarget[] = R"(    - name: dev
 
 // "<file>:<line>:<column>" of the first `needle` in `text`.
 std::string Where(const std::string& file, const std::string& text, const std::string& needle) {
-  const size_t at = text.find(needle);
-  if (at == std::string::npos) return "?";
-  const size_t line_start = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
-  int line = 1;
-  for (size_t i = 0; i < at; ++i) line += text[i] == '\n';
-  return file + ":" + std::to_string(line) + ":" + std::to_string(at - line_start + 1);
-}
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
+  return file + ":" + PositionOf(text, needle);
 }
 
 std::map<std::string, std::string> WithoutSummary(std::map<std::string, std::string> tree) {

@@ -21,15 +21,7 @@ namespace {
 
 // Runs a shell command in `dir`; returns its stdout and stderr.
 std::string Sh(const std::string& dir, const std::string& command, int* exit_code = nullptr) {
-  const std::string full = "cd '" + dir + "' && " + command + " 2>&1";
-  FILE* pipe = popen(full.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = pclose(pipe);
-  if (exit_code != nullptr) *exit_code = WEXITSTATUS(status);
-  return out;
+  return Shell("cd '" + dir + "' && " + command + " 2>&1", exit_code);
 }
 
 const char kSpec[] = R"(apiVersion: nemoc.dev/v1alpha1

@@ -22,12 +22,6 @@ std::string Workload(const std::string& dir) {
   return "";
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 class LibraryRootsTest : public ::testing::Test {
  protected:
   // examples/gpt-tp2-trainjob.yaml (one vanilla-k8s target, runtime chosen by

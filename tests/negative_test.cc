@@ -44,21 +44,6 @@ spec:
       rdma: {count: 4}
 )";
 
-// "line:column" of the first occurrence of `needle` (1-based).
-std::string PositionOf(const std::string& text, const std::string& needle) {
-  size_t at = text.find(needle);
-  if (at == std::string::npos) return "?:?";
-  int line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < at; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(at - line_start + 1);
-}
-
 struct Case {
   const char* name;
   std::string spec;

@@ -42,6 +42,14 @@ std::map<std::string, std::string> ReadAll(const std::string& dir);
 std::string TreeFingerprint(const std::string& dir);
 std::string ReadFile(const std::string& path);
 
+/// "line:column" (1-based) of the first `needle` in `text`; "?:?" when absent.
+std::string PositionOf(const std::string& text, const std::string& needle);
+/// How many times `needle` occurs in `text` (overlapping occurrences count).
+size_t Count(const std::string& text, const std::string& needle);
+/// Runs `command` with /bin/sh; its stdout (add 2>&1 for stderr), and its
+/// exit status in *exit_code when given.
+std::string Shell(const std::string& command, int* exit_code = nullptr);
+
 /// `text` with the first `from` replaced by `to`; a missing `from` fails the
 /// running test (a mutation that silently did nothing would prove nothing).
 std::string Replace(std::string text, const std::string& from, const std::string& to);

@@ -537,17 +537,6 @@ TEST(Completion, ScriptsNameEverySubcommandAndOption) {
   }
 }
 
-// stdout of a shell command (the completion shells below).
-std::string Output(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-  pclose(pipe);
-  return out;
-}
-
 // fish's own completion engine asked what it offers after "nemoc " and after
 // "nemoc SUB --": every subcommand, and every option of every subcommand's help.
 TEST(Completion, FishOffersEverySubcommandAndOption) {
@@ -557,7 +546,7 @@ TEST(Completion, FishOffersEverySubcommandAndOption) {
   const std::string script = SourceDir() + "/completions/nemoc.fish";
   ASSERT_EQ(std::system(("fish -n " + script).c_str()), 0);
   auto complete = [&](const std::string& line) {
-    return Output("fish --no-config -c 'source " + script + "; complete -C \"" + line + "\"' 2>&1");
+    return Shell("fish --no-config -c 'source " + script + "; complete -C \"" + line + "\"' 2>&1");
   };
   const std::string first = complete("nemoc ");
   for (const auto& sub : Subcommands()) {
@@ -593,7 +582,7 @@ TEST(Help, ManPageIsGeneratedFromTheHelp) {
   }
   const std::string roff = ReadFile(page);
   EXPECT_NE(roff.find(".TH NEMOC \"1\""), std::string::npos) << roff.substr(0, 400);
-  const std::string text = Output("MANWIDTH=100 man --warnings -l " + page + " 2>&1");
+  const std::string text = Shell("MANWIDTH=100 man --warnings -l " + page + " 2>&1");
   EXPECT_EQ(text.find("warning"), std::string::npos) << text;
   for (const auto& sub : Subcommands()) {
     if (sub == "help") continue;
