@@ -15,9 +15,8 @@ namespace {
 
 std::string Str(int64_t v) { return std::to_string(v); }
 
-// Profiles, runtimes and stages that exist in the spec format but whose
-// generators have not landed yet: refused loudly, never ignored.
-const std::set<std::string> kBuiltinProfiles = {"vanilla-k8s", "eks-efa", "gke-a4"};
+// Stages that exist in the spec format but whose generators have not landed
+// yet: refused loudly, never ignored.
 const std::set<std::string> kImplementedStages = {"ncclTest", "dataPrep", "pretrain", "train", "mergeLora",
                                                    "evaluate", "convert", "tensorrtLLM", "serve"};
 
@@ -113,20 +112,8 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
                    doc.map.Locate(base + "/name"),
                    "every target writes its own directory out/<project>/<target>/");
     }
-    const std::string profile = target["profile"].get<std::string>();
-    // Cloud-specific fields on a profile that would ignore them.
-    const std::pair<const char*, const char*> owned_by[] = {
-        {"instanceType", "eks-efa"}, {"iamRoleArn", "eks-efa"}, {"efa", "eks-efa"},
-        {"gcpServiceAccount", "gke-a4"},
-        {"hostNetwork", "gke-a4"}, {"rdma", "vanilla-k8s"}};
-    for (const auto& [field, owner] : owned_by) {
-      if (target.contains(field) && profile != owner && kBuiltinProfiles.count(profile)) {
-        diags->Error("spec.wrong-profile",
-                     "spec.targets[" + std::to_string(i) + "]." + field +
-                         " applies to profile " + owner + ", not " + profile,
-                     doc.map.Locate(base + "/" + field, /*prefer_key=*/true));
-      }
-    }
+    // A profile's options on a target of another profile: InputSchema::Validate
+    // (spec.wrong-profile, from the options' x-nemoc-profiles).
     const std::string storage_base =
         doc.map.Has(base + "/storage") ? base + "/storage" : std::string("/spec/storage");
     CheckMountPaths(doc, target["storage"], storage_base, &reported_storage, diags);

@@ -811,48 +811,6 @@ TEST(ChecksTestSpec, DuplicateTargetNameIsLocatedAtTheSecond) {
             c.lines);
 }
 
-TEST(ChecksTestSpec, FieldsOwnedByAnotherProfile) {
-  Checked c = RunCheckSpec(std::string(kBase) + "      instanceType: p5.48xlarge\n");
-  EXPECT_FALSE(c.ok);
-  EXPECT_EQ(Lines{"error spec.wrong-profile@23:7: spec.targets[0].instanceType applies to profile "
-                  "eks-efa, not vanilla-k8s"},
-            c.lines);
-  // Kueue is common on every profile (issue #15): no longer owned by gke-a4.
-  c = RunCheckSpec(std::string(kBase) + "      kueue: {clusterQueue: team-a, covers: [nvidia.com/gpu]}\n      hostNetwork: true\n");
-  EXPECT_FALSE(c.ok);
-  EXPECT_EQ((Lines{"error spec.wrong-profile@24:7: spec.targets[0].hostNetwork applies to profile "
-                   "gke-a4, not vanilla-k8s"}),
-            c.lines);
-  c = RunCheckSpec(std::string(kBase) + "      rdma: {count: 4}\n");
-  EXPECT_TRUE(c.ok);
-  EXPECT_EQ(Lines{}, c.lines);
-}
-
-TEST(ChecksTestSpec, FieldsOwnedByAnotherBuiltinCloudProfile) {
-  Checked c = RunCheckSpec(Replace(kBase, "profile: vanilla-k8s", "profile: eks-efa") +
-                           "      rdma: {count: 4}\n      gcpServiceAccount: a@b.iam.gserviceaccount.com\n");
-  EXPECT_FALSE(c.ok);
-  EXPECT_EQ((Lines{"error spec.wrong-profile@24:7: spec.targets[0].gcpServiceAccount applies to "
-                   "profile gke-a4, not eks-efa",
-                   "error spec.wrong-profile@23:7: spec.targets[0].rdma applies to profile "
-                   "vanilla-k8s, not eks-efa"}),
-            c.lines);
-  c = RunCheckSpec(Replace(kBase, "profile: vanilla-k8s", "profile: gke-a4") +
-                   "      iamRoleArn: arn:aws:iam::123456789012:role/x\n      kueue: {clusterQueue: q, covers: [nvidia.com/gpu]}\n");
-  EXPECT_FALSE(c.ok);
-  EXPECT_EQ(Lines{"error spec.wrong-profile@23:7: spec.targets[0].iamRoleArn applies to profile "
-                  "eks-efa, not gke-a4"},
-            c.lines);
-}
-
-TEST(ChecksTestSpec, ProfilesOfYourOwnAreNotPoliced) {
-  // A --jpath profile decides itself which fields it reads.
-  Checked c = RunCheckSpec(Replace(kBase, "profile: vanilla-k8s", "profile: my-cloud") +
-                           "      rdma: {count: 4}\n      instanceType: p5.48xlarge\n");
-  EXPECT_TRUE(c.ok);
-  EXPECT_EQ(Lines{}, c.lines);
-}
-
 TEST(ChecksTestSpec, SftWithoutModelSource) {
   Checked c = RunCheckSpec(Replace(FineTuning("sft"), "    source: {nemo: m/x.nemo}\n", ""));
   EXPECT_FALSE(c.ok);

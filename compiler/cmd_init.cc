@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "data_dir.h"
+#include "diagnostic.h"
 #include "disk_interface.h"
+#include "profiles.h"
 #include "starter.h"
 
 namespace nemoc {
@@ -16,9 +18,11 @@ const char kInitHelp[] =
     "a catalog model pretrained on mock data on one target of the chosen profile, with\n"
     "nodes, tensor and pipeline parallelism sized so the memory estimate fits the GPUs.\n"
     "An existing file is never overwritten. The first line points editors at the schema.\n"
-    "One node on vanilla-k8s needs no RDMA (the rdma line comes commented out). gke-a4\n"
-    "admits through the cluster's Kueue ClusterQueue: name it with --cluster-queue\n"
-    "(kubectl get clusterqueues; Cluster Toolkit clusters have used a4-high and a4).\n"
+    "The starter is the profile's own (its starter member; nemoc profiles lists them,\n"
+    "--jpath adds yours). One node needs no inter-node fabric (its lines come commented\n"
+    "out). A starter that admits through the cluster's Kueue ClusterQueue needs its name:\n"
+    "--cluster-queue (kubectl get clusterqueues; Cluster Toolkit clusters have used\n"
+    "a4-high and a4).\n"
     "Examples:\n"
     "  nemoc init --profile gke-a4 --cluster-queue a4-high --model llama3.1-70b llama70b\n"
     "  nemoc init --stdout | less";
@@ -68,15 +72,27 @@ int RunInit(const InitFlags& flags) {
     std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
     return kExitInternal;
   }
+  Diagnostics diags;
+  const std::vector<ProfileInfo> profiles = ListProfiles(data, flags.jpaths, &diags);
+  if (!diags.items().empty()) {
+    const std::string text = RenderText(diags, {});
+    std::fwrite(text.data(), 1, text.size(), stderr);
+    return kExitInvalid;
+  }
+  const ProfileInfo* profile = ChooseStarterProfile(profiles, flags.profile, &err);
+  if (profile == nullptr) {
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
+    return kExitUsage;
+  }
   StarterOptions options;
   options.name = flags.name;
-  options.profile = flags.profile;
+  options.profile = profile->name;
   options.model = flags.model;
   options.cluster_queue = flags.cluster_queue;
   const std::string path = flags.name + ".yaml";
   options.schema_ref = kSchemaCopy;
   std::string yaml;
-  if (!StarterSpec(options, catalog, accelerators, &yaml, &err)) {
+  if (!StarterSpec(options, profile->description["starter"], catalog, accelerators, &yaml, &err)) {
     std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
     return kExitUsage;
   }

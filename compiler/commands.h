@@ -43,9 +43,10 @@ int RunRender(const CompileFlags& flags);
 
 struct InitFlags {
   std::string name = "my-training";
-  std::string profile = "vanilla-k8s";
+  std::string profile;  // "" = the profile whose starter is the default
   std::string model = "llama3.1-8b";
   std::string cluster_queue;
+  std::vector<std::string> jpaths;  // profiles of your own
   bool to_stdout = false;
 };
 extern const char kInitHelp[];
@@ -60,6 +61,14 @@ int RunExplain(const ExplainFlags& flags);
 
 extern const char kSchemaHelp[];
 int RunSchema();
+
+struct ProfilesFlags {
+  std::vector<std::string> jpaths;
+  bool names = false;           // --names: one name per line (completion scripts)
+  std::string format = "text";  // -o text|json
+};
+extern const char kProfilesHelp[];
+int RunProfiles(const ProfilesFlags& flags);
 
 struct MetricsFlags {
   std::string log;

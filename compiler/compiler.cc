@@ -14,6 +14,7 @@
 #include "normalizer.h"
 #include "output_verifier.h"
 #include "plan.h"
+#include "profiles.h"
 #include "secret_scanner.h"
 #include "set_override.h"
 #include "spec_loader.h"
@@ -100,6 +101,70 @@ const InputSchema* Compiler::InputSchemaFor(Diagnostics* diags) const {
   });
   if (input_schema_ == nullptr) diags->Error("internal.schema", input_schema_error_);
   return input_schema_.get();
+}
+
+bool Compiler::DescribeProfile(const std::string& name, nlohmann::json* out, Diagnostics* diags) const {
+  std::lock_guard<std::mutex> lock(profiles_mu_);
+  auto it = profile_descriptions_.find(name);
+  if (it == profile_descriptions_.end()) {
+    ProfileDescription description;
+    {
+      EvalWatch watch("profile " + name);
+      description.ok = MakeExpander()->DescribeProfile(name, &description.json, &description.diags);
+    }
+    it = profile_descriptions_.emplace(name, std::move(description)).first;
+  }
+  diags->Append(it->second.diags);
+  *out = it->second.json;
+  return it->second.ok;
+}
+
+const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics* diags) const {
+  const InputSchema* base = InputSchemaFor(diags);
+  if (base == nullptr) return nullptr;
+  // Profiles the targets name whose file exists (the unknown ones are
+  // reported after validation) and whose options the schema lacks.
+  std::map<std::string, std::string> extra;  // profile -> its file (the first root that has it)
+  const nlohmann::json::json_pointer targets_ptr("/spec/targets");
+  if (doc.root.contains(targets_ptr) && doc.root.at(targets_ptr).is_array()) {
+    for (const auto& target : doc.root.at(targets_ptr)) {
+      if (!target.is_object() || !target.contains("profile") || !target["profile"].is_string()) continue;
+      const std::string name = target["profile"].get<std::string>();
+      if (base->profiles().count(name) != 0 || extra.count(name) != 0) continue;
+      const std::string file = FindProfileFile(data_, options_.jpaths, name);
+      if (!file.empty()) extra[name] = file;
+    }
+  }
+  if (extra.empty()) return base;
+  std::string key;
+  for (const auto& [name, file] : extra) key += (key.empty() ? "" : ",") + name;
+  nlohmann::json schema = base->json();
+  bool ok = true;
+  for (const auto& [name, file] : extra) {
+    nlohmann::json description;
+    if (!DescribeProfile(name, &description, diags)) {
+      ok = false;
+      continue;
+    }
+    std::string err;
+    if (!ComposeProfileOptions(name, description["options"], &schema, &err)) {
+      diags->Error("profile.options", "profile " + name + ": " + err, {DisplayPath(file), 0, 0},
+                   "libsonnet/profile.libsonnet documents options: target field -> its JSON Schema");
+      ok = false;
+    }
+  }
+  if (!ok) return nullptr;
+  std::lock_guard<std::mutex> lock(profiles_mu_);
+  auto& composed = composed_schemas_[key];
+  if (composed == nullptr) {
+    std::string err;
+    composed = InputSchema::FromJson(std::move(schema), "the input schema with profiles " + key, &err);
+    if (composed == nullptr) {
+      diags->Error("profile.options", err);
+      return nullptr;
+    }
+  }
+  return composed.get();
 }
 
 const nlohmann::json& PreparedSpec::SpecFor(const std::string& name) const {
@@ -345,7 +410,7 @@ bool Compiler::Prepare(const std::string& path, CompiledSpec* out, PreparedSpec*
     sets_ok = ApplySetOverride(assignment, &doc, diags) && sets_ok;
   }
   if (!sets_ok) return false;
-  const InputSchema* input_schema = InputSchemaFor(diags);
+  const InputSchema* input_schema = InputSchemaForSpec(doc, diags);
   if (input_schema == nullptr) return false;
   if (!input_schema->Validate(doc, yaml11_bools, diags)) {
     // Every problem in one run: the targets' overrides are validated too.
@@ -384,17 +449,7 @@ bool Compiler::Prepare(const std::string& path, CompiledSpec* out, PreparedSpec*
 
   // Profiles live in profiles/ or a --jpath directory (never libsonnet/, whose
   // files are building blocks, not profiles). Unknown ones are located here.
-  std::vector<std::string> profile_dirs = options_.jpaths;
-  profile_dirs.push_back(data_.profiles());
-  std::vector<std::string> known_profiles;
-  for (const auto& dir : profile_dirs) {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-      const auto& file = entry.path();
-      if (file.extension() == ".libsonnet") known_profiles.push_back(file.stem().string());
-    }
-  }
-  std::sort(known_profiles.begin(), known_profiles.end());
+  const std::vector<std::string> known_profiles = ProfileFileNames(data_, options_.jpaths);
   bool profiles_ok = true;
   const auto& targets = normalized["spec"]["targets"];
   for (size_t i = 0; i < targets.size(); ++i) {

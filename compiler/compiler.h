@@ -129,6 +129,13 @@ class Compiler {
   DataDir data_;
   CompileOptions options_;
   const InputSchema* InputSchemaFor(Diagnostics* diags) const;  // loads once, thread-safe
+  // The input schema for `doc`: InputSchemaFor's, with the options of each
+  // profile its targets name that the schema does not hold (a profile found
+  // through --jpath) composed in. Thread-safe; each set composed once.
+  const InputSchema* InputSchemaForSpec(const Document& doc, Diagnostics* diags) const;
+  // Profile `name`'s self-description (JsonnetExpander::DescribeProfile),
+  // evaluated once per run; its errors are appended to `diags` every time.
+  bool DescribeProfile(const std::string& name, nlohmann::json* out, Diagnostics* diags) const;
   // Whether --target selected target `name` (every target without --target).
   bool Selected(const std::string& name) const;
   // A warning per --jpath file that replaces a built-in library or profile.
@@ -142,6 +149,15 @@ class Compiler {
   mutable std::once_flag input_schema_once_;
   mutable std::unique_ptr<InputSchema> input_schema_;
   mutable std::string input_schema_error_;
+  struct ProfileDescription {
+    bool ok = false;
+    nlohmann::json json;
+    Diagnostics diags;
+  };
+  mutable std::mutex profiles_mu_;
+  mutable std::map<std::string, ProfileDescription> profile_descriptions_;
+  // Sorted profile names joined by ',' -> the schema with their options.
+  mutable std::map<std::string, std::unique_ptr<InputSchema>> composed_schemas_;
   ModelCatalog catalog_;
   AcceleratorTable accelerators_;
   std::unique_ptr<KubeSchemas> kube_schemas_;

@@ -513,7 +513,7 @@ bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string
   return true;
 }
 
-void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::string& target,
+void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::string& prefix,
                                          Diagnostics* diags) const {
   // "RUNTIME ERROR: msg\n\tfile:line:col-col\tframe\n..." or
   // "STATIC ERROR: file:line:col: msg". The first frame inside a library
@@ -550,9 +550,65 @@ void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::st
   if (full_size > kMaxShown) {
     message += "... (" + std::to_string(full_size - kMaxShown) + " more bytes not shown)";
   }
-  std::string prefix = target.empty() ? "" : "target " + target + ": ";
   diags->Error("library.error", prefix + message, location,
                "raised while expanding the Jsonnet libraries");
+}
+
+bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* out,
+                                      Diagnostics* diags, bool* is_profile) {
+  if (is_profile != nullptr) *is_profile = true;
+  if (!SafeProfileName(name)) {
+    diags->Error("library.profile", "invalid profile name '" + name + "'");
+    return false;
+  }
+  const std::string snippet =
+      "local p = import '" + name + ".libsonnet';\n"
+      "if !std.isObject(p) || !std.objectHasEx(p, 'isProfile', true) then null\n"
+      "else {name: p.name, description: p.description, options: p.options, starter: p.starter,\n"
+      "      defaultRuntime: p.defaults.runtime}\n";
+  CallbackContext context{this, vm_};
+  jsonnet_import_callback(vm_, &ImportCallback, &context);
+  int failed = 0;
+  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, snippet.c_str(), &failed);
+  const std::string text = output != nullptr ? output : "";
+  jsonnet_realloc(vm_, output, 0);
+  // The profile's file, as the entry snippet's import found it.
+  Location file;
+  for (const auto& call : import_calls_) {
+    if (file.file.empty() && call.rel == name + ".libsonnet") file = {DisplayPath(call.found), 1, 1};
+  }
+  if (failed != 0) {
+    Diagnostics raised;
+    ReportJsonnetError(text, "", &raised);
+    // The contract's assert (a member missing) names the profile; point at
+    // the profile's file rather than at the assert.
+    Diagnostic reported = raised.items().back();
+    if (!file.file.empty() && reported.location.file.size() >= 17 &&
+        reported.location.file.compare(reported.location.file.size() - 17, 17, "profile.libsonnet") == 0) {
+      reported.location = file;
+      reported.hint = "libsonnet/profile.libsonnet documents every member of a profile";
+    }
+    diags->Add(reported);
+    return false;
+  }
+  *out = nlohmann::json::parse(text, nullptr, false);
+  if (out->is_null()) {
+    if (is_profile != nullptr) {
+      *is_profile = false;
+    } else {
+      diags->Error("library.profile", name + ".libsonnet is not a profile: a profile extends "
+                                             "profile.libsonnet (local profile = import "
+                                             "'profile.libsonnet'; profile + { ... })");
+    }
+    return false;
+  }
+  if (out->is_discarded() || !out->is_object() || (*out)["name"] != name) {
+    diags->Error("library.profile", "profile " + name + ": its name member must be '" + name +
+                                        "', the file name without .libsonnet",
+                 file, "a profile extending another one sets its own name: base + { name: '" + name + "', ... }");
+    return false;
+  }
+  return true;
 }
 
 bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& doc,
@@ -596,13 +652,13 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
         nlohmann::json ignored;
         std::string target_error;
         if (!Evaluate(params, name, /*bundled=*/false, &ignored, &target_error)) {
-          ReportJsonnetError(target_error, name, diags);
+          ReportJsonnetError(target_error, "target " + name + ": ", diags);
           attributed = true;
         }
       }
     }
     if (!attributed) {
-      ReportJsonnetError(error, target_names.size() == 1 ? target_names[0] : "", diags);
+      ReportJsonnetError(error, target_names.size() == 1 ? "target " + target_names[0] + ": " : "", diags);
     }
     return false;
   }

@@ -86,6 +86,17 @@ class JsonnetExpander {
   /// expanded in a batch stamps. False when the libraries cannot be bundled.
   bool RecordImports(const nlohmann::json& normalized);
 
+  /// What profile `name` says about itself, without a spec: its name,
+  /// description, options, starter and default runtime, from
+  /// `import '<name>.libsonnet'` in the library roots (libsonnet/profile.libsonnet
+  /// documents the members). The file must extend profile.libsonnet, whose
+  /// assert names any required member it lacks. On failure the Jsonnet error
+  /// is reported located in the library, prefixed "profile NAME: ". With
+  /// `is_profile`, a file that does not extend profile.libsonnet (a helper
+  /// library) sets it false and is not reported.
+  bool DescribeProfile(const std::string& name, nlohmann::json* out, Diagnostics* diags,
+                       bool* is_profile = nullptr);
+
   /// Every file imported by the last Expand, in first-import order.
   const std::vector<ImportedFile>& imported() const { return imported_; }
   /// Every import Jsonnet resolved during the last Expand, in call order
@@ -127,7 +138,8 @@ class JsonnetExpander {
   bool Collect(nlohmann::json* result, const Document& doc,
                const std::map<std::string, Document>* target_docs,
                std::map<std::string, TargetExpansion>* out, Diagnostics* diags) const;
-  void ReportJsonnetError(const std::string& error, const std::string& target,
+  // `prefix` starts the message ("target NAME: ").
+  void ReportJsonnetError(const std::string& error, const std::string& prefix,
                           Diagnostics* diags) const;
 
   std::vector<std::string> roots_;  // canonical, with trailing '/'

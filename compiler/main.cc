@@ -52,16 +52,21 @@ int main(int argc, char** argv) {
     init->add_option("name", init_flags.name, "Project name; the spec is written to NAME.yaml")
         ->type_name("NAME")
         ->capture_default_str();
-    init->add_option("--profile", init_flags.profile, "Cloud profile of the target")
-        ->check(CLI::IsMember({"vanilla-k8s", "eks-efa", "gke-a4"}))
-        ->type_name("PROFILE")
-        ->capture_default_str();
+    init->add_option("--profile", init_flags.profile,
+                     "Cloud profile of the target (nemoc profiles lists them; default: the one whose "
+                     "starter is marked default)")
+        ->type_name("PROFILE");
     init->add_option("--model", init_flags.model, "Model preset from libsonnet/models.json")
         ->type_name("MODEL")
         ->capture_default_str();
     init->add_option("--cluster-queue", init_flags.cluster_queue,
-                     "The cluster's Kueue ClusterQueue (gke-a4; kubectl get clusterqueues)")
+                     "The cluster's Kueue ClusterQueue, for a starter that admits through it "
+                     "(kubectl get clusterqueues)")
         ->type_name("NAME");
+    init->add_option("--jpath", init_flags.jpaths, "Extra Jsonnet library root, searched before the "
+                                                   "built-in ones; user profiles live here (repeatable)")
+        ->type_name("DIR")
+        ->allow_extra_args(false);
     init->add_flag("--stdout", init_flags.to_stdout, "Print the spec instead of writing NAME.yaml");
 
     ExplainFlags explain_flags;
@@ -73,6 +78,20 @@ int main(int argc, char** argv) {
 
     CLI::App* schema = app.add_subcommand("schema", "Print the input JSON Schema (for editors)");
     schema->footer(kSchemaHelp);
+
+    ProfilesFlags profiles_flags;
+    CLI::App* profiles = app.add_subcommand("profiles", "List the cloud profiles: built in and under --jpath");
+    profiles->footer(kProfilesHelp);
+    profiles->add_option("--jpath", profiles_flags.jpaths, "Extra Jsonnet library root, searched before the "
+                                                           "built-in ones; user profiles live here (repeatable)")
+        ->type_name("DIR")
+        ->allow_extra_args(false);
+    profiles->add_flag("--names", profiles_flags.names, "Print the names only, one per line");
+    profiles->add_option("-o,--output", profiles_flags.format,
+                         "Output format: text, or json (each profile's description, options and starter)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->type_name("FORMAT")
+        ->capture_default_str();
 
     MetricsFlags metrics_flags;
     CLI::App* metrics = app.add_subcommand("metrics", "Step time, tokens/s, TFLOPS per GPU and MFU from dllogger.json");
@@ -181,6 +200,7 @@ int main(int argc, char** argv) {
     if (init->parsed()) return RunInit(init_flags);
     if (explain->parsed()) return RunExplain(explain_flags);
     if (schema->parsed()) return RunSchema();
+    if (profiles->parsed()) return RunProfiles(profiles_flags);
     if (metrics->parsed()) return RunMetrics(metrics_flags);
     if (help->parsed()) {
       if (help_topic.empty()) {

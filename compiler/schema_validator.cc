@@ -1,5 +1,6 @@
 #include "schema_validator.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -161,7 +162,7 @@ std::string Excerpt(const nlohmann::json& value) {
 
 // Rules marked "x-nemoc-editor-only" (scripts/update-schema-catalogue: what a
 // target of each profile may set) are for editors: nemoc checks the same facts
-// itself with located messages (checks.cc spec.wrong-profile, the profiles'
+// itself with located messages (spec.wrong-profile from the options' x-nemoc-profiles, the profiles'
 // diagnostics), so valijson does not see them.
 static void StripEditorOnly(nlohmann::json* schema) {
   if (schema->is_array()) {
@@ -199,11 +200,39 @@ std::unique_ptr<InputSchema> InputSchema::Load(const std::string& path,
   }
   std::stringstream buffer;
   buffer << in.rdbuf();
-  std::unique_ptr<InputSchema> result(new InputSchema());
-  result->schema_ = nlohmann::json::parse(buffer.str(), nullptr, false);
-  if (result->schema_.is_discarded() || !result->schema_.is_object()) {
+  nlohmann::json schema = nlohmann::json::parse(buffer.str(), nullptr, false);
+  if (schema.is_discarded() || !schema.is_object()) {
     *err = "input schema " + path + " is not valid JSON";
     return nullptr;
+  }
+  return FromJson(std::move(schema), path, err);
+}
+
+namespace {
+
+const nlohmann::json::json_pointer kTargetProperties("/definitions/target/properties");
+const nlohmann::json::json_pointer kBuiltinProfiles(
+    "/definitions/target/properties/profile/x-nemoc-builtin-profiles");
+
+}  // namespace
+
+std::unique_ptr<InputSchema> InputSchema::FromJson(nlohmann::json schema, const std::string& name,
+                                                   std::string* err) {
+  std::unique_ptr<InputSchema> result(new InputSchema());
+  result->schema_ = std::move(schema);
+  if (result->schema_.contains(kBuiltinProfiles) && result->schema_.at(kBuiltinProfiles).is_array()) {
+    for (const auto& profile : result->schema_.at(kBuiltinProfiles)) {
+      if (profile.is_string()) result->profiles_.insert(profile.get<std::string>());
+    }
+  }
+  if (result->schema_.contains(kTargetProperties) && result->schema_.at(kTargetProperties).is_object()) {
+    for (const auto& [field, property] : result->schema_.at(kTargetProperties).items()) {
+      if (!property.is_object() || !property.contains("x-nemoc-profiles")) continue;
+      auto& readers = result->option_readers_[field];
+      for (const auto& profile : property["x-nemoc-profiles"]) {
+        if (profile.is_string()) readers.push_back(profile.get<std::string>());
+      }
+    }
   }
   // $id would make valijson resolve "#/definitions/..." against a remote URI.
   nlohmann::json for_valijson = result->schema_;
@@ -216,10 +245,52 @@ std::unique_ptr<InputSchema> InputSchema::Load(const std::string& path,
     valijson::adapters::NlohmannJsonAdapter adapter(for_valijson);
     parser.populateSchema(adapter, result->compiled_->schema);
   } catch (const std::exception& e) {
-    *err = "input schema " + path + " does not compile: " + e.what();
+    *err = "input schema " + name + " does not compile: " + e.what();
     return nullptr;
   }
   return result;
+}
+
+bool ComposeProfileOptions(const std::string& profile, const nlohmann::json& options,
+                           nlohmann::json* schema, std::string* err) {
+  if (!options.is_object()) {
+    *err = "options must be an object (target field -> its JSON Schema)";
+    return false;
+  }
+  if (!schema->contains(kTargetProperties) || !schema->at(kTargetProperties).is_object()) {
+    *err = "the input schema has no definitions.target.properties";
+    return false;
+  }
+  nlohmann::json& properties = schema->at(kTargetProperties);
+  for (const auto& [field, option] : options.items()) {
+    if (!option.is_object() || !option.contains("description") || !option["description"].is_string()) {
+      *err = "option " + field + " must be a JSON Schema with a description";
+      return false;
+    }
+    auto existing = properties.find(field);
+    if (existing == properties.end()) {
+      properties[field] = option;
+      properties[field]["x-nemoc-profiles"] = nlohmann::json::array({profile});
+      continue;
+    }
+    if (!existing->is_object() || !existing->contains("x-nemoc-profiles")) {
+      *err = "option " + field + " is a field every target has (spec.targets[]." + field + ")";
+      return false;
+    }
+    nlohmann::json declared = *existing;
+    nlohmann::json readers = declared["x-nemoc-profiles"];
+    declared.erase("x-nemoc-profiles");
+    if (declared != option) {
+      *err = "option " + field + " has another schema than profile " +
+             (readers.empty() ? std::string("?") : readers[0].get<std::string>()) +
+             "'s option of that name (give it a name of its own)";
+      return false;
+    }
+    (*existing)["x-nemoc-profiles"].push_back(profile);
+  }
+  if (!schema->contains(kBuiltinProfiles)) (*schema)[kBuiltinProfiles] = nlohmann::json::array();
+  (*schema)[kBuiltinProfiles].push_back(profile);
+  return true;
 }
 
 const nlohmann::json& InputSchema::Resolve(const nlohmann::json& node) const {
@@ -360,7 +431,17 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
                       !schema["additionalProperties"].get<bool>();
   std::vector<std::string> allowed;
   if (has_properties) {
-    for (const auto& [key, _] : schema["properties"].items()) allowed.push_back(key);
+    // A target's allowed fields: the common ones and its own profile's options.
+    const std::string profile = instance.contains("profile") && instance["profile"].is_string()
+                                    ? instance["profile"].get<std::string>()
+                                    : std::string();
+    for (const auto& [key, property] : schema["properties"].items()) {
+      if (profiles_.count(profile) != 0 && property.is_object() && property.contains("x-nemoc-profiles")) {
+        const auto& readers = property["x-nemoc-profiles"];
+        if (std::find(readers.begin(), readers.end(), profile) == readers.end()) continue;
+      }
+      allowed.push_back(key);
+    }
   }
   const nlohmann::json* name_schema = nullptr;
   std::regex name_pattern;
@@ -419,12 +500,41 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
   }
 }
 
+void InputSchema::CheckProfileOptions(const Document& doc, Diagnostics* diags,
+                                      std::set<std::string>* reported) const {
+  // A profile's option on a target of a profile that does not read it would
+  // be ignored. Reported at the key, and the value is not validated further.
+  const nlohmann::json::json_pointer targets_ptr("/spec/targets");
+  if (!doc.root.contains(targets_ptr) || !doc.root.at(targets_ptr).is_array()) return;
+  const auto& targets = doc.root.at(targets_ptr);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& target = targets[i];
+    if (!target.is_object() || !target.contains("profile") || !target["profile"].is_string()) continue;
+    const std::string profile = target["profile"].get<std::string>();
+    if (profiles_.count(profile) == 0) continue;
+    for (const auto& [field, readers] : option_readers_) {
+      if (!target.contains(field) || std::find(readers.begin(), readers.end(), profile) != readers.end()) {
+        continue;
+      }
+      std::string names;
+      for (const auto& reader : readers) names += (names.empty() ? "" : ", ") + reader;
+      const std::string pointer = "/spec/targets/" + std::to_string(i) + "/" + field;
+      if (!reported->insert(pointer).second) continue;
+      diags->Error("spec.wrong-profile",
+                   "spec.targets[" + std::to_string(i) + "]." + field + " applies to profile" +
+                       (readers.size() == 1 ? " " : "s ") + names + ", not " + profile,
+                   doc.map.Locate(pointer, /*prefer_key=*/true));
+    }
+  }
+}
+
 bool InputSchema::Validate(const Document& doc,
                            const std::set<std::string>& yaml11_bools,
                            Diagnostics* diags) const {
   const size_t errors_before = diags->error_count();
   std::set<std::string> reported;
   WalkKeys(doc.root, schema_, "", doc, yaml11_bools, diags, &reported);
+  CheckProfileOptions(doc, diags, &reported);
 
   // Validate a copy in which over-long strings are blanked (see kMaxStringLength).
   nlohmann::json instance = doc.root;

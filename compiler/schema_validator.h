@@ -3,9 +3,11 @@
 #ifndef NEMOC_SCHEMA_VALIDATOR_H_
 #define NEMOC_SCHEMA_VALIDATOR_H_
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,10 @@ class InputSchema {
  public:
   /// Parses and compiles the schema file. Returns nullptr and sets *err on failure.
   static std::unique_ptr<InputSchema> Load(const std::string& path, std::string* err);
+  /// The same for a schema in memory (`name` for messages): Load's file with
+  /// the options of a --jpath profile composed in (ComposeProfileOptions).
+  static std::unique_ptr<InputSchema> FromJson(nlohmann::json schema, const std::string& name,
+                                               std::string* err);
   ~InputSchema();
 
   /// Validates `doc`. Unknown keys get a "did you mean"; YAML 1.1 booleans
@@ -34,6 +40,14 @@ class InputSchema {
 
   const nlohmann::json& json() const { return schema_; }
 
+  /// The profiles whose target options this schema holds: the built-in ones
+  /// (the profile field's x-nemoc-builtin-profiles, written by
+  /// scripts/update-schema-catalogue) and any composed in. Validate refuses
+  /// an option on a target of one of them that does not read it
+  /// (spec.wrong-profile); a target of another profile is left to the
+  /// unknown-profile check.
+  const std::set<std::string>& profiles() const { return profiles_; }
+
  private:
   InputSchema() = default;
   const nlohmann::json& Resolve(const nlohmann::json& node) const;
@@ -42,11 +56,28 @@ class InputSchema {
                 const std::set<std::string>& yaml11_bools, Diagnostics* diags,
                 std::set<std::string>* reported) const;
   void FillDefaultsAt(nlohmann::json* instance, const nlohmann::json& schema) const;
+  void CheckProfileOptions(const Document& doc, Diagnostics* diags,
+                           std::set<std::string>* reported) const;
 
   nlohmann::json schema_;
+  std::set<std::string> profiles_;
+  // Target option -> the profiles that read it (its x-nemoc-profiles).
+  std::map<std::string, std::vector<std::string>> option_readers_;
   struct Compiled;
   std::unique_ptr<Compiled> compiled_;
 };
+
+/// Adds profile `profile`'s target options (its `options`: field -> JSON
+/// Schema) to `schema` as scripts/update-schema-catalogue adds the built-in
+/// profiles': each field a property of definitions.target whose
+/// x-nemoc-profiles names the profiles that read it, and the profile in the
+/// profile field's x-nemoc-builtin-profiles. An option another profile
+/// already declares must have the same schema (a profile extending a built-in
+/// one inherits its options). False with *err (naming the field) when an
+/// option is a field every target has, differs from another profile's, or
+/// is not a schema with a description.
+bool ComposeProfileOptions(const std::string& profile, const nlohmann::json& options,
+                           nlohmann::json* schema, std::string* err);
 
 /// A short, single-line rendering of a JSON value for messages.
 std::string Excerpt(const nlohmann::json& value);

@@ -147,6 +147,90 @@ TEST(InputSchemaTest, UnknownKeyGetsDidYouMean) {
             RenderAll(r->diags));
 }
 
+// A profile's options (scripts/update-schema-catalogue copies them from the
+// profiles' `options` into the schema, x-nemoc-profiles naming the readers).
+TEST(InputSchemaTest, OptionsOfAnotherProfileAreRefusedAtTheirKey) {
+  EXPECT_EQ(Schema().profiles(), (std::set<std::string>{"eks-efa", "gke-a4", "vanilla-k8s"}));
+  auto r = Check(std::string(kBase) + "      instanceType: p5.48xlarge\n");
+  EXPECT_FALSE(r->valid);
+  EXPECT_EQ(Lines{"error spec.wrong-profile@23:7: spec.targets[0].instanceType applies to profile "
+                  "eks-efa, not vanilla-k8s"},
+            RenderAll(r->diags));
+  // Kueue is common on every profile (issue #15): no profile's option.
+  r = Check(std::string(kBase) + "      kueue: {clusterQueue: team-a, covers: [nvidia.com/gpu]}\n      hostNetwork: true\n");
+  EXPECT_EQ((Lines{"error spec.wrong-profile@24:7: spec.targets[0].hostNetwork applies to profile "
+                   "gke-a4, not vanilla-k8s"}),
+            RenderAll(r->diags));
+  r = Check(std::string(kBase) + "      rdma: {count: 4}\n");
+  EXPECT_TRUE(r->valid);
+  EXPECT_EQ(Lines{}, RenderAll(r->diags));
+  // Every problem in one run, and an option's own value is not validated
+  // further once it is refused (efa's missing awsOfiNccl says nothing).
+  r = Check(Replace(kBase, "profile: vanilla-k8s", "profile: eks-efa") +
+            "      rdma: {count: 4}\n      gcpServiceAccount: a@b.iam.gserviceaccount.com\n"
+            "      instanceType: p5.48xlarge\n");
+  EXPECT_EQ((Lines{"error spec.wrong-profile@24:7: spec.targets[0].gcpServiceAccount applies to "
+                   "profile gke-a4, not eks-efa",
+                   "error spec.wrong-profile@23:7: spec.targets[0].rdma applies to profile "
+                   "vanilla-k8s, not eks-efa"}),
+            RenderAll(r->diags));
+  // An unknown field's hint lists the common fields and the profile's own options.
+  r = Check(Replace(kBase, "profile: vanilla-k8s", "profile: gke-a4") +
+            "      efa: {image: {repository: r}}\n      maxSteps: 3\n");
+  EXPECT_EQ((Lines{"error spec.unknown-field@24:7: unknown field 'maxSteps' in spec.targets[0] | "
+                   "allowed fields: cluster, env, gcpServiceAccount, gpu, hostNetwork, kueue, name, "
+                   "ncclTopologyConfigMap, nodeSelector, overrides, profile, runtime, stageNodes, storage",
+                   "error spec.wrong-profile@23:7: spec.targets[0].efa applies to profile eks-efa, not gke-a4"}),
+            RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, ProfilesTheSchemaDoesNotHoldAreLeftToTheUnknownProfileCheck) {
+  // A --jpath profile has its options composed in first (Compiler::InputSchemaForSpec);
+  // a name no file has is reported after validation (spec.unknown-profile).
+  auto r = Check(Replace(kBase, "profile: vanilla-k8s", "profile: my-cloud") +
+                 "      rdma: {count: 4}\n      instanceType: p5.48xlarge\n");
+  EXPECT_TRUE(r->valid);
+  EXPECT_EQ(Lines{}, RenderAll(r->diags));
+}
+
+TEST(InputSchemaTest, ComposedProfileOptionsValidateAndArePoliced) {
+  json schema = Schema().json();
+  std::string err;
+  // A profile extending vanilla-k8s inherits rdma (the same schema) and adds zone.
+  json options = {{"rdma", schema["definitions"]["target"]["properties"]["rdma"]},
+                  {"zone", {{"description", "The zone."}, {"type", "string"}, {"enum", {"a", "b"}}}}};
+  options["rdma"].erase("x-nemoc-profiles");
+  ASSERT_TRUE(ComposeProfileOptions("my-cloud", options, &schema, &err)) << err;
+  auto composed = InputSchema::FromJson(schema, "composed", &err);
+  ASSERT_NE(composed, nullptr) << err;
+  EXPECT_EQ(composed->profiles().count("my-cloud"), 1u);
+  Document doc;
+  Diagnostics diags;
+  std::set<std::string> yaml11;
+  ASSERT_TRUE(LoadSpecText("spec.yaml", Replace(kBase, "profile: vanilla-k8s", "profile: my-cloud") +
+                           "      zone: c\n      rdma: {count: 4}\n      efa: {}\n",
+                           &doc, &diags, {}, &yaml11));
+  EXPECT_FALSE(composed->Validate(doc, yaml11, &diags));
+  EXPECT_EQ((Lines{"error spec.wrong-profile@25:7: spec.targets[0].efa applies to profile eks-efa, not my-cloud",
+                   "error spec.not-allowed@23:13: spec.targets[0].zone: \"c\" is not one of: a, b | did you mean 'a'?"}),
+            RenderAll(diags));
+  // zone on a built-in profile's target: my-cloud's option.
+  Diagnostics other;
+  ASSERT_TRUE(LoadSpecText("spec.yaml", std::string(kBase) + "      zone: a\n", &doc, &other, {}, &yaml11));
+  EXPECT_FALSE(composed->Validate(doc, yaml11, &other));
+  EXPECT_EQ(Lines{"error spec.wrong-profile@23:7: spec.targets[0].zone applies to profile my-cloud, not vanilla-k8s"},
+            RenderAll(other));
+  // What composition refuses: a common field, another schema for a known
+  // option, an option without a description.
+  json fresh = Schema().json();
+  EXPECT_FALSE(ComposeProfileOptions("x", {{"gpu", {{"description", "d"}, {"type", "string"}}}}, &fresh, &err));
+  EXPECT_EQ(err, "option gpu is a field every target has (spec.targets[].gpu)");
+  EXPECT_FALSE(ComposeProfileOptions("x", {{"rdma", {{"description", "d"}, {"type", "string"}}}}, &fresh, &err));
+  EXPECT_NE(err.find("option rdma has another schema than profile vanilla-k8s's option"), std::string::npos) << err;
+  EXPECT_FALSE(ComposeProfileOptions("x", {{"zone", {{"type", "string"}}}}, &fresh, &err));
+  EXPECT_EQ(err, "option zone must be a JSON Schema with a description");
+}
+
 TEST(InputSchemaTest, UnknownTopLevelKeyListsAllowedFields) {
   auto r = Check(std::string(kBase) + "status: {phase: done}\n");
   EXPECT_FALSE(r->valid);
@@ -168,11 +252,15 @@ TEST(InputSchemaTest, UnknownKeyInListItemWithNothingClose) {
   auto r = Check(Replace(kBase, "      profile: vanilla-k8s\n",
                          "      profile: vanilla-k8s\n      zzzzzzzz: 1\n"));
   ASSERT_EQ(1u, r->diags.items().size());
-  // Every field of a target, in (sorted) schema order.
+  // Every field a vanilla-k8s target may have, in (sorted) schema order: the
+  // common ones and its profile's options (other profiles' are left out).
   std::string allowed;
-  for (const auto& [key, _] : Schema().json()["definitions"]["target"]["properties"].items()) {
+  for (const auto& [key, property] : Schema().json()["definitions"]["target"]["properties"].items()) {
+    if (property.contains("x-nemoc-profiles") && property["x-nemoc-profiles"] != json{"vanilla-k8s"}) continue;
     allowed += (allowed.empty() ? "" : ", ") + key;
   }
+  EXPECT_NE(std::string::npos, allowed.find("rdma, "));
+  EXPECT_EQ(std::string::npos, allowed.find("efa"));
   EXPECT_NE(std::string::npos, allowed.find("gpu, "));
   EXPECT_EQ("error spec.unknown-field@23:7: unknown field 'zzzzzzzz' in spec.targets[0] | "
             "allowed fields: " + allowed,

@@ -10,47 +10,6 @@ namespace nemoc {
 
 namespace {
 
-// What a starter needs per profile: storage and target lines, and the GPU the
-// layout is sized for (eks-efa: the instance type's GPU, see the profile's
-// `instances` table; gke-a4: B200).
-struct Template {
-  const char* profile;
-  const char* target_name;
-  const char* accelerator;
-  const char* storage;  // lines below `results:`, indented 8
-  const char* target;   // lines below `profile:`, indented 6
-  // The fabric a multi-node run needs, after `target`; commented out for one
-  // node (NCCL stays inside the node).
-  const char* fabric;
-  bool needs_queue;     // target lines hold {QUEUE}: the cluster's ClusterQueue
-};
-
-const Template kTemplates[] = {
-    {"vanilla-k8s", "onprem", "h100-80gb",
-     "        nfs: {server: nfs.example.internal, path: /export/nemo}   # or pvc: {claimName: ...}\n",
-     "      gpu: h100-80gb                 # a100-40gb | a100-80gb | h100-80gb | h200-141gb | b200-180gb\n",
-     "      # GPUDirect RDMA through the NVIDIA Network Operator; without it NCCL falls back to TCP.\n"
-     "      rdma: {resourceName: nvidia.com/hostdev, count: 8, networks: [ib-sriov-net]}\n",
-     false},
-    {"eks-efa", "eks", "h100-80gb",
-     "        fsxLustre: {storageClassName: fsx-sc, size: 1200Gi}   # or s3, pvc, nfs\n",
-     "      instanceType: p5.48xlarge      # 8 × H100 80GB, 32 EFA devices\n"
-     "      # NCCL over EFA needs libfabric + aws-ofi-nccl, which NGC images lack: build FROM spec.image\n"
-     "      # with the EFA installer and aws-ofi-nccl (aws-samples/awsome-distributed-training\n"
-     "      # 3.test_cases/megatron/nemo/kubernetes/Dockerfile), push it, and name it here.\n"
-     "      efa: {image: {repository: 123456789012.dkr.ecr.us-east-1.amazonaws.com/nemo-efa, tag: nemo25.02-efa}, awsOfiNccl: 1.13.2}\n"
-     "      # iamRoleArn: arn:aws:iam::123456789012:role/nemo-training   # IRSA for S3\n",
-     "", false},
-    {"gke-a4", "gke-a4", "b200-180gb",
-     "        gcs: {bucket: my-training-bucket}   # Cloud Storage FUSE; or pvc, nfs\n",
-     "      # Kueue gang admission with topology-aware placement on the cluster's ClusterQueue\n"
-     "      # (nemoc init --cluster-queue, from `kubectl get clusterqueues`); covers: what it covers\n"
-     "      # (Cluster Toolkit queues: GPUs only).\n"
-     "      kueue: {clusterQueue: {QUEUE}, covers: [nvidia.com/gpu], topology: block}\n"
-     "      # gcpServiceAccount: nemo-training@my-project.iam.gserviceaccount.com   # Workload Identity\n",
-     "", true},
-};
-
 constexpr int64_t kGpusPerNode = 8;
 constexpr double kTargetFill = 0.8;  // leave room: the estimate is approximate
 
@@ -109,13 +68,46 @@ std::string Fixed1(double v) {
 
 }  // namespace
 
-std::vector<std::string> StarterProfiles() {
-  std::vector<std::string> names;
-  for (const auto& t : kTemplates) names.push_back(t.profile);
-  return names;
+const ProfileInfo* ChooseStarterProfile(const std::vector<ProfileInfo>& profiles, const std::string& wanted,
+                                        std::string* err) {
+  std::vector<std::string> names, with_starter;
+  for (const auto& p : profiles) {
+    names.push_back(p.name);
+    if (p.description.value("starter", nlohmann::json()).is_object()) with_starter.push_back(p.name);
+  }
+  auto join = [](const std::vector<std::string>& list) {
+    std::string out;
+    for (const auto& n : list) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  if (wanted.empty()) {
+    // The profile whose starter says it is the default (a fact of the profile
+    // file); a built-in one first (a --jpath profile extending it inherits the mark).
+    for (const bool builtin : {true, false}) {
+      for (const auto& p : profiles) {
+        const nlohmann::json starter = p.description.value("starter", nlohmann::json());
+        if (p.builtin == builtin && starter.is_object() && starter.value("default", false)) return &p;
+      }
+    }
+    *err = "choose a profile with --profile: " + join(with_starter) + " (nemoc profiles describes them)";
+    return nullptr;
+  }
+  for (const auto& p : profiles) {
+    if (p.name != wanted) continue;
+    if (!p.description.value("starter", nlohmann::json()).is_object()) {
+      *err = "profile '" + wanted + "' has no starter for nemoc init (its starter member is null); starters "
+             "exist for " + join(with_starter) + "; or write the target by hand (nemoc explain spec.targets)";
+      return nullptr;
+    }
+    return &p;
+  }
+  const std::string suggestion = SuggestClosest(wanted, names);
+  *err = "unknown profile '" + wanted + "'" + (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
+         "; starters exist for " + join(with_starter) + " (nemoc profiles describes them; add your own with --jpath DIR)";
+  return nullptr;
 }
 
-bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
+bool StarterSpec(const StarterOptions& o, const nlohmann::json& starter, const ModelCatalog& catalog,
                  const AcceleratorTable& accelerators, std::string* yaml, std::string* err) {
   // metadata.name's rule (schema definition projectName): the file is NAME.yaml.
   // 63: the name is the value of label app.kubernetes.io/part-of (B18).
@@ -128,26 +120,26 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
            "app.kubernetes.io/part-of, at most 63 characters";
     return false;
   }
-  const Template* tmpl = nullptr;
-  for (const auto& t : kTemplates) {
-    if (o.profile == t.profile) tmpl = &t;
+  // The profile's starter member (libsonnet/profile.libsonnet documents it).
+  for (const char* key : {"target", "accelerator", "storage", "targetLines", "fabric"}) {
+    if (!starter.is_object() || !starter.contains(key) || !starter[key].is_string()) {
+      *err = "profile " + o.profile + ": its starter has no string " + key +
+             " (libsonnet/profile.libsonnet documents the starter)";
+      return false;
+    }
   }
-  if (tmpl == nullptr) {
-    const std::string suggestion = SuggestClosest(o.profile, StarterProfiles());
-    *err = "no starter for profile '" + o.profile + "'" +
-           (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
-           "; starters exist for vanilla-k8s, eks-efa and gke-a4";
-    return false;
-  }
-  if (tmpl->needs_queue && o.cluster_queue.empty()) {
+  const std::string target_name = starter["target"].get<std::string>();
+  const std::string accelerator = starter["accelerator"].get<std::string>();
+  const bool needs_queue = starter.value("clusterQueue", false);
+  if (needs_queue && o.cluster_queue.empty()) {
     *err = "the " + o.profile + " starter admits through the cluster's Kueue ClusterQueue, whose name nemoc "
            "cannot guess (Cluster Toolkit clusters have used both a4-high and a4): pass --cluster-queue NAME, "
            "a name from `kubectl get clusterqueues`";
     return false;
   }
-  if (!o.cluster_queue.empty() && !tmpl->needs_queue) {
-    *err = "--cluster-queue is for the gke-a4 starter, which uses the cluster's queue; the " + o.profile +
-           " starter uses no Kueue (add spec.targets[].kueue by hand: nemoc explain spec.targets)";
+  if (!o.cluster_queue.empty() && !needs_queue) {
+    *err = "--cluster-queue names the cluster's Kueue ClusterQueue for a starter that admits through it; the " +
+           o.profile + " starter uses no Kueue (add spec.targets[].kueue by hand: nemoc explain spec.targets)";
     return false;
   }
   // A DNS-1123 subdomain, as Kueue's ClusterQueue names (object names) are.
@@ -165,9 +157,9 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
            (suggestion.empty() ? "; the catalog has " + names : " (did you mean '" + suggestion + "'?)");
     return false;
   }
-  const nlohmann::json* gpu = accelerators.Find(tmpl->accelerator);
+  const nlohmann::json* gpu = accelerators.Find(accelerator);
   if (gpu == nullptr) {
-    *err = std::string("accelerator ") + tmpl->accelerator + " missing from accelerators.json";
+    *err = "profile " + o.profile + ": its starter's accelerator " + accelerator + " is not in accelerators.json";
     return false;
   }
   const nlohmann::json& arch = (*model)["architecture"];
@@ -175,7 +167,7 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
   const double capacity = (*gpu)["memoryGB"].get<double>();
   Layout l;
   if (!ChooseLayout(arch, seq_length, capacity, &l)) {
-    *err = "no layout up to 64 nodes fits " + o.model + " on " + tmpl->accelerator +
+    *err = "no layout up to 64 nodes fits " + o.model + " on " + accelerator +
            " without context parallelism; write the layout by hand (nemoc plan shows the memory estimate)";
     return false;
   }
@@ -188,7 +180,7 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
   y += "# Starter spec from `nemoc init`: " + o.model + " pretraining on " + o.profile + ".\n";
   y += "# It builds as is. Next steps:\n";
   y += "#   nemoc plan " + o.name + ".yaml        # what would run: GPUs, parallelism, memory per GPU\n";
-  y += "#   nemoc build " + o.name + ".yaml       # writes out/" + o.name + "/" + tmpl->target_name + "/\n";
+  y += "#   nemoc build " + o.name + ".yaml       # writes out/" + o.name + "/" + target_name + "/\n";
   y += "#   nemoc explain spec.stages.train   # every field, its default and allowed values\n";
   y += "# Editors complete and check it against " + o.schema_ref + " (`nemoc schema` prints it;\n";
   y += "# refresh the file that way after upgrading nemoc).\n";
@@ -212,7 +204,7 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
   }
   y += "  storage:\n";
   y += "    results:                         # logs and checkpoints, mounted by every pod\n";
-  y += tmpl->storage;
+  y += starter["storage"].get<std::string>();
   y += "  stages:\n";
   y += "    train:\n";
   y += "      mode: pretrain                 # pretrain | sft | lora (fine-tuning needs model.source)\n";
@@ -228,21 +220,31 @@ bool StarterSpec(const StarterOptions& o, const ModelCatalog& catalog,
   y += "      maxSteps: 100\n";
   y += "      data: {mock: true}             # synthetic tokens; replace with your dataset\n";
   y += "  targets:\n";
-  y += "    - name: " + std::string(tmpl->target_name) + "\n";
+  y += "    - name: " + target_name + "\n";
   y += "      profile: " + o.profile + "\n";
-  std::string target = tmpl->target;
-  if (tmpl->needs_queue) target.replace(target.find("{QUEUE}"), 7, o.cluster_queue);
-  y += target;
-  if (*tmpl->fabric != '\0' && l.nodes == 1) {
-    y += "      # One node: NCCL stays inside it, no fabric needed. For several nodes:\n";
-    std::string fabric = tmpl->fabric;
-    for (size_t at = 0; at < fabric.size(); at = fabric.find('\n', at) + 1) {
-      if (fabric.compare(at, 8, "      # ") != 0) fabric.insert(at + 6, "# ");
-    }
-    y += fabric;
-  } else {
-    y += tmpl->fabric;
+  std::string target = starter["targetLines"].get<std::string>();
+  for (size_t at = target.find("{QUEUE}"); needs_queue && at != std::string::npos; at = target.find("{QUEUE}")) {
+    target.replace(at, 7, o.cluster_queue);
   }
+  y += target;
+  std::string fabric = starter["fabric"].get<std::string>();
+  if (!fabric.empty() && l.nodes == 1) {
+    y += "      # One node: NCCL stays inside it, no fabric needed. For several nodes:\n";
+    // Comment out each line that is not a comment already (the lines are
+    // indented 6; a profile's last line may lack its newline).
+    std::string commented;
+    for (size_t at = 0; at < fabric.size();) {
+      size_t end = fabric.find('\n', at);
+      end = end == std::string::npos ? fabric.size() : end + 1;
+      std::string line = fabric.substr(at, end - at);
+      if (line.compare(0, 8, "      # ") != 0 && line.size() >= 6) line.insert(6, "# ");
+      commented += line;
+      at = end;
+    }
+    fabric = commented;
+  }
+  y += fabric;
+  if (!y.empty() && y.back() != '\n') y += '\n';
   *yaml = std::move(y);
   return true;
 }

@@ -10,11 +10,24 @@ namespace {
 struct Data {
   ModelCatalog catalog;
   AcceleratorTable accelerators;
+  // The built-in profiles, as they describe themselves (their starters).
+  std::vector<ProfileInfo> profiles;
   Data() {
     std::string err;
     EXPECT_TRUE(ModelCatalog::Load(NEMOC_SOURCE_DIR "/libsonnet/models.json", &catalog, &err)) << err;
     EXPECT_TRUE(AcceleratorTable::Load(NEMOC_SOURCE_DIR "/libsonnet/accelerators.json", &accelerators, &err))
         << err;
+    DataDir data;
+    data.root = NEMOC_SOURCE_DIR;
+    Diagnostics diags;
+    profiles = ListProfiles(data, {}, &diags);
+    EXPECT_TRUE(diags.items().empty());
+  }
+  nlohmann::json StarterOf(const std::string& profile) const {
+    for (const auto& p : profiles) {
+      if (p.name == profile) return p.description["starter"];
+    }
+    return nullptr;
   }
 };
 
@@ -27,7 +40,7 @@ std::string Starter(const std::string& profile, const std::string& model, std::s
   options.cluster_queue = queue.empty() && profile == "gke-a4" ? "a4-high" : queue;
   options.schema_ref = "schemas/project.schema.json";
   std::string yaml, error;
-  const bool ok = StarterSpec(options, data.catalog, data.accelerators, &yaml, &error);
+  const bool ok = StarterSpec(options, data.StarterOf(profile), data.catalog, data.accelerators, &yaml, &error);
   if (err) *err = error;
   EXPECT_EQ(ok, err == nullptr) << error;
   return yaml;
@@ -63,20 +76,20 @@ TEST(Starter, GkeA4AsksForTheClustersQueue) {
   o.profile = "gke-a4";
   o.model = "llama3.1-8b";
   std::string yaml;
-  EXPECT_FALSE(StarterSpec(o, data.catalog, data.accelerators, &yaml, &err));
+  EXPECT_FALSE(StarterSpec(o, data.StarterOf("gke-a4"), data.catalog, data.accelerators, &yaml, &err));
   EXPECT_NE(err.find("pass --cluster-queue NAME, a name from `kubectl get clusterqueues`"), std::string::npos) << err;
   o.cluster_queue = "team-a4";
-  ASSERT_TRUE(StarterSpec(o, data.catalog, data.accelerators, &yaml, &err)) << err;
+  ASSERT_TRUE(StarterSpec(o, data.StarterOf("gke-a4"), data.catalog, data.accelerators, &yaml, &err)) << err;
   EXPECT_NE(yaml.find("      kueue: {clusterQueue: team-a4, covers: [nvidia.com/gpu], topology: block}\n"),
             std::string::npos)
       << yaml;
   o.cluster_queue = "Bad_Queue";
-  EXPECT_FALSE(StarterSpec(o, data.catalog, data.accelerators, &yaml, &err));
+  EXPECT_FALSE(StarterSpec(o, data.StarterOf("gke-a4"), data.catalog, data.accelerators, &yaml, &err));
   EXPECT_NE(err.find("is not a ClusterQueue name"), std::string::npos) << err;
   o.profile = "eks-efa";
   o.cluster_queue = "q";
-  EXPECT_FALSE(StarterSpec(o, data.catalog, data.accelerators, &yaml, &err));
-  EXPECT_NE(err.find("--cluster-queue is for the gke-a4 starter"), std::string::npos) << err;
+  EXPECT_FALSE(StarterSpec(o, data.StarterOf("eks-efa"), data.catalog, data.accelerators, &yaml, &err));
+  EXPECT_NE(err.find("the eks-efa starter uses no Kueue"), std::string::npos) << err;
 }
 
 TEST(Starter, LargeModelGetsModelParallelismAndMoreNodes) {
@@ -88,7 +101,10 @@ TEST(Starter, LargeModelGetsModelParallelismAndMoreNodes) {
 }
 
 TEST(Starter, ParsesAsYamlWithTheTemplateOfEachProfile) {
-  for (const auto& profile : StarterProfiles()) {
+  static const Data data;
+  ASSERT_EQ(data.profiles.size(), 3u);
+  for (const auto& info : data.profiles) {
+    const std::string profile = info.name;
     const std::string yaml = Starter(profile, "llama3.1-8b");
     Document doc;
     Diagnostics diags;
@@ -101,13 +117,17 @@ TEST(Starter, RefusesUnknownModelsProfilesAndNames) {
   std::string err;
   Starter("vanilla-k8s", "llama3.1-8bb", &err);
   EXPECT_EQ(err, "unknown model 'llama3.1-8bb' (did you mean 'llama3.1-8b'?)");
-  Starter("gke-a5", "llama3.1-8b", &err);
-  EXPECT_NE(err.find("did you mean 'gke-a4'?"), std::string::npos) << err;
   static const Data data;
+  EXPECT_EQ(ChooseStarterProfile(data.profiles, "gke-a5", &err), nullptr);
+  EXPECT_NE(err.find("did you mean 'gke-a4'?"), std::string::npos) << err;
+  // No --profile: the profile whose starter says default.
+  const ProfileInfo* chosen = ChooseStarterProfile(data.profiles, "", &err);
+  ASSERT_NE(chosen, nullptr) << err;
+  EXPECT_EQ(chosen->name, "vanilla-k8s");
   StarterOptions bad;
   bad.name = "Bad_Name";
   std::string yaml;
-  EXPECT_FALSE(StarterSpec(bad, data.catalog, data.accelerators, &yaml, &err));
+  EXPECT_FALSE(StarterSpec(bad, data.StarterOf("vanilla-k8s"), data.catalog, data.accelerators, &yaml, &err));
   EXPECT_NE(err.find("DNS-1123"), std::string::npos);
 }
 

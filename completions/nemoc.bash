@@ -6,7 +6,7 @@ _nemoc() {
   local cur prev words cword
   _init_completion || return
 
-  local commands="build validate check diff plan render init explain schema metrics version help"
+  local commands="build validate check diff plan render init explain schema profiles metrics version help"
   if ((cword == 1)); then
     COMPREPLY=($(compgen -W "$commands --help --help-all --version" -- "$cur"))
     return
@@ -15,11 +15,18 @@ _nemoc() {
 
   case $prev in
     --profile)
-      COMPREPLY=($(compgen -W "vanilla-k8s eks-efa gke-a4" -- "$cur"))
+      # The profiles as nemoc finds them: built in and under the line's --jpath.
+      local i jpaths=()
+      for ((i = 2; i < cword; i++)); do
+        [[ ${words[i]} == --jpath && $((i + 1)) -lt $cword ]] && jpaths+=(--jpath "${words[i + 1]}")
+      done
+      COMPREPLY=($(compgen -W "$(nemoc profiles --names "${jpaths[@]}" 2>/dev/null)" -- "$cur"))
       return ;;
     -o | --output)
       if [[ $command == diff ]]; then
         COMPREPLY=($(compgen -W "text json markdown" -- "$cur"))
+      elif [[ $command == profiles ]]; then
+        COMPREPLY=($(compgen -W "text json" -- "$cur"))
       else
         COMPREPLY=($(compgen -W "text json github" -- "$cur"))
       fi
@@ -43,7 +50,8 @@ _nemoc() {
     diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out --stat -o --output" ;;
     validate) opts="$compile" ;;
     render) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help" ;;
-    init) opts="--profile --model --cluster-queue --stdout --help" ;;
+    init) opts="--profile --model --cluster-queue --jpath --stdout --help" ;;
+    profiles) opts="--jpath --names -o --output --help" ;;
     explain) opts="-r --recursive --help" ;;
     metrics) opts="--spec --target --steps --stage --set --jpath -o --output --help" ;;
     schema | version) opts="--help" ;;

@@ -2,7 +2,7 @@
 # tests/toolkit_test.cc fails when a subcommand or option of `nemoc --help` is
 # missing here.
 
-set -l commands build validate check diff plan render init explain schema metrics version help
+set -l commands build validate check diff plan render init explain schema profiles metrics version help
 set -l compiling build validate check diff plan render
 complete -c nemoc -f
 
@@ -16,6 +16,7 @@ complete -c nemoc -n "not __fish_seen_subcommand_from $commands" -a render -d 'P
 complete -c nemoc -n "not __fish_seen_subcommand_from $commands" -a init -d 'Write a commented starter spec that builds as is'
 complete -c nemoc -n "not __fish_seen_subcommand_from $commands" -a explain -d 'Document a spec field'
 complete -c nemoc -n "not __fish_seen_subcommand_from $commands" -a schema -d 'Print the input JSON Schema (for editors)'
+complete -c nemoc -n "not __fish_seen_subcommand_from $commands" -a profiles -d 'List the cloud profiles: built in and under --jpath'
 complete -c nemoc -n "not __fish_seen_subcommand_from $commands" -a metrics -d 'Step time, tokens/s, TFLOPS per GPU and MFU'
 complete -c nemoc -n "not __fish_seen_subcommand_from $commands" -a version -d 'Print the version of nemoc'
 complete -c nemoc -n "not __fish_seen_subcommand_from $commands" -a help -d 'Show the help of nemoc, or of one subcommand'
@@ -47,9 +48,24 @@ complete -c nemoc -n "__fish_seen_subcommand_from build" -l no-verify -d 'Commit
 complete -c nemoc -n "__fish_seen_subcommand_from check" -l expect -r -a "(__fish_complete_directories)" -d 'A tree under --out kept on purpose'
 complete -c nemoc -n "__fish_seen_subcommand_from diff" -l stat -d 'Lines added and removed per file'
 # init
-complete -c nemoc -n "__fish_seen_subcommand_from init" -l profile -x -a "vanilla-k8s eks-efa gke-a4" -d 'Cloud profile'
+# The profiles as nemoc finds them: built in and under the line's --jpath.
+function __nemoc_profiles
+    set -l words (commandline -opc)
+    set -l jpaths
+    for i in (seq (count $words))
+        if test "$words[$i]" = --jpath; and test $i -lt (count $words)
+            set -a jpaths --jpath $words[(math $i + 1)]
+        end
+    end
+    nemoc profiles --names $jpaths 2>/dev/null
+end
+complete -c nemoc -n "__fish_seen_subcommand_from init" -l profile -x -a "(__nemoc_profiles)" -d 'Cloud profile'
 complete -c nemoc -n "__fish_seen_subcommand_from init" -l model -x -d 'Model preset'
-complete -c nemoc -n "__fish_seen_subcommand_from init" -l cluster-queue -x -d "The cluster's Kueue ClusterQueue (gke-a4)"
+complete -c nemoc -n "__fish_seen_subcommand_from init" -l cluster-queue -x -d "The cluster's Kueue ClusterQueue, for a starter that admits through it"
+complete -c nemoc -n "__fish_seen_subcommand_from init profiles" -l jpath -r -a "(__fish_complete_directories)" -d 'Extra Jsonnet library root (profiles of your own)'
+# profiles
+complete -c nemoc -n "__fish_seen_subcommand_from profiles" -l names -d 'Print the names only'
+complete -c nemoc -n "__fish_seen_subcommand_from profiles" -s o -l output -x -a "text json" -d 'Output format'
 complete -c nemoc -n "__fish_seen_subcommand_from init" -l stdout -d 'Print the spec instead of writing NAME.yaml'
 # explain
 complete -c nemoc -n "__fish_seen_subcommand_from explain" -s r -l recursive -d 'Every field below PATH as a tree'

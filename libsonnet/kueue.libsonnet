@@ -264,7 +264,7 @@ local defaultIntegrations = [
       + (if std.objectHasEx(k, 'topology', false) && levels == null then [{
            code: 'kueue.topology',
            pointer: pointer + '/topology',
-           message: 'topology-aware scheduling needs the node labels of each topology level; nemoc knows them for gke-a4 only',
+           message: 'topology-aware scheduling needs the node labels of each topology level; profile ' + ctx.profile.name + ' names none (topologyLevels)',
            hint: 'remove topology',
          }] else [])
       // B4: all pods of a pod set in one domain of a level of single nodes.

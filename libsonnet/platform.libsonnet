@@ -164,8 +164,7 @@ local releases = (import 'platform_releases.json').components;
   // plus what they need first (Trainer -> JobSet), closed transitively.
   needed(ctx, files)::
     local objects = [files[p] for p in std.objectFields(files)] + $.clusterObjectList(ctx, files);
-    local fromProfile = (if has(ctx.profile, 'platform') then ctx.profile.platform(ctx) else [])
-                        + (if std.objectHasEx($.cloudComponents, ctx.profile.name, false) then $.cloudComponents[ctx.profile.name] else []);
+    local fromProfile = ctx.profile.platform(ctx);
     local fromKinds = std.flattenArrays([
       local key = groupOf(o.apiVersion) + '/' + o.kind;
       if std.objectHasEx($.byKind, key, false) then $.byKind[key] else []
@@ -183,11 +182,6 @@ local releases = (import 'platform_releases.json').components;
       if std.length(next) == std.length(set) then set else close(next);
     close(direct),
 
-  // Components a cloud profile needs whatever the workloads are.
-  cloudComponents: {
-    'eks-efa': ['nvidia-device-plugin', 'efa-device-plugin'],
-  },
-
   // Install order: 0 for a component that needs nothing, else one more than
   // the deepest component it needs (Argo CD sync wave; Flux dependsOn).
   depth(name)::
@@ -204,10 +198,6 @@ local releases = (import 'platform_releases.json').components;
     std.foldl(function(acc, p) std.mergePatch(acc, nest(p, pins[p])), std.objectFields(pins), {}),
 
   local rdmaOf(ctx) = if has(ctx.target, 'rdma') then ctx.target.rdma else null,
-  // Clouds whose GPU node images ship the NVIDIA driver (EKS accelerated AMI,
-  // GKE COS/Ubuntu GPU nodes with the driver installer).
-  cloudShipsDriver(ctx):: std.member(['eks-efa', 'gke-a4'], ctx.profile.name),
-
   // The values a target needs on top of the release pins (C9).
   targetValues(ctx, name)::
     if name == 'gpu-operator' then {
@@ -223,7 +213,8 @@ local releases = (import 'platform_releases.json').components;
       // training alerts (05-monitoring) would match the exporter's own pod.
       dcgmExporter: { serviceMonitor: { honorLabels: true } },
       driver: {
-        enabled: !$.cloudShipsDriver(ctx),
+        // Clouds whose GPU node images ship the driver (profile.shipsGpuDriver).
+        enabled: !ctx.profile.shipsGpuDriver,
       } + (if rdmaOf(ctx) != null then {
              // GPUDirect RDMA: nvidia-peermem against the Network Operator's MOFED
              // (NVIDIA/gpu-operator@v26.7.0:deployments/gpu-operator/values.yaml:164-166).
@@ -262,18 +253,19 @@ local releases = (import 'platform_releases.json').components;
   // ---- cluster objects ---------------------------------------------------------
 
   // Cluster-scoped objects the bundle applies after the components whose
-  // CRDs they use: the Network Operator's NicClusterPolicy creating the RDMA
-  // resource the target requests, plus whatever the profile contributes
-  // (profile.platformObjects(ctx), generic: e.g. Kueue objects owned by the
-  // cluster issue).
-  clusterObjectList(ctx, files)::
+  // CRDs they use: what the profile contributes (profile.platformObjects).
+  clusterObjectList(ctx, files):: ctx.profile.platformObjects(ctx),
+
+  // The Network Operator's NicClusterPolicy creating the RDMA resource a
+  // target's rdma option requests (vanilla-k8s platformObjects), or nothing.
+  nicClusterPolicy(ctx)::
     local rdma = rdmaOf(ctx);
     local sriov = rdma != null && std.startsWith(rdma.resourceName, 'nvidia.com/');
     // RoCE/IB shared by all pods of a node: the RDMA shared device plugin
     // (resource prefix "rdma"), Mellanox/network-operator@v26.4.1:
     // example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:45-63.
     local shared = rdma != null && std.startsWith(rdma.resourceName, 'rdma/');
-    local nic = if (sriov || shared) && ctx.profile.name == 'vanilla-k8s' then [{
+    if sriov || shared then [{
       // Mellanox/network-operator@v26.4.1:example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:63-80
       // (sriovDevicePlugin resourcePrefix nvidia.com, resourceName hostdev,
       // Mellanox vendor 15b3, RDMA-capable) and hack/release.yaml (images).
@@ -324,8 +316,7 @@ local releases = (import 'platform_releases.json').components;
                cniPlugins: { image: 'plugins', repository: 'nvcr.io/nvidia/mellanox', version: 'network-operator-v26.4.1' },
              },
            } else {}),
-    }] else [];
-    nic + (if has(ctx.profile, 'platformObjects') then ctx.profile.platformObjects(ctx) else []),
+    }] else [],
 
   // Images nemoc's own cluster objects deploy (held to the release table).
   // Components whose CRDs a cluster object uses.
@@ -355,36 +346,19 @@ local releases = (import 'platform_releases.json').components;
     'efa-device-plugin': ['vpc.amazonaws.com/efa'],
   },
 
-  local storageClasses(ctx, backend, default) = k8s.stringSet([
+  // The storage classes of the target's volumes on `backend` (`default` when
+  // a volume names none), for a profile's prerequisites.
+  storageClasses(ctx, backend, default):: k8s.stringSet([
     local v = ctx.storage[n][backend];
     if has(v, 'storageClassName') then v.storageClassName else default
     for n in storage.volumeNames(ctx.storage)
     if storage.backendOf(ctx.storage[n]) == backend && !has(ctx.storage[n][backend], 'claimName')
   ]),
 
-  // What a cluster of each profile must already have: FIXED per profile
-  // (the target's own names filled in), never derived from the workloads.
-  prerequisites(ctx)::
-    local name = ctx.profile.name;
-    local rdma = rdmaOf(ctx);
-    if name == 'vanilla-k8s' then [
-      { what: 'a pod network (CNI) and, for RDMA targets, the Multus secondary networks named in rdma.networks (HostDeviceNetwork / NetworkAttachmentDefinition)',
-        provides: if rdma != null && has(rdma, 'networks') then ['network/' + n for n in rdma.networks] else [] },
-      { what: 'the NFS servers, PersistentVolumeClaims or host paths the storage section names', provides: [] },
-    ]
-    else if name == 'eks-efa' then [
-      { what: 'EKS accelerated AMI GPU nodes: NVIDIA driver and container toolkit, EFA kernel driver, 2 MiB huge pages', provides: ['hugepages-2Mi'] },
-      { what: 'Amazon FSx for Lustre CSI driver (EKS add-on aws-fsx-csi-driver, IAM role) and its StorageClass', provides: ['fsx.csi.aws.com'] + storageClasses(ctx, 'fsxLustre', 'fsx-sc') },
-      { what: 'Mountpoint for Amazon S3 CSI driver (EKS add-on aws-mountpoint-s3-csi-driver, IAM role)', provides: ['s3.csi.aws.com'] },
-    ]
-    else if name == 'gke-a4' then [
-      { what: 'GKE GPU node pool with automatic GPU driver installation (advertises nvidia.com/gpu)', provides: ['nvidia.com/gpu'] },
-      { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)',
-        provides: if has(ctx.target, 'hostNetwork') && !ctx.target.hostNetwork
-        then ['network/' + i.network for i in ctx.profile.interfaces if i.network != 'default'] else [] },
-      { what: 'Cloud Storage FUSE CSI driver (GKE add-on GcsFuseCsiDriver, Workload Identity)', provides: ['gcsfuse.csi.storage.gke.io'] },
-    ]
-    else [],
+  // What a cluster of the target's profile must already have: FIXED per
+  // profile (the target's own names filled in), never derived from the
+  // workloads (profile.prerequisites).
+  prerequisites(ctx):: ctx.profile.prerequisites(ctx),
 
   // What the monitoring objects and the Triton autoscaler read, which no
   // component of the bundle serves: a Prometheus that evaluates the rules and
@@ -411,7 +385,8 @@ local releases = (import 'platform_releases.json').components;
          what: 'the custom metrics API (e.g. prometheus-adapter) serving the Triton pod metrics the autoscaler reads from that Prometheus',
          provides: ['custom.metrics.k8s.io/' + m for m in hpaMetrics],
        }] else [])
-    + (if dcgm && ctx.profile.name != 'vanilla-k8s' then [{
+    // The GPU Operator (where the profile installs it) runs the DCGM exporter.
+    + (if dcgm && !std.member(ctx.profile.platform(ctx), 'gpu-operator') then [{
          what: 'NVIDIA DCGM exporter on the GPU nodes, scraped by that Prometheus with honorLabels (its pod and namespace labels name the workload)',
          provides: ['DCGM_FI_*'],
        }] else []),

@@ -6,17 +6,62 @@ local chain = import 'stages/chain.libsonnet';
 local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local kueue = import 'kueue.libsonnet';
+local platform = import 'platform.libsonnet';
+local profile = import 'profile.libsonnet';
 local storage = import 'storage.libsonnet';
 
-{
+profile + {
   name: 'eks-efa',
-  // What `nemoc schema` and `nemoc explain` say about this profile, and the target
-  // fields only it reads (scripts/update-schema-catalogue; checks.cc refuses them on
-  // the other built-in profiles: spec.wrong-profile).
   description:: 'Amazon EKS with Elastic Fabric Adapter: GPU model and EFA devices from instanceType, FSx for Lustre or Mountpoint for S3 storage, IAM roles for service accounts (iamRoleArn), an EFA-capable image (efa).',
-  targetFields:: ['instanceType', 'iamRoleArn', 'efa'],
+  // scripts/update-schema-catalogue gives instanceType the instances table as
+  // its enum in the editors' schema; nemoc checks it here (checks).
+  options:: {
+    instanceType: {
+      description: 'EC2 instance type of the GPU nodes (eks-efa), e.g. p5.48xlarge.',
+      type: 'string',
+      maxLength: 63,
+      pattern: '^[a-z0-9][a-z0-9.-]*$',
+    },
+    iamRoleArn: {
+      description: 'IAM role for service accounts (eks-efa): the eks.amazonaws.com/role-arn annotation.',
+      type: 'string',
+      maxLength: 2048,
+      pattern: '^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]+$',
+    },
+    efa: {
+      description: "eks-efa: the EFA-capable image the training and NCCL-test pods run on this target, and its aws-ofi-nccl version. Stock NGC NeMo images carry no libfabric/aws-ofi-nccl (NCCL would fall back to TCP): build one FROM spec.image with the EFA installer and aws-ofi-nccl, as aws-samples/awsome-distributed-training 3.test_cases/megatron/nemo/kubernetes/Dockerfile does. NCCL_NET follows awsOfiNccl (plugin name 'AWS Libfabric' before 1.13.0, 'Libfabric' after), so a missing plugin fails instead of falling back.",
+      type: 'object',
+      additionalProperties: false,
+      required: ['image', 'awsOfiNccl'],
+      properties: {
+        image: {
+          '$ref': '#/definitions/image',
+          description: 'The EFA-capable image (built FROM spec.image).',
+        },
+        awsOfiNccl: {
+          description: "aws-ofi-nccl version in the image, e.g. 1.13.2 (the awsome NeMo Dockerfile's AWS_OFI_NCCL v1.13.2-aws).",
+          type: 'string',
+          maxLength: 32,
+          pattern: '^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?(-aws)?$',
+        },
+      },
+    },
+  },
+  starter:: {
+    target: 'eks',
+    // The instance type's GPU (instances below).
+    accelerator: 'h100-80gb',
+    storage: '        fsxLustre: {storageClassName: fsx-sc, size: 1200Gi}   # or s3, pvc, nfs\n',
+    targetLines: '      instanceType: p5.48xlarge      # 8 × H100 80GB, 32 EFA devices\n'
+                 + '      # NCCL over EFA needs libfabric + aws-ofi-nccl, which NGC images lack: build FROM spec.image\n'
+                 + '      # with the EFA installer and aws-ofi-nccl (aws-samples/awsome-distributed-training\n'
+                 + '      # 3.test_cases/megatron/nemo/kubernetes/Dockerfile), push it, and name it here.\n'
+                 + '      efa: {image: {repository: 123456789012.dkr.ecr.us-east-1.amazonaws.com/nemo-efa, tag: nemo25.02-efa}, awsOfiNccl: 1.13.2}\n'
+                 + '      # iamRoleArn: arn:aws:iam::123456789012:role/nemo-training   # IRSA for S3\n',
+    fabric: '',
+    clusterQueue: false,
+  },
   defaults: { runtime: 'pytorchjob' },
-  gpuResource: 'nvidia.com/gpu',
   storageBackends: ['fsxLustre', 's3', 'pvc', 'nfs'],
 
   // The single source of truth per instance type: GPUs, GPU model (a key of
@@ -108,8 +153,17 @@ local storage = import 'storage.libsonnet';
   serviceAccountAnnotations(ctx)::
     if std.objectHasEx(ctx.target, 'iamRoleArn', false) then { 'eks.amazonaws.com/role-arn': ctx.target.iamRoleArn } else {},
 
+  // EKS has no NFD and no GPU Operator here: the NVIDIA and EFA device plugins.
+  platform(ctx):: ['nvidia-device-plugin', 'efa-device-plugin'],
+  // EKS accelerated AMIs carry the NVIDIA driver.
+  shipsGpuDriver:: true,
+  prerequisites(ctx):: [
+    { what: 'EKS accelerated AMI GPU nodes: NVIDIA driver and container toolkit, EFA kernel driver, 2 MiB huge pages', provides: ['hugepages-2Mi'] },
+    { what: 'Amazon FSx for Lustre CSI driver (EKS add-on aws-fsx-csi-driver, IAM role) and its StorageClass', provides: ['fsx.csi.aws.com'] + platform.storageClasses(ctx, 'fsxLustre', 'fsx-sc') },
+    { what: 'Mountpoint for Amazon S3 CSI driver (EKS add-on aws-mountpoint-s3-csi-driver, IAM role)', provides: ['s3.csi.aws.com'] },
+  ],
 
-  diagnostics(ctx)::
+  checks(ctx)::
     local target = ctx.target;
     local instance = instanceOf(ctx);
     local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages.train else null;
@@ -153,6 +207,5 @@ local storage = import 'storage.libsonnet';
          pointer: ctx.targetPointer + '/efa/image',
          message: 'efa.image ' + efaOf(target).image.repository + ' is a stock NGC image without libfabric/aws-ofi-nccl',
          hint: 'name the image built FROM it with the EFA installer and aws-ofi-nccl',
-       }] else [])
-    + storage.check(ctx, $.storageBackends),
+       }] else []),
 }

@@ -7,17 +7,37 @@ local fabrics = import 'fabrics.libsonnet';
 local k8s = import 'k8s.libsonnet';
 local kueueLib = import 'kueue.libsonnet';
 local nemoVersions = import 'nemo/versions.libsonnet';
+local profile = import 'profile.libsonnet';
 local storage = import 'storage.libsonnet';
 
-{
+profile + {
   name: 'gke-a4',
-  // What `nemoc schema` and `nemoc explain` say about this profile, and the target
-  // fields only it reads (scripts/update-schema-catalogue; checks.cc refuses them on
-  // the other built-in profiles: spec.wrong-profile).
   description:: 'Google Kubernetes Engine A4 (a4-highgpu-8g, 8 × B200): GPUDirect RDMA over RoCE with the gIB NCCL plugin, Kueue with Topology-Aware Scheduling, Cloud Storage FUSE, Workload Identity (gcpServiceAccount).',
-  targetFields:: ['gcpServiceAccount', 'hostNetwork'],
+  options:: {
+    gcpServiceAccount: {
+      description: 'Google service account for Workload Identity (gke-a4).',
+      type: 'string',
+      maxLength: 254,
+      pattern: '^[a-z][a-z0-9-]*@[a-z][a-z0-9-]*\\.iam\\.gserviceaccount\\.com$',
+    },
+    hostNetwork: {
+      description: "gke-a4: run with hostNetwork (the recipe's default) instead of GKE multi-networking.",
+      type: 'boolean',
+    },
+  },
+  starter:: {
+    target: 'gke-a4',
+    accelerator: 'b200-180gb',
+    storage: '        gcs: {bucket: my-training-bucket}   # Cloud Storage FUSE; or pvc, nfs\n',
+    targetLines: '      # Kueue gang admission with topology-aware placement on the cluster\'s ClusterQueue\n'
+                 + '      # (nemoc init --cluster-queue, from `kubectl get clusterqueues`); covers: what it covers\n'
+                 + '      # (Cluster Toolkit queues: GPUs only).\n'
+                 + '      kueue: {clusterQueue: {QUEUE}, covers: [nvidia.com/gpu], topology: block}\n'
+                 + '      # gcpServiceAccount: nemo-training@my-project.iam.gserviceaccount.com   # Workload Identity\n',
+    fabric: '',
+    clusterQueue: true,
+  },
   defaults: { runtime: 'jobset' },
-  gpuResource: 'nvidia.com/gpu',
   storageBackends: ['gcs', 'pvc', 'nfs'],
   gpusPerNode: 8,
   // vCPUs and memory of one a4-highgpu-8g node: the Kueue quota for stage
@@ -177,7 +197,17 @@ local storage = import 'storage.libsonnet';
   serviceAccountAnnotations(ctx)::
     if std.objectHasEx(ctx.target, 'gcpServiceAccount', false) then { 'iam.gke.io/gcp-service-account': ctx.target.gcpServiceAccount } else {},
 
-  diagnostics(ctx)::
+  // GKE GPU node pools install the driver.
+  shipsGpuDriver:: true,
+  prerequisites(ctx):: [
+    { what: 'GKE GPU node pool with automatic GPU driver installation (advertises nvidia.com/gpu)', provides: ['nvidia.com/gpu'] },
+    { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)',
+      provides: if std.objectHasEx(ctx.target, 'hostNetwork', true) && !ctx.target.hostNetwork
+      then ['network/' + i.network for i in $.interfaces if i.network != 'default'] else [] },
+    { what: 'Cloud Storage FUSE CSI driver (GKE add-on GcsFuseCsiDriver, Workload Identity)', provides: ['gcsfuse.csi.storage.gke.io'] },
+  ],
+
+  checks(ctx)::
     local target = ctx.target;
     local runtime = ctx.runtimeImpl;
     [{
@@ -209,6 +239,5 @@ local storage = import 'storage.libsonnet';
          pointer: ctx.targetPointer,
          message: 'no kueue queue: pods go straight to kube-scheduler without gang admission or topology-aware placement',
          hint: 'set kueue: {clusterQueue: <kubectl get clusterqueues>, covers: [nvidia.com/gpu], topology: block} (Cluster Toolkit queues cover GPUs only), or clusterObjects: true',
-       }] else [])
-    + storage.check(ctx, $.storageBackends),
+       }] else []),
 }

@@ -5,17 +5,66 @@
 local chain = import 'stages/chain.libsonnet';
 local fabrics = import 'fabrics.libsonnet';
 local kueue = import 'kueue.libsonnet';
+local platform = import 'platform.libsonnet';
+local profile = import 'profile.libsonnet';
 local storage = import 'storage.libsonnet';
 
-{
+profile + {
   name: 'vanilla-k8s',
-  // What `nemoc schema` and `nemoc explain` say about this profile, and the target
-  // fields only it reads (scripts/update-schema-catalogue; checks.cc refuses them on
-  // the other built-in profiles: spec.wrong-profile).
   description:: 'Self-managed Kubernetes with the NVIDIA GPU Operator, InfiniBand/RoCE through the Network Operator (rdma), NFS, PVC or hostPath storage; GPU model from gpu (default h100-80gb).',
-  targetFields:: ['rdma'],
+  options:: {
+    rdma: {
+      description: 'InfiniBand/RoCE through the NVIDIA Network Operator (vanilla-k8s).',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        resourceName: {
+          description: 'Extended resource of the RDMA devices, e.g. nvidia.com/hostdev or rdma/rdma_shared_device_a.',
+          type: 'string',
+          maxLength: 253,
+          pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$',
+          default: 'nvidia.com/hostdev',
+        },
+        count: {
+          description: 'RDMA devices requested per pod (requests = limits).',
+          type: 'integer',
+          minimum: 1,
+          maximum: 64,
+          default: 8,
+        },
+        networks: {
+          description: 'Multus networks for the k8s.v1.cni.cncf.io/networks annotation, e.g. [ib-sriov-0, ib-sriov-1]. At most 32.',
+          type: 'array',
+          maxItems: 32,
+          uniqueItems: true,
+          items: {
+            type: 'string',
+            description: 'NetworkAttachmentDefinition name, optionally namespace/name.',
+            pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+            maxLength: 253,
+          },
+        },
+        hcas: {
+          description: 'NCCL_IB_HCA value, e.g. mlx5 or =mlx5_0,mlx5_1. Default: let NCCL pick.',
+          type: 'string',
+          maxLength: 512,
+          pattern: '^[=^]?[A-Za-z0-9_,:]+$',
+        },
+      },
+    },
+  },
+  starter:: {
+    // `nemoc init` without --profile writes this starter.
+    default: true,
+    target: 'onprem',
+    accelerator: 'h100-80gb',
+    storage: '        nfs: {server: nfs.example.internal, path: /export/nemo}   # or pvc: {claimName: ...}\n',
+    targetLines: '      gpu: h100-80gb                 # a100-40gb | a100-80gb | h100-80gb | h200-141gb | b200-180gb\n',
+    fabric: '      # GPUDirect RDMA through the NVIDIA Network Operator; without it NCCL falls back to TCP.\n'
+            + '      rdma: {resourceName: nvidia.com/hostdev, count: 8, networks: [ib-sriov-net]}\n',
+    clusterQueue: false,
+  },
   defaults: { runtime: 'pytorchjob' },
-  gpuResource: 'nvidia.com/gpu',
   storageBackends: ['nfs', 'pvc', 'hostPath'],
 
   // The target's rdma block (schema defaults filled) or null.
@@ -26,6 +75,15 @@ local storage = import 'storage.libsonnet';
   // Cluster components this profile assumes (gitops platform bundle,
   // versions in libsonnet/platform.libsonnet).
   platform(ctx):: ['gpu-operator'] + (if rdmaOf(ctx.target) != null then ['network-operator'] else []),
+  // The Network Operator's NicClusterPolicy creating the RDMA resource the target requests.
+  platformObjects(ctx):: platform.nicClusterPolicy(ctx),
+  prerequisites(ctx)::
+    local rdma = rdmaOf(ctx.target);
+    [
+      { what: 'a pod network (CNI) and, for RDMA targets, the Multus secondary networks named in rdma.networks (HostDeviceNetwork / NetworkAttachmentDefinition)',
+        provides: if rdma != null && std.objectHasEx(rdma, 'networks', false) then ['network/' + n for n in rdma.networks] else [] },
+      { what: 'the NFS servers, PersistentVolumeClaims or host paths the storage section names', provides: [] },
+    ],
 
   // Placement of single-node stage pods (data preparation, evaluation,
   // conversion, engine build, serving): GPU nodes and shared storage, no
@@ -76,15 +134,12 @@ local storage = import 'storage.libsonnet';
            + '; IPC_LOCK to pin RDMA memory',
     },
 
-  serviceAccountAnnotations(ctx):: {},
-
-  diagnostics(ctx)::
+  checks(ctx)::
     (if std.length([k for k in chain.present(ctx) if ctx.spec.stages[k].nodes > 1]) > 0 && rdmaOf(ctx.target) == null then [{
        severity: 'warning',
        code: 'profile.no-rdma',
        pointer: ctx.targetPointer,
        message: 'multi-node training without RDMA devices: NCCL will use TCP sockets',
        hint: 'request InfiniBand/RoCE devices with rdma: {resourceName: nvidia.com/hostdev, count: 8}',
-     }] else [])
-    + storage.check(ctx, $.storageBackends),
+     }] else []),
 }

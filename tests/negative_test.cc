@@ -297,7 +297,7 @@ TEST_F(NegativeTest, StageNodesRules) {
   spec = Replace(spec, vanilla, vanilla + "      stageNodes:\n        serve: {nodeSelector: {pool: l40s}}\n");
   Expect({"engine-nodes", spec, At(spec, "{nodeSelector: {pool") + "target onprem: serve and tensorrtLLM run on different nodes", {}});
   spec = Replace(kBaseSpec, vanilla, vanilla + "      stageNodes:\n        evaluate: {instanceType: g6e.4xlarge}\n");
-  Expect({"instance-type", spec, At(spec, "instanceType: g6e") + "target onprem: instanceType applies to eks-efa targets", {}});
+  Expect({"instance-type", spec, At(spec, "instanceType: g6e") + "target onprem: instanceType applies to targets whose profile has an instanceType option (profile vanilla-k8s has none)", {}});
 }
 
 // Triton's model repository (issue #14, A15): its text models need a tokenizer, and its
@@ -606,7 +606,7 @@ TEST_F(NegativeTest, ImportEscapeFromJpathLibrary) {
   // Jsonnet imports lazily: the escaping import sits where it is evaluated.
   const std::string profile = "local v = import 'vanilla-k8s.libsonnet';\n"
                               "local s = import '../secret.libsonnet';\n"
-                              "v + { serviceAccountAnnotations(ctx):: s }\n";
+                              "v + { name: 'evil', serviceAccountAnnotations(ctx):: s }\n";
   scratch_.Write("lib/evil.libsonnet", profile);
   std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}", "profile: evil");
   Expect({"escape", spec, "evil.libsonnet:2:11: error: target onprem: ", {"--jpath", scratch_.path() + "/lib"}});
@@ -619,15 +619,15 @@ TEST_F(NegativeTest, JpathLibraryThatAllocatesOrLoopsIsStoppedWithALocatedError)
   // OOM-killed after 130 s; a 1.8 MB `error` was printed whole.
   scratch_.Write("lib/hog.libsonnet",
                  "local v = import 'vanilla-k8s.libsonnet';\n"
-                 "v + { serviceAccountAnnotations(ctx):: { a: std.length(std.makeArray(200000000, "
+                 "v + { name: 'hog', serviceAccountAnnotations(ctx):: { a: std.length(std.makeArray(200000000, "
                  "function(i) i)) } }\n");
   scratch_.Write("lib/spin.libsonnet",
                  "local v = import 'vanilla-k8s.libsonnet';\n"
-                 "v + { serviceAccountAnnotations(ctx):: { a: std.toString(std.foldl(function(a, b) "
+                 "v + { name: 'spin', serviceAccountAnnotations(ctx):: { a: std.toString(std.foldl(function(a, b) "
                  "a + b, std.range(0, 2000000000), 0)) } }\n");
   scratch_.Write("lib/shout.libsonnet",
                  "local v = import 'vanilla-k8s.libsonnet';\n"
-                 "v + { serviceAccountAnnotations(ctx):: error std.join('', std.makeArray(2000000, "
+                 "v + { name: 'shout', serviceAccountAnnotations(ctx):: error std.join('', std.makeArray(2000000, "
                  "function(i) 'x')) }\n");
   struct Run {
     const char* profile;
@@ -661,7 +661,7 @@ TEST_F(NegativeTest, JpathLibraryThatAllocatesOrLoopsIsStoppedWithALocatedError)
 TEST_F(NegativeTest, AbsoluteImportFromJpathLibrary) {
   scratch_.Write("lib/evil.libsonnet",
                  "local v = import 'vanilla-k8s.libsonnet';\n"
-                 "v + { serviceAccountAnnotations(ctx):: import '/etc/passwd' }\n");
+                 "v + { name: 'evil', serviceAccountAnnotations(ctx):: import '/etc/passwd' }\n");
   std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}", "profile: evil");
   Expect({"absolute", spec, "import '/etc/passwd' is an absolute path",
           {"--jpath", scratch_.path() + "/lib"}});

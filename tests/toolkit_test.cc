@@ -545,8 +545,13 @@ TEST(Completion, FishOffersEverySubcommandAndOption) {
   }
   const std::string script = SourceDir() + "/completions/nemoc.fish";
   ASSERT_EQ(std::system(("fish -n " + script).c_str()), 0);
+  // The profile list comes from `nemoc profiles --names`: the nemoc under test first on PATH.
+  const char* bin = std::getenv("NEMOC_BIN");
+  const std::string bin_dir =
+      std::filesystem::path(bin != nullptr ? bin : SourceDir() + "/build/nemoc").parent_path().string();
   auto complete = [&](const std::string& line) {
-    return Shell("fish --no-config -c 'source " + script + "; complete -C \"" + line + "\"' 2>&1");
+    return Shell("PATH=" + bin_dir + ":$PATH fish --no-config -c 'source " + script + "; complete -C \"" + line +
+                 "\"' 2>&1");
   };
   const std::string first = complete("nemoc ");
   for (const auto& sub : Subcommands()) {
@@ -568,6 +573,14 @@ TEST(Completion, FishOffersEverySubcommandAndOption) {
   // Values where the help lists them.
   EXPECT_NE(complete("nemoc diff -o ").find("markdown"), std::string::npos);
   EXPECT_NE(complete("nemoc init --profile ").find("gke-a4"), std::string::npos);
+  // A profile of your own, from the --jpath the line names (a helper library beside it is no profile).
+  ScratchDir jpath;
+  jpath.Write("my-cloud.libsonnet", "(import 'vanilla-k8s.libsonnet') + { name: 'my-cloud', description:: 'mine' }\n");
+  jpath.Write("helpers.libsonnet", "{ x: 1 }\n");
+  const std::string mine = complete("nemoc init --jpath " + jpath.path() + " --profile ");
+  EXPECT_NE(mine.find("my-cloud"), std::string::npos) << mine;
+  EXPECT_NE(mine.find("vanilla-k8s"), std::string::npos) << mine;
+  EXPECT_EQ(mine.find("helpers"), std::string::npos) << mine;
 }
 
 // The man page the build generates from the help text (scripts/make-man):

@@ -52,10 +52,10 @@ local kueue = import 'kueue.libsonnet';
         code: 'spec.stage-nodes',
         pointer: pointer + '/' + k + '/instanceType',
         atKey: true,
-        message: 'instanceType applies to eks-efa targets; use nodeSelector',
+        message: 'instanceType applies to targets whose profile has an instanceType option (profile ' + ctx.profile.name + ' has none); use nodeSelector',
       }
       for k in std.objectFields(all)
-      if std.objectHasEx(all[k], 'instanceType', false) && ctx.profile.name != 'eks-efa'
+      if std.objectHasEx(all[k], 'instanceType', false) && !std.objectHasEx(ctx.profile.options, 'instanceType', true)
     ],
 
   // gpus: GPUs of the container (0: none); resources: the stage's cpu/memory.

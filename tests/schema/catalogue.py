@@ -48,9 +48,11 @@ def nemoc(*args, cwd=None):
 
 
 def profiles():
-    expr = "{" + ", ".join("'%s': local x = import '%s.libsonnet'; {fields: x.targetFields, "
+    names = sorted(f[:-len(".libsonnet")] for f in os.listdir(os.path.join(SRC, "profiles")))
+    check(names == sorted(TARGETS), "the test has no minimal target for the profiles %s" % sorted(set(names) ^ set(TARGETS)))
+    expr = "{" + ", ".join("'%s': local x = import '%s.libsonnet'; {fields: std.objectFields(x.options), "
                            "instances: std.get(x, 'instances', {})}" % (p, p)
-                           for p in ("vanilla-k8s", "eks-efa", "gke-a4")) + "}"
+                           for p in names) + "}"
     out = subprocess.run(["jsonnet", "-J", os.path.join(SRC, "libsonnet"), "-J", os.path.join(SRC, "profiles"),
                           "-e", expr], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
@@ -177,7 +179,7 @@ def main():
     text = " ".join(nemoc("explain", "spec.targets.instanceType").stdout.split())
     for instance in table["eks-efa"]["instances"]:
         check(" " + instance + " 8 ×" in text, "explain spec.targets.instanceType lacks " + instance)
-    check("EXAMPLES: vanilla-k8s, eks-efa, gke-a4" in nemoc("explain", "spec.targets.profile").stdout,
+    check("EXAMPLES: eks-efa, gke-a4, vanilla-k8s" in nemoc("explain", "spec.targets.profile").stdout,
           "explain spec.targets.profile does not list the built-in profiles")
 
     for f in failures:

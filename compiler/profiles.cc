@@ -1,0 +1,76 @@
+#include "profiles.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "eval_watchdog.h"
+#include "jsonnet_expander.h"
+
+namespace nemoc {
+
+namespace {
+
+// name -> (file, built in), the first directory that has the name winning.
+std::map<std::string, std::pair<std::string, bool>> ProfileFiles(const DataDir& data,
+                                                                 const std::vector<std::string>& jpaths) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, bool>> dirs;
+  for (const auto& jpath : jpaths) dirs.emplace_back(jpath, false);
+  dirs.emplace_back(data.profiles(), true);
+  std::map<std::string, std::pair<std::string, bool>> files;
+  for (const auto& [dir, builtin] : dirs) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      std::error_code file_ec;
+      if (entry.path().extension() != ".libsonnet" || !entry.is_regular_file(file_ec)) continue;
+      // Only a name a spec's profile field allows is a profile (schema: ^[a-z][a-z0-9-]*$).
+      const std::string stem = entry.path().stem().string();
+      if (stem.empty() || stem.size() > 63 || stem[0] < 'a' || stem[0] > 'z' ||
+          stem.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+        continue;
+      }
+      files.emplace(entry.path().stem().string(), std::make_pair(entry.path().string(), builtin));
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+std::vector<std::string> ProfileFileNames(const DataDir& data, const std::vector<std::string>& jpaths) {
+  std::vector<std::string> names;
+  for (const auto& [name, _] : ProfileFiles(data, jpaths)) names.push_back(name);
+  return names;
+}
+
+std::string FindProfileFile(const DataDir& data, const std::vector<std::string>& jpaths,
+                            const std::string& name) {
+  const auto files = ProfileFiles(data, jpaths);
+  auto it = files.find(name);
+  return it == files.end() ? std::string() : it->second.first;
+}
+
+std::vector<ProfileInfo> ListProfiles(const DataDir& data, const std::vector<std::string>& jpaths,
+                                      Diagnostics* diags) {
+  std::vector<std::string> roots = jpaths;
+  roots.push_back(data.libsonnet());
+  roots.push_back(data.profiles());
+  JsonnetExpander expander(roots);
+  std::vector<ProfileInfo> profiles;
+  for (const auto& [name, where] : ProfileFiles(data, jpaths)) {
+    ProfileInfo info;
+    info.name = name;
+    info.file = where.first;
+    info.builtin = where.second;
+    bool is_profile = true;
+    EvalWatch watch("profile " + name);
+    // A --jpath directory also holds helper libraries; profiles/ only profiles.
+    if (expander.DescribeProfile(name, &info.description, diags, info.builtin ? nullptr : &is_profile)) {
+      profiles.push_back(std::move(info));
+    }
+  }
+  return profiles;
+}
+
+}  // namespace nemoc

@@ -1,0 +1,46 @@
+// The profiles nemoc can build for, as they describe themselves: every
+// profiles/<name>.libsonnet and every <name>.libsonnet of a --jpath directory
+// that extends libsonnet/profile.libsonnet. `nemoc profiles` lists them,
+// `nemoc init` takes its starter from one, the completions ask for their
+// names. The C++ core names no profile: what a profile is lives in its file.
+#ifndef NEMOC_PROFILES_H_
+#define NEMOC_PROFILES_H_
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data_dir.h"
+#include "diagnostic.h"
+
+namespace nemoc {
+
+struct ProfileInfo {
+  std::string name;
+  std::string file;    // where it was found (the first library root that has it)
+  bool builtin = false;  // found in nemoc's own profiles/
+  // JsonnetExpander::DescribeProfile: name, description, options, starter,
+  // defaultRuntime.
+  nlohmann::json description;
+};
+
+/// Every profile of the --jpath directories (first) and nemoc's profiles/,
+/// sorted by name; a name found twice is the first root's (as imports
+/// resolve). Files of a --jpath directory that are not profiles (helper
+/// libraries) are skipped; a profile that fails to evaluate is reported in
+/// `diags` and left out.
+std::vector<ProfileInfo> ListProfiles(const DataDir& data, const std::vector<std::string>& jpaths,
+                                      Diagnostics* diags);
+
+/// The names of the profile files in those directories (no evaluation), for
+/// "did you mean" and unknown-profile messages.
+std::vector<std::string> ProfileFileNames(const DataDir& data, const std::vector<std::string>& jpaths);
+
+/// The file of profile `name` ("" when no directory has it).
+std::string FindProfileFile(const DataDir& data, const std::vector<std::string>& jpaths,
+                            const std::string& name);
+
+}  // namespace nemoc
+
+#endif  // NEMOC_PROFILES_H_

@@ -1,0 +1,82 @@
+// The profile contract. A profile is one file, profiles/<name>.libsonnet (or
+// <name>.libsonnet in a --jpath directory), that extends this object:
+//
+//   local profile = import 'profile.libsonnet';
+//   profile + { name: 'my-cloud', description:: '...', ... }
+//
+// Everything nemoc knows about a cloud lives in that file: the target options
+// it reads and their JSON Schema, its checks, its starter for `nemoc init`, the
+// placement of every pod and what its clusters need. The C++ core names no
+// profile; docs/extending.md walks through adding one.
+//
+// The members without a default below are required: a profile lacking one
+// fails with an error naming each missing member (the assert).
+local storage = import 'storage.libsonnet';
+
+local required = {
+  name: 'name: the profile name (the file name without .libsonnet)',
+  description: 'description:: one sentence for nemoc schema, explain and profiles',
+  defaults: "defaults: {runtime: ...}, the runtime of the profile's targets by default",
+  storageBackends: "storageBackends: the storage backends (spec.storage) the profile's clusters mount",
+  accelerator: 'accelerator(ctx):: the GPU model of a target (a key of libsonnet/accelerators.json)',
+  localPlacement: 'localPlacement(ctx):: the placement of single-node stage pods',
+  placement: 'placement(ctx, runtime):: the placement of multi-node workloads',
+};
+
+{
+  assert std.length([m for m in std.objectFields(required) if !std.objectHasEx(self, m, true)]) == 0 :
+         'profile ' + (if std.objectHasEx(self, 'name', true) then self.name else '(no name)') + ' lacks '
+         + std.join('; ', [required[m] for m in std.objectFields(required) if !std.objectHasEx(self, m, true)])
+         + ' (libsonnet/profile.libsonnet lists what a profile provides)',
+
+  // What `nemoc profiles` lists: files of profiles/ and --jpath directories
+  // whose object extends this one.
+  isProfile:: true,
+
+  // ---- target options: what a target of this profile may set ---------------
+  // Field of spec.targets[] -> its JSON Schema (draft 7; a description is
+  // required; "#/definitions/..." refers to schemas/project.schema.json). nemoc
+  // validates a target with them, refuses them on targets of profiles that do
+  // not declare them (spec.wrong-profile) and fills their defaults. The
+  // built-in profiles' options are copied into schemas/project.schema.json by
+  // scripts/update-schema-catalogue (editors read that file).
+  options:: {},
+
+  // ---- nemoc init ------------------------------------------------------------
+  // null: `nemoc init --profile <name>` has no starter. Otherwise:
+  //   target: the starter target's name
+  //   accelerator: the GPU the starter's layout is sized for
+  //   storage: YAML lines below `results:` (indented 8)
+  //   targetLines: YAML lines below `profile:` (indented 6); {QUEUE} is replaced
+  //     by --cluster-queue when clusterQueue is true
+  //   fabric: lines after targetLines for a multi-node layout (commented out
+  //     for one node)
+  //   clusterQueue: the starter admits through the cluster's Kueue
+  //     ClusterQueue, named with --cluster-queue (required then)
+  //   default: `nemoc init` without --profile writes this starter (one
+  //     built-in profile says so)
+  starter:: null,
+
+  // ---- placement -------------------------------------------------------------
+  gpuResource: 'nvidia.com/gpu',
+  serviceAccountAnnotations(ctx):: {},
+
+  // ---- platform needs (libsonnet/platform.libsonnet) -------------------------
+  // Bundle components the profile's clusters need whatever the workloads are
+  // (names of platform.components).
+  platform(ctx):: [],
+  // Cluster-scoped objects the platform bundle applies for a target.
+  platformObjects(ctx):: [],
+  // What a cluster of this profile must already have (SUMMARY.md "Platform"):
+  // [{what: text, provides: [names]}].
+  prerequisites(ctx):: [],
+  // The clusters' GPU node images ship the NVIDIA driver (the GPU Operator,
+  // where installed, leaves it alone).
+  shipsGpuDriver:: false,
+
+  // ---- checks ------------------------------------------------------------------
+  // The profile's own rules: [{code, pointer, message, hint?, severity?,
+  // atKey?}], pointers into the spec. A target with an error is not expanded.
+  checks(ctx):: [],
+  diagnostics(ctx):: self.checks(ctx) + storage.check(ctx, self.storageBackends),
+}
