@@ -123,22 +123,45 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   const InputSchema* base = InputSchemaFor(diags);
   if (base == nullptr) return nullptr;
   // Profiles the targets name whose file exists (the unknown ones are
-  // reported after validation) and whose options the schema lacks.
-  std::map<std::string, std::string> extra;  // profile -> its file (the first root that has it)
+  // reported after validation) and whose options the schema lacks; runtimes
+  // they name that a --jpath directory has (runtimes/<name>.libsonnet) and
+  // the schema's enum lacks.
+  std::map<std::string, std::string> extra;     // profile -> its file (the first root that has it)
+  std::map<std::string, std::string> runtimes;  // runtime -> its file
   const nlohmann::json::json_pointer targets_ptr("/spec/targets");
+  const nlohmann::json::json_pointer runtime_ptr("/definitions/target/properties/runtime");
+  const nlohmann::json& runtime_schema = base->json().at(runtime_ptr);
   if (doc.root.contains(targets_ptr) && doc.root.at(targets_ptr).is_array()) {
     for (const auto& target : doc.root.at(targets_ptr)) {
-      if (!target.is_object() || !target.contains("profile") || !target["profile"].is_string()) continue;
+      if (!target.is_object()) continue;
+      if (target.contains("runtime") && target["runtime"].is_string()) {
+        const std::string name = target["runtime"].get<std::string>();
+        const auto& known = runtime_schema.value("enum", nlohmann::json::array());
+        if (std::find(known.begin(), known.end(), name) == known.end() && runtimes.count(name) == 0) {
+          const std::string file = FindRuntimeFile(options_.jpaths, name);
+          if (!file.empty()) runtimes[name] = file;
+        }
+      }
+      if (!target.contains("profile") || !target["profile"].is_string()) continue;
       const std::string name = target["profile"].get<std::string>();
       if (base->profiles().count(name) != 0 || extra.count(name) != 0) continue;
       const std::string file = FindProfileFile(data_, options_.jpaths, name);
       if (!file.empty()) extra[name] = file;
     }
   }
-  if (extra.empty()) return base;
+  if (extra.empty() && runtimes.empty()) return base;
   std::string key;
   for (const auto& [name, file] : extra) key += (key.empty() ? "" : ",") + name;
+  key += ";";
+  for (const auto& [name, file] : runtimes) key += name + ",";
   nlohmann::json schema = base->json();
+  // A runtime of your own joins the enum, described by where it lives.
+  for (const auto& [name, file] : runtimes) {
+    schema.at(runtime_ptr)["enum"].push_back(name);
+    if (schema.at(runtime_ptr).contains("enumDescriptions")) {
+      schema.at(runtime_ptr)["enumDescriptions"].push_back("a runtime of your own (" + file + ")");
+    }
+  }
   bool ok = true;
   for (const auto& [name, file] : extra) {
     nlohmann::json description;
@@ -191,7 +214,7 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   std::vector<std::string> roots = options_.jpaths;
   roots.push_back(data_.libsonnet());
   roots.push_back(data_.profiles());
-  auto expander = std::make_unique<JsonnetExpander>(roots);
+  auto expander = std::make_unique<JsonnetExpander>(roots, options_.jpaths.size());
   expander->DumpEntriesTo(options_.dump_entry_dir);
   return expander;
 }
@@ -616,7 +639,9 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     }
     bool verified = true;
     for (const auto& [expected, group] : by_namespace) {
-      verified = VerifyObjects(group, expected, compiled.dir, kube_schemas_.get(), diags) && verified;
+      verified = VerifyObjects(group, expected, compiled.dir, kube_schemas_.get(), diags,
+                               &it->second.pod_name_suffixes) &&
+                 verified;
     }
     if (!verified) {
       ok = false;

@@ -57,14 +57,24 @@ std::string DisplayPath(const std::string& path) {
   return path;
 }
 
-JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots) {
-  for (const auto& root : library_roots) {
+JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots) {
+  for (size_t i = 0; i < library_roots.size(); ++i) {
     std::error_code ec;
-    fs::path canonical = fs::canonical(root, ec);
+    fs::path canonical = fs::canonical(library_roots[i], ec);
     if (ec || !fs::is_directory(canonical, ec)) continue;
     std::string s = canonical.string();
     if (s.back() != '/') s += '/';
     roots_.push_back(s);
+    // The built-in runtimes: every file of a built-in root's runtimes/
+    // (runtime.libsonnet: a runtime is one file there).
+    if (i < user_roots) continue;
+    for (const auto& entry : fs::directory_iterator(canonical / "runtimes", ec)) {
+      std::error_code file_ec;
+      const std::string name = entry.path().stem().string();
+      if (entry.path().extension() == ".libsonnet" && entry.is_regular_file(file_ec) && SafeProfileName(name)) {
+        builtin_runtimes_.insert(name);
+      }
+    }
   }
   vm_ = jsonnet_make();
   jsonnet_max_trace(vm_, 30);
@@ -377,17 +387,23 @@ bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
 
 namespace {
 
-// The profiles a normalized spec's targets name.
-void AddProfiles(const nlohmann::json& normalized, std::set<std::string>* profiles) {
+// The profiles a normalized spec's targets name, and the runtimes they name
+// explicitly (a runtime of a --jpath directory is named by its target).
+void AddProfiles(const nlohmann::json& normalized, std::set<std::string>* profiles,
+                 std::set<std::string>* runtimes) {
   for (const auto& target : normalized["spec"]["targets"]) {
     profiles->insert(target["profile"].get<std::string>());
+    if (target.contains("runtime") && target["runtime"].is_string()) {
+      runtimes->insert(target["runtime"].get<std::string>());
+    }
   }
 }
 
-// The entry point: imports exactly the profiles named, by name, and ends in
-// `call` (the top-level function).
-bool EntrySnippet(const std::set<std::string>& profiles, const std::string& call,
-                  std::string* snippet, std::string* error) {
+// The entry point: imports exactly the profiles named and the runtimes (the
+// built-in ones and those named), by name, and ends in `call` (the
+// top-level function).
+bool EntrySnippet(const std::set<std::string>& profiles, const std::set<std::string>& runtimes,
+                  const std::string& call, std::string* snippet, std::string* error) {
   *snippet = "local nemoc = import 'nemoc.libsonnet';\nlocal profiles = {\n";
   for (const auto& profile : profiles) {
     if (!SafeProfileName(profile)) {
@@ -395,6 +411,14 @@ bool EntrySnippet(const std::set<std::string>& profiles, const std::string& call
       return false;
     }
     *snippet += "  '" + profile + "': import '" + profile + ".libsonnet',\n";
+  }
+  *snippet += "};\nlocal runtimes = {\n";
+  for (const auto& runtime : runtimes) {
+    if (!SafeProfileName(runtime)) {
+      *error = "invalid runtime name '" + runtime + "'";
+      return false;
+    }
+    *snippet += "  '" + runtime + "': import 'runtimes/" + runtime + ".libsonnet',\n";
   }
   *snippet += "};\n" + call + "\n";
   return true;
@@ -408,8 +432,8 @@ bool EntrySnippet(const std::set<std::string>& profiles, const std::string& call
 // objects on every access (-12 % of a whole-pipeline evaluation).
 constexpr char kCall[] =
     "function(spec=null, only_target='', specs=null)\n"
-    "  if specs == null then nemoc.build(std.parseJson(spec), profiles, only_target)\n"
-    "  else [nemoc.build(s, profiles, '') for s in std.parseJson(specs)]";
+    "  if specs == null then nemoc.build(std.parseJson(spec), profiles, runtimes, only_target)\n"
+    "  else [nemoc.build(s, profiles, runtimes, '') for s in std.parseJson(specs)]";
 
 }  // namespace
 
@@ -440,9 +464,10 @@ bool JsonnetExpander::RecordImports(const nlohmann::json& normalized) {
   imported_.clear();
   import_calls_.clear();
   std::set<std::string> profiles;
-  AddProfiles(normalized, &profiles);
+  std::set<std::string> runtimes = builtin_runtimes_;
+  AddProfiles(normalized, &profiles, &runtimes);
   std::string snippet, program, error;
-  bundled_ = EntrySnippet(profiles, kCall, &snippet, &error) && Bundle(snippet, &program);
+  bundled_ = EntrySnippet(profiles, runtimes, kCall, &snippet, &error) && Bundle(snippet, &program);
   return bundled_;
 }
 
@@ -452,17 +477,21 @@ bool JsonnetExpander::ExpandBatch(const std::vector<BatchSpec>& specs,
   // The dump for bench/ is per spec: leave it to Expand.
   if (!dump_dir_.empty() || specs.empty()) return false;
   std::set<std::string> profiles;
+  std::set<std::string> runtimes = builtin_runtimes_;
   std::string params = "[";
   for (const auto& spec : specs) {
-    AddProfiles(*spec.normalized, &profiles);
+    AddProfiles(*spec.normalized, &profiles, &runtimes);
     if (params.size() > 1) params += ",\n";
     params += spec.normalized->dump();
   }
   params += "]";
+  // Every spec sees the runtimes its own build would (the built-in ones and
+  // those it names): a batch naming a --jpath runtime is expanded spec by spec.
+  if (runtimes != builtin_runtimes_) return false;
   std::string snippet, program, error;
   imported_.clear();
   import_calls_.clear();
-  if (!EntrySnippet(profiles, kCall, &snippet, &error) || !Bundle(snippet, &program)) {
+  if (!EntrySnippet(profiles, runtimes, kCall, &snippet, &error) || !Bundle(snippet, &program)) {
     return false;
   }
   std::string text;
@@ -484,9 +513,10 @@ bool JsonnetExpander::Evaluate(const std::string& params_json, const std::string
                                bool bundled, nlohmann::json* result, std::string* error) {
   nlohmann::json params = nlohmann::json::parse(params_json);
   std::set<std::string> profiles;
-  AddProfiles(params, &profiles);
+  std::set<std::string> runtimes = builtin_runtimes_;
+  AddProfiles(params, &profiles, &runtimes);
   std::string snippet;
-  if (!EntrySnippet(profiles, kCall, &snippet, error)) return false;
+  if (!EntrySnippet(profiles, runtimes, kCall, &snippet, error)) return false;
 
   std::string program;
   if (bundled && !Bundle(snippet, &program)) {
@@ -731,6 +761,21 @@ bool JsonnetExpander::Collect(nlohmann::json* evaluated, const Document& spec_do
       if (!well_formed) {
         diags->Error("library.output",
                      prefix + "kustomizations must be an object of directory -> list of resources");
+        ok = false;
+        continue;
+      }
+    }
+    auto suffixes = expansion.find("podNameSuffixes");
+    if (suffixes != expansion.end()) {
+      bool well_formed = suffixes->is_object();
+      for (auto k = suffixes->begin(); well_formed && k != suffixes->end(); ++k) {
+        well_formed = k.value().is_number_integer() && k.value().get<int64_t>() >= 0 &&
+                      k.value().get<int64_t>() <= 63;
+        if (well_formed) target.pod_name_suffixes.emplace(k.key(), k.value().get<int>());
+      }
+      if (!well_formed) {
+        diags->Error("library.output", prefix + "podNameSuffixes must be an object of path -> 0..63 "
+                                                "(runtime.libsonnet podNameSuffix)");
         ok = false;
         continue;
       }

@@ -6,6 +6,7 @@
 #define NEMOC_JSONNET_EXPANDER_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct TargetExpansion {
   /// Kustomize roots with no objects of their own ("gitops/argocd/pipeline"
   /// -> ["../../../00-base", ...]), written as <dir>/kustomization.yaml.
   std::map<std::string, std::vector<std::string>> kustomizations;
+  /// "30-train/pytorchjob-x.yaml" -> the characters the controllers append to
+  /// the object's name in pod hostnames, as its runtime declares
+  /// (runtime.libsonnet podNameSuffix); output_verifier.cc checks the fit.
+  std::map<std::string, int> pod_name_suffixes;
 };
 
 struct ImportedFile {
@@ -46,7 +51,10 @@ class JsonnetExpander {
  public:
   /// `library_roots` are searched in order (user --jpath directories first,
   /// then the built-in libsonnet/ and profiles/). Each must be a directory.
-  explicit JsonnetExpander(std::vector<std::string> library_roots);
+  /// The first `user_roots` are the --jpath ones: the runtimes/ directories
+  /// of the others hold the built-in runtimes, which every evaluation gets
+  /// (a --jpath runtime only when a target names it).
+  explicit JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots = 0);
   ~JsonnetExpander();
   JsonnetExpander(const JsonnetExpander&) = delete;
   JsonnetExpander& operator=(const JsonnetExpander&) = delete;
@@ -143,6 +151,7 @@ class JsonnetExpander {
                           Diagnostics* diags) const;
 
   std::vector<std::string> roots_;  // canonical, with trailing '/'
+  std::set<std::string> builtin_runtimes_;  // libsonnet/runtimes/<name>.libsonnet
   // Import candidate -> its canonical path ("" = not a regular file). The
   // library roots do not change during one nemoc run.
   std::map<std::string, std::string> canonical_memo_;

@@ -250,7 +250,7 @@ TEST_F(JsonnetExpanderTestResolve, RecordsEachImportedFileOnce) {
 // target(spec, t); the summary records the only_target of the evaluation.
 const char kNemocLibsonnet[] = R"(
 {
-  build(spec, profiles, only_target):: {
+  build(spec, profiles, runtimes, only_target):: {
     targets: {
       [t.name]: profiles[t.profile].target(spec, t) + {
         summary+: { only_target: only_target },
@@ -435,7 +435,7 @@ TEST_F(JsonnetExpanderTestExpand, StaticErrorInALibraryIsLocated) {
 }
 
 TEST_F(JsonnetExpanderTestExpand, StaticErrorInTheEntryLibrary) {
-  Write("lib/nemoc.libsonnet", "{\n  build(spec, profiles, only_target):: [\n}\n");
+  Write("lib/nemoc.libsonnet", "{\n  build(spec, profiles, runtimes, only_target):: [\n}\n");
   JsonnetExpander e({root_});
   Result r = Run(&e, Spec({{"alpha", "good"}}));
   EXPECT_FALSE(r.ok);
@@ -450,7 +450,7 @@ TEST_F(JsonnetExpanderTestExpand, StaticErrorInTheEntryLibrary) {
 TEST_F(JsonnetExpanderTestExpand, ImportsOutsideTheRootsFailInsideJsonnet) {
   Write("lib/nemoc.libsonnet",
         "local x = import '/etc/hostname';\n"
-        "{ build(spec, profiles, only_target):: x }\n");
+        "{ build(spec, profiles, runtimes, only_target):: x }\n");
   JsonnetExpander e({root_});
   Result r = Run(&e, Spec({{"alpha", "good"}}));
   EXPECT_FALSE(r.ok);
@@ -465,7 +465,7 @@ TEST_F(JsonnetExpanderTestExpand, ImportsOutsideTheRootsFailInsideJsonnet) {
 TEST_F(JsonnetExpanderTestExpand, LibrariesImportRelativeToThemselvesFirst) {
   Write("lib/nemoc.libsonnet",
         "local util = import 'sub/util.libsonnet';\n"
-        "{ build(spec, profiles, only_target):: { targets: { [t.name]: {\n"
+        "{ build(spec, profiles, runtimes, only_target):: { targets: { [t.name]: {\n"
         "    files: {}, summary: { which: util.which } } for t in spec.spec.targets } } }\n");
   const std::string util = Write("lib/sub/util.libsonnet", "import 'helper.libsonnet'\n");
   const std::string sub_helper = Write("lib/sub/helper.libsonnet", "{ which: 'sub' }\n");
@@ -490,7 +490,7 @@ TEST_F(JsonnetExpanderTestExpand, ImportstrIsBundledAsTheFilesText) {
   Write("lib/nemoc.libsonnet",
         "local text = importstr 'sub/model.py';\n"
         "local again = importstr 'sub/model.py';\n"
-        "{ build(spec, profiles, only_target):: { targets: { [t.name]: {\n"
+        "{ build(spec, profiles, runtimes, only_target):: { targets: { [t.name]: {\n"
         "    files: {}, summary: { text: text, same: text == again } } for t in spec.spec.targets } } }\n");
   const std::string model = Write("lib/sub/model.py", "print(\"caf\u00e9\\n\")\n\ttab 'q' \\ end\n");
   JsonnetExpander e({root_});
@@ -525,7 +525,7 @@ TEST_F(JsonnetExpanderTestExpand, AnImportThatIsNeverUsedMayBeMissing) {
   // the value is used.
   Write("lib/nemoc.libsonnet",
         "local unused = import 'no-such.libsonnet';\n"
-        "{ build(spec, profiles, only_target):: { targets: { [t.name]: {\n"
+        "{ build(spec, profiles, runtimes, only_target):: { targets: { [t.name]: {\n"
         "    files: {}, summary: {} } for t in spec.spec.targets } } }\n");
   JsonnetExpander e({root_});
   Result r = Run(&e, Spec({{"alpha", "good"}}));
@@ -619,7 +619,7 @@ TEST_F(JsonnetExpanderTestExpand, WarningsAloneSucceed) {
 }
 
 TEST_F(JsonnetExpanderTestExpand, OutputWithoutTargetsIsRefused) {
-  Write("lib/nemoc.libsonnet", "{ build(spec, profiles, only_target):: { files: {} } }\n");
+  Write("lib/nemoc.libsonnet", "{ build(spec, profiles, runtimes, only_target):: { files: {} } }\n");
   JsonnetExpander e({root_});
   Result r = Run(&e, Spec({{"alpha", "good"}}));
   EXPECT_FALSE(r.ok);

@@ -126,7 +126,8 @@ TEST(GitopsLibsonnetTest, WorkloadsWithTtlAreRefused) {
   int failed = 0;
   char* out = jsonnet_evaluate_snippet(
       vm, "test",
-      "(import 'gitops.libsonnet').decorate({spec: {gitops: {engines: ['flux']}}}, '20-x/job-a.yaml', "
+      "local g = import 'gitops.libsonnet'; "
+      "g.decorate({spec: {gitops: {engines: ['flux']}}, workloadKinds: g.coreWorkloads}, '20-x/job-a.yaml', "
       "{apiVersion: 'batch/v1', kind: 'Job', metadata: {name: 'a'}, spec: {ttlSecondsAfterFinished: 60}})",
       &failed);
   const std::string text = out;
@@ -134,6 +135,30 @@ TEST(GitopsLibsonnetTest, WorkloadsWithTtlAreRefused) {
   jsonnet_destroy(vm);
   EXPECT_EQ(1, failed);
   EXPECT_NE(std::string::npos, text.find("must not set ttlSecondsAfterFinished")) << text;
+}
+
+// What each runtime declares its controller appends to the workload's name in
+// pod hostnames (runtime.libsonnet podNameSuffix; output_verifier.cc checks
+// name + suffix fit 63), including objects missing the parts it reads.
+TEST(RuntimeLibsonnetTest, RuntimesDeclareTheirPodNameSuffixes) {
+  auto suffix = [](const std::string& runtime, const std::string& object) {
+    return Eval("(import 'runtimes/" + runtime + ".libsonnet').podNameSuffix(" + object + ")");
+  };
+  // PyTorchJob: <name>-master-0, <name>-worker-<i>.
+  EXPECT_EQ(suffix("pytorchjob", "{spec: {pytorchReplicaSpecs: {Worker: {replicas: 3}}}}"), 9);
+  EXPECT_EQ(suffix("pytorchjob", "{spec: {pytorchReplicaSpecs: {Worker: {replicas: 11}}}}"), 10);
+  EXPECT_EQ(suffix("pytorchjob", "{spec: {pytorchReplicaSpecs: {Master: {replicas: 1}}}}"), 9);
+  EXPECT_EQ(suffix("pytorchjob", "{}"), 9);
+  // TrainJob: a JobSet of the runtime's replicated job "node": <name>-node-0-15.
+  EXPECT_EQ(suffix("trainjob", "{spec: {trainer: {numNodes: 16}}}"), 10);
+  // JobSet: <jobset>-<replicatedJob>-<job index>-<pod index>, the longest:
+  // "-workers-1-11" is 3 + 7 + 1 + 2.
+  EXPECT_EQ(suffix("jobset", "{spec: {replicatedJobs: [{name: 'workers', replicas: 2, template: {spec: {completions: 12}}},"
+                             " {name: 'w', replicas: 1, template: {spec: {}}}]}}"),
+            13);
+  EXPECT_EQ(suffix("jobset", "{spec: {replicatedJobs: [{name: 'workers', replicas: 2}]}}"), 12);
+  // An Indexed Job: the Kubernetes core rule (output_verifier.cc) applies.
+  EXPECT_EQ(suffix("indexed-job", "{}"), nullptr);
 }
 
 TEST(LibsonnetTest, BoundedNameKeepsShortNames) {
@@ -257,14 +282,14 @@ TEST(LibsonnetTest, HydraOverridesUseTheSafeForm) {
 
 TEST(LibsonnetTest, KubernetesVariableSyntaxInUserArgumentsIsEscaped) {
   const nlohmann::json c = Eval(
-      "(import 'runtimes/launch.libsonnet').container(['--nnodes=2'], ['s.py', 'a=$(HOME)'], null)");
+      "(import 'launch.libsonnet').container(['--nnodes=2'], ['s.py', 'a=$(HOME)'], null)");
   EXPECT_EQ(nlohmann::json({"torchrun"}), c["command"]);
   EXPECT_EQ(nlohmann::json({"--nnodes=2", "s.py", "a=$$(HOME)"}), c["args"]);
 }
 
 TEST(LibsonnetTest, APrologueKeepsArgumentsOutOfTheShell) {
   const nlohmann::json c = Eval(
-      "(import 'runtimes/launch.libsonnet').container([], ['s.py', 'x=1; rm -rf /'], 'set -e')");
+      "(import 'launch.libsonnet').container([], ['s.py', 'x=1; rm -rf /'], 'set -e')");
   EXPECT_EQ(nlohmann::json({"bash", "-c", "set -e\nexec torchrun \"$@\"", "torchrun"}), c["command"]);
   EXPECT_EQ(nlohmann::json({"s.py", "x=1; rm -rf /"}), c["args"]);
 }

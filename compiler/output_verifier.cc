@@ -11,14 +11,13 @@ namespace nemoc {
 
 namespace {
 
-// Kinds whose names end up in DNS names, pod hostnames or label values, so
-// they must be DNS-1123 labels (63 characters), not subdomains.
+// Kubernetes core kinds whose names end up in DNS names, pod hostnames or
+// label values, so they must be DNS-1123 labels (63 characters), not
+// subdomains. A runtime's workload kind is label-named too: its file says
+// what its controller appends (VerifyObjects' pod_name_suffixes).
 const std::set<std::string> kLabelNamedKinds = {
-    "Namespace", "Service", "Job", "CronJob", "PyTorchJob", "MPIJob", "TrainJob",
-    "JobSet", "Deployment", "StatefulSet", "DaemonSet"};
+    "Namespace", "Service", "Job", "CronJob", "Deployment", "StatefulSet", "DaemonSet"};
 
-// Extra characters a controller appends to the object's name for pod
-// hostnames and Services, so that name plus suffix still fits 63.
 // An integer at a path of object keys, or `fallback` when any step is
 // missing or of another type (objects may come from a user's library).
 int64_t IntAt(const nlohmann::json& j, std::initializer_list<const char*> path, int64_t fallback) {
@@ -30,6 +29,8 @@ int64_t IntAt(const nlohmann::json& j, std::initializer_list<const char*> path, 
   return node->is_number_integer() ? node->get<int64_t>() : fallback;
 }
 
+// Extra characters the Kubernetes core controllers append to the object's
+// name for pod hostnames, so that name plus suffix still fits 63.
 int SuffixBudget(const nlohmann::json& object) {
   const std::string kind = object.value("kind", "");
   static const nlohmann::json kNone = nlohmann::json::object();
@@ -37,29 +38,6 @@ int SuffixBudget(const nlohmann::json& object) {
   const nlohmann::json& spec =
       object.contains("spec") && object["spec"].is_object() ? object["spec"] : kNone;
   auto digits = [](int64_t n) { return static_cast<int>(std::to_string(std::max<int64_t>(0, n)).size()); };
-  if (kind == "PyTorchJob") {
-    const int64_t workers = IntAt(spec, {"pytorchReplicaSpecs", "Worker", "replicas"}, 1);
-    return static_cast<int>(std::string("-worker-").size()) + digits(workers - 1);
-  }
-  if (kind == "JobSet") {  // <jobset>-<replicatedJob>-<job index>-<pod index>
-    int longest = 0;
-    static const nlohmann::json kNoJobs = nlohmann::json::array();
-    const auto found = spec.find("replicatedJobs");
-    const nlohmann::json& jobs = found != spec.end() && found->is_array() ? *found : kNoJobs;
-    for (const auto& rj : jobs) {
-      const int64_t pods = IntAt(rj, {"template", "spec", "completions"}, 1);
-      const int64_t replicas = IntAt(rj, {"replicas"}, 1);
-      const size_t name = rj.is_object() && rj.contains("name") && rj["name"].is_string()
-                              ? rj["name"].get_ref<const std::string&>().size() : 0;
-      longest = std::max<int>(longest, 3 + static_cast<int>(name) + digits(replicas - 1) +
-                                           digits(pods - 1));
-    }
-    return longest;
-  }
-  if (kind == "TrainJob") {  // a JobSet with the runtime's replicated job "node"
-    const int64_t nodes = IntAt(spec, {"trainer", "numNodes"}, 1);
-    return static_cast<int>(std::string("-node-0-").size()) + digits(nodes - 1);
-  }
   const bool indexed = spec.contains("completionMode") && spec["completionMode"] == "Indexed";
   if (kind == "Job" && indexed) {  // pods <job>-<index>
     return 1 + digits(IntAt(spec, {"completions"}, 1) - 1);
@@ -162,7 +140,8 @@ bool IsLabelValue(const std::string& s) {
 
 bool VerifyObjects(const std::map<std::string, nlohmann::json>& files,
                    const std::string& namespace_name, const std::string& display_dir,
-                   KubeSchemas* schemas, Diagnostics* diags) {
+                   KubeSchemas* schemas, Diagnostics* diags,
+                   const std::map<std::string, int>* pod_name_suffixes) {
   const size_t errors_before = diags->error_count();
   std::map<std::string, std::string> identities;  // apiGroup/kind/namespace/name -> file
   for (const auto& [path, object] : files) {
@@ -182,8 +161,11 @@ bool VerifyObjects(const std::map<std::string, nlohmann::json>& files,
     const std::string api_version = object["apiVersion"].get<std::string>();
     const std::string name = object["metadata"]["name"].get<std::string>();
     const std::string where = Describe(object);
-    const bool label_named = kLabelNamedKinds.count(kind) > 0;
-    const int budget = label_named ? 63 - SuffixBudget(object) : 253;
+    const auto runtime_suffix =
+        pod_name_suffixes != nullptr ? pod_name_suffixes->find(path) : std::map<std::string, int>::const_iterator();
+    const bool from_runtime = pod_name_suffixes != nullptr && runtime_suffix != pod_name_suffixes->end();
+    const bool label_named = from_runtime || kLabelNamedKinds.count(kind) > 0;
+    const int budget = !label_named ? 253 : 63 - (from_runtime ? runtime_suffix->second : SuffixBudget(object));
     if (!(label_named ? IsDnsLabel(name) : IsDnsSubdomain(name)) ||
         static_cast<int>(name.size()) > budget) {
       diags->Error("output.name",

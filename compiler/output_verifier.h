@@ -31,9 +31,14 @@ bool IsLabelValue(const std::string& s);
 
 /// Checks one target's objects. `display_dir` prefixes paths in messages
 /// (e.g. "out/proj/tgt"); `schemas` may be null (bundle not found).
+/// `pod_name_suffixes`: file -> what its runtime's controller appends to the
+/// object's name in pod hostnames (runtime.libsonnet podNameSuffix): such an
+/// object's name is a DNS label that fits 63 with the suffix. Kubernetes
+/// core kinds follow their own rules here.
 bool VerifyObjects(const std::map<std::string, nlohmann::json>& files,
                    const std::string& namespace_name, const std::string& display_dir,
-                   KubeSchemas* schemas, Diagnostics* diags);
+                   KubeSchemas* schemas, Diagnostics* diags,
+                   const std::map<std::string, int>* pod_name_suffixes = nullptr);
 
 }  // namespace nemoc
 

@@ -259,39 +259,33 @@ TEST(OutputVerifierTestVerify, BadSubdomainName) {
   EXPECT_EQ(diags.items().size(), 1u) << Messages(diags);
 }
 
-TEST(OutputVerifierTestVerify, PyTorchJobLeavesRoomForWorkerSuffix) {
-  // 3 workers: pods are <name>-worker-0..2, 9 extra characters: 54 fit.
-  {
-    const std::string ok(54, 'j');
-    Files files = {{"30-train/pytorchjob-" + ok + ".yaml", PyTorchJob(ok, 3)}};
+TEST(OutputVerifierTestVerify, RuntimeWorkloadsLeaveRoomForTheSuffixTheirRuntimeDeclares) {
+  // The runtime's file says what its controller appends (runtime.libsonnet
+  // podNameSuffix; the expansion passes it per file): "-worker-2" is 9.
+  for (const auto& [suffix, fits] : std::vector<std::pair<int, int>>{{9, 54}, {10, 53}}) {
+    const std::string ok(static_cast<size_t>(fits), 'j');
+    const std::string path_ok = "30-train/pytorchjob-" + ok + ".yaml";
+    Files files = {{path_ok, PyTorchJob(ok, 3)}};
+    std::map<std::string, int> suffixes = {{path_ok, suffix}};
     Diagnostics diags;
-    EXPECT_TRUE(VerifyObjects(files, "ml", kDir, nullptr, &diags)) << Messages(diags);
-  }
-  {
-    const std::string bad(55, 'j');
-    Files files = {{"30-train/pytorchjob-" + bad + ".yaml", PyTorchJob(bad, 3)}};
-    Diagnostics diags;
-    EXPECT_FALSE(VerifyObjects(files, "ml", kDir, nullptr, &diags));
+    EXPECT_TRUE(VerifyObjects(files, "ml", kDir, nullptr, &diags, &suffixes)) << Messages(diags);
+    const std::string bad = ok + "j";
+    const std::string path_bad = "30-train/pytorchjob-" + bad + ".yaml";
+    files = {{path_bad, PyTorchJob(bad, 3)}};
+    suffixes = {{path_bad, suffix}};
+    EXPECT_FALSE(VerifyObjects(files, "ml", kDir, nullptr, &diags, &suffixes));
     EXPECT_EQ(WithCode(diags, "output.name"),
-              "out/proj/tgt/30-train/pytorchjob-" + bad + ".yaml: PyTorchJob " + bad +
-                  ": name is not a valid DNS-1123 label of at most 54 characters\n");
+              "out/proj/tgt/" + path_bad + ": PyTorchJob " + bad +
+                  ": name is not a valid DNS-1123 label of at most " + std::to_string(fits) + " characters\n");
   }
-  // 11 workers: <name>-worker-10, 10 extra characters: 53 fit, 54 do not.
-  {
-    const std::string ok(53, 'j');
-    Files files = {{"30-train/pytorchjob-" + ok + ".yaml", PyTorchJob(ok, 11)}};
-    Diagnostics diags;
-    EXPECT_TRUE(VerifyObjects(files, "ml", kDir, nullptr, &diags)) << Messages(diags);
-  }
-  {
-    const std::string bad(54, 'j');
-    Files files = {{"30-train/pytorchjob-" + bad + ".yaml", PyTorchJob(bad, 11)}};
-    Diagnostics diags;
-    EXPECT_FALSE(VerifyObjects(files, "ml", kDir, nullptr, &diags));
-    EXPECT_EQ(WithCode(diags, "output.name"),
-              "out/proj/tgt/30-train/pytorchjob-" + bad + ".yaml: PyTorchJob " + bad +
-                  ": name is not a valid DNS-1123 label of at most 53 characters\n");
-  }
+  // A runtime's object is a DNS label even with nothing appended; an object
+  // no runtime claims is judged by its kind (a CRD's name: a subdomain).
+  Files dotted = {{"30-train/pytorchjob-a.b.yaml", PyTorchJob("a.b", 1)}};
+  std::map<std::string, int> none = {{"30-train/pytorchjob-a.b.yaml", 0}};
+  Diagnostics diags;
+  EXPECT_FALSE(VerifyObjects(dotted, "ml", kDir, nullptr, &diags, &none));
+  Diagnostics unclaimed;
+  EXPECT_TRUE(VerifyObjects(dotted, "ml", kDir, nullptr, &unclaimed)) << Messages(unclaimed);
 }
 
 // The first name length that is refused for `object` (named n..n), probing
@@ -312,15 +306,7 @@ int FirstRefusedLength(json object) {
   return 0;
 }
 
-TEST(OutputVerifierTestVerify, SuffixBudgetsOfOtherWorkloads) {
-  // PyTorchJob without a Worker spec: still room for "-worker-0".
-  json no_worker = PyTorchJob("x", 1);
-  no_worker["spec"]["pytorchReplicaSpecs"].erase("Worker");
-  EXPECT_EQ(FirstRefusedLength(no_worker), 55);
-  json no_spec = PyTorchJob("x", 1);
-  no_spec.erase("spec");
-  EXPECT_EQ(FirstRefusedLength(no_spec), 55);
-
+TEST(OutputVerifierTestVerify, CoreKindSuffixBudgets) {
   // Indexed Job with 100 completions: hostnames <job>-0..<job>-99.
   json indexed = {{"apiVersion", "batch/v1"},
                   {"kind", "Job"},
@@ -329,38 +315,6 @@ TEST(OutputVerifierTestVerify, SuffixBudgetsOfOtherWorkloads) {
   EXPECT_EQ(FirstRefusedLength(indexed), 61);
   indexed["spec"]["completionMode"] = "NonIndexed";
   EXPECT_EQ(FirstRefusedLength(indexed), 64);
-
-  // TrainJob with 16 nodes: <name>-node-0-15.
-  json trainjob = {{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
-                   {"kind", "TrainJob"},
-                   {"metadata", {{"name", "x"}, {"namespace", "ml"}}},
-                   {"spec", {{"trainer", {{"numNodes", 16}}}}}};
-  EXPECT_EQ(FirstRefusedLength(trainjob), 54);
-
-  // JobSet: <jobset>-<replicatedJob>-<job index>-<pod index>, longest wins.
-  json jobset = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
-                 {"kind", "JobSet"},
-                 {"metadata", {{"name", "x"}, {"namespace", "ml"}}},
-                 {"spec",
-                  {{"replicatedJobs",
-                    {{{"name", "workers"},
-                      {"replicas", 2},
-                      {"template", {{"spec", {{"completions", 12}}}}}},
-                     {{"name", "w"}, {"replicas", 1}, {"template", {{"spec", json::object()}}}}}}}}};
-  // "-workers-1-11": 3 + 7 + 1 + 2 = 13 characters.
-  EXPECT_EQ(FirstRefusedLength(jobset), 51);
-}
-
-TEST(OutputVerifierTestBug, JobSetWithoutReplicatedJobTemplate) {
-  json jobset = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
-                 {"kind", "JobSet"},
-                 {"metadata", {{"name", "js"}, {"namespace", "ml"}}},
-                 {"spec", {{"replicatedJobs", {{{"name", "workers"}, {"replicas", 2}}}}}}};
-  Files files = {{"30-train/jobset-js.yaml", jobset}};
-  Diagnostics diags;
-  bool ok = false;
-  EXPECT_NO_THROW(ok = VerifyObjects(files, "ml", kDir, nullptr, &diags));
-  EXPECT_TRUE(ok) << Messages(diags);  // the name fits; the schema bundle judges the rest
 }
 
 TEST(OutputVerifierTestVerify, OtherLabelKindsGetTheFull63) {

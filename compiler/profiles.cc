@@ -51,12 +51,24 @@ std::string FindProfileFile(const DataDir& data, const std::vector<std::string>&
   return it == files.end() ? std::string() : it->second.first;
 }
 
+std::string FindRuntimeFile(const std::vector<std::string>& jpaths, const std::string& name) {
+  if (name.empty() || name.size() > 63 || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+    return "";
+  }
+  for (const auto& jpath : jpaths) {
+    std::error_code ec;
+    const auto file = std::filesystem::path(jpath) / "runtimes" / (name + ".libsonnet");
+    if (std::filesystem::is_regular_file(file, ec)) return file.string();
+  }
+  return "";
+}
+
 std::vector<ProfileInfo> ListProfiles(const DataDir& data, const std::vector<std::string>& jpaths,
                                       Diagnostics* diags) {
   std::vector<std::string> roots = jpaths;
   roots.push_back(data.libsonnet());
   roots.push_back(data.profiles());
-  JsonnetExpander expander(roots);
+  JsonnetExpander expander(roots, jpaths.size());
   std::vector<ProfileInfo> profiles;
   for (const auto& [name, where] : ProfileFiles(data, jpaths)) {
     ProfileInfo info;

@@ -41,6 +41,11 @@ std::vector<std::string> ProfileFileNames(const DataDir& data, const std::vector
 std::string FindProfileFile(const DataDir& data, const std::vector<std::string>& jpaths,
                             const std::string& name);
 
+/// The file of a runtime of your own, runtimes/<name>.libsonnet in the first
+/// --jpath directory that has it ("" when none: the built-in runtimes are
+/// the schema's enum). A target names it in spec.targets[].runtime.
+std::string FindRuntimeFile(const std::vector<std::string>& jpaths, const std::string& name);
+
 }  // namespace nemoc
 
 #endif  // NEMOC_PROFILES_H_

@@ -42,19 +42,21 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   // kustomization_controller.go getClientAndPoller puts fluxcd/pkg's Job
   // status reader (runtime/statusreaders/job.go) before the CEL reader, and
   // the poller takes the first reader that supports the GroupKind (C4).
-  workloads: {
+  // The kinds of the runtimes come from their files (runtime.libsonnet
+  // workload.health, collected in ctx.workloadKinds by nemoc.libsonnet); these
+  // are the others: batch/v1 Job (every stage Job, and the indexed-job
+  // runtime's workload) and the MPIJob the training operator also serves
+  // (the cluster's Argo CD judges it for whoever creates one).
+  coreWorkloads:: {
     'batch/Job': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: false },
-    'kubeflow.org/PyTorchJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', cel: true },
     'kubeflow.org/MPIJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', cel: true },
-    'trainer.kubeflow.org/TrainJob': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true },
-    'jobset.x-k8s.io/JobSet': { suspend: '/spec/suspend', success: 'Completed', failure: 'Failed', cel: true },
   },
 
   groupOf(apiVersion)::
     local parts = std.split(apiVersion, '/');
     if std.length(parts) == 1 then '' else parts[0],
   workloadKey(o):: $.groupOf(o.apiVersion) + '/' + o.kind,
-  isWorkload(o):: std.objectHasEx($.workloads, $.workloadKey(o), false),
+  isWorkload(ctx, o):: std.objectHasEx(ctx.workloadKinds, $.workloadKey(o), false),
 
   // The stage directory of a file path ("30-train/job-x.yaml" -> "30-train"),
   // null for gitops/ and anything else. Stage files are keyed by the order
@@ -88,7 +90,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
 
   decorate(ctx, path, o)::
     local dir = $.stageDirOf(path);
-    local workload = $.isWorkload(o);
+    local workload = $.isWorkload(ctx, o);
     local annotations =
       // No Replace/Force: names are content-hashed, so an existing workload
       // is never changed, and Replace=true + Force=true would delete and
@@ -173,9 +175,9 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     then $.pairName(ctx.project, targetName)
     else ctx.spec.gitops.argocd.project,
 
-  ignoreDifferences:: [
-    { group: std.split(key, '/')[0], kind: std.split(key, '/')[1], jsonPointers: [$.workloads[key].suspend] }
-    for key in std.objectFields($.workloads)
+  ignoreDifferences(ctx):: [
+    { group: std.split(key, '/')[0], kind: std.split(key, '/')[1], jsonPointers: [ctx.workloadKinds[key].suspend] }
+    for key in std.objectFields(ctx.workloadKinds)
   ],
 
   argocdDir:: 'gitops/argocd',
@@ -214,7 +216,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     },
     destination: $.destination(ctx, ctx.target.name) { namespace: ctx.namespace },
     // Kueue admits a workload by setting suspend to false: not drift.
-    ignoreDifferences: $.ignoreDifferences,
+    ignoreDifferences: $.ignoreDifferences(ctx),
     syncPolicy: {
       // ApplyOutOfSyncOnly: Argo CD applies every resource of a sync
       // otherwise (argo-cd 37ee009 gitops-engine pkg/sync/sync_context.go);
@@ -419,8 +421,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     local dir = dirs[i];
     local paths = [p for p in std.objectFields(files) if $.stageDirOf(p) == dir];
     local objects = [files[p] for p in paths];
-    local workloads = [o for o in objects if $.isWorkload(o)];
-    local custom = k8s.stringSet([$.workloadKey(o) for o in workloads if $.workloads[$.workloadKey(o)].cel]);
+    local workloads = [o for o in objects if $.isWorkload(ctx, o)];
+    local custom = k8s.stringSet([$.workloadKey(o) for o in workloads if ctx.workloadKinds[$.workloadKey(o)].cel]);
     local apiVersionOf(key) = [o.apiVersion for o in workloads if $.workloadKey(o) == key][0];
     {
       apiVersion: $.fluxKustomizeApiVersion,
@@ -444,7 +446,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
             } + (if i > 0 then { dependsOn: [{ name: $.stageObjectName(ctx, dirs[i - 1]) }] } else {})
             + (if std.length(custom) > 0 then {
                  healthCheckExprs: [
-                   $.healthCheckExpr(apiVersionOf(key), std.split(key, '/')[1], $.workloads[key])
+                   $.healthCheckExpr(apiVersionOf(key), std.split(key, '/')[1], ctx.workloadKinds[key])
                    for key in custom
                  ],
                } else {}),
@@ -607,8 +609,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     },
     data: {
       ['resource.customizations.health.' + std.split(key, '/')[0] + '_' + std.split(key, '/')[1]]:
-        $.healthLua($.workloads[key])
-      for key in std.objectFields($.workloads)
+        $.healthLua(ctx.workloadKinds[key])
+      for key in std.objectFields(ctx.workloadKinds)
     } + {
       'resource.customizations.health.argoproj.io_Application': $.applicationHealthLua,
     },

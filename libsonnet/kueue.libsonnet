@@ -79,7 +79,11 @@ local defaultIntegrations = [
     // integration's CRD instead of failing (kubernetes-sigs/kueue@v0.19.2
     // pkg/controller/jobframework/setup.go:86-101: on a NoMatch error it
     // registers the webhook and starts the controller from WaitForAPI).
-    else if $.bundled(ctx) then defaultIntegrations + [n for n in k8s.stringSet(std.objectValues($.integrationOf)) if !std.member(defaultIntegrations, n)]
+    else if $.bundled(ctx) then defaultIntegrations + [
+      n
+      for n in k8s.stringSet([ctx.runtimes[r].kueueIntegration for r in std.objectFields(ctx.runtimes) if ctx.runtimes[r].kueueIntegration != null])
+      if !std.member(defaultIntegrations, n)
+    ]
     else defaultIntegrations,
   // The bundle's Kueue values: the default configuration unless the target needs more.
   chartValues(ctx)::
@@ -231,14 +235,6 @@ local defaultIntegrations = [
 
   // ---- rules ----------------------------------------------------------------
 
-  // The kind of a runtime's workload as Kueue names the integration.
-  integrationOf:: {
-    jobset: 'jobset.x-k8s.io/jobset',
-    'indexed-job': 'batch/job',
-    pytorchjob: 'kubeflow.org/pytorchjob',
-    trainjob: 'trainer.kubeflow.org/trainjob',
-  },
-
   diagnostics(ctx)::
     local k = $.of(ctx.target);
     local pointer = ctx.targetPointer + '/kueue';
@@ -246,7 +242,8 @@ local defaultIntegrations = [
     local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages[chain.widest(ctx)] else null;
     local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
     local integrations = if k != null then $.integrations(ctx) else [];
-    local integration = if std.objectHasEx($.integrationOf, ctx.runtime, false) then $.integrationOf[ctx.runtime] else null;
+    // The kind of the runtime's workload as Kueue names the integration (runtime.libsonnet).
+    local integration = ctx.runtimeImpl.kueueIntegration;
     if k == null then [] else
       (if !k.clusterObjects && !std.objectHasEx(k, 'covers', false) then [{
          code: 'kueue.covers',

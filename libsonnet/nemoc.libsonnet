@@ -1,7 +1,9 @@
-// Entry point. nemoc calls build() once per spec with the normalized spec
-// and the profiles its targets name; the result maps each target to its
-// files ("<stage-dir>/<kind>-<name>.yaml" -> object), the diagnostics its
-// profile raised (located by JSON pointer into the spec) and summary facts.
+// Entry point. nemoc calls build() once per spec with the normalized spec,
+// the profiles its targets name and the runtimes (every built-in one, plus
+// those of --jpath directories its targets name); the result maps each
+// target to its files ("<stage-dir>/<kind>-<name>.yaml" -> object), the
+// diagnostics its profile raised (located by JSON pointer into the spec),
+// summary facts and the pod-name suffix of each runtime workload file.
 local gitops = import 'gitops.libsonnet';
 local platform = import 'platform.libsonnet';
 local k8s = import 'k8s.libsonnet';
@@ -9,7 +11,6 @@ local hf = import 'huggingface.libsonnet';
 local kueue = import 'kueue.libsonnet';
 local nemo2 = import 'nemo/nemo2.libsonnet';
 local pod = import 'stages/pod.libsonnet';
-local runtimes = import 'runtimes/runtimes.libsonnet';
 local base = import 'stages/base.libsonnet';
 local chain = import 'stages/chain.libsonnet';
 local convert = import 'stages/convert.libsonnet';
@@ -45,8 +46,27 @@ local builders = {
   // libjsonnet 0.18 re-evaluates an object field on every access; values
   // bound to function locals are evaluated once. ctx is read everywhere, so
   // every field that computes something is a local here.
-  context(spec, profile, target, index)::
+  context(spec, profile, runtimes, target, index)::
     local runtime = if std.objectHasEx(target, 'runtime', false) then target.runtime else profile.defaults.runtime;
+    local runtimeImpl = if std.objectHasEx(runtimes, runtime, false) then runtimes[runtime]
+    else error ('profile ' + profile.name + ' runs runtime ' + runtime + ' by default, which is not a built-in runtime: '
+                + 'name a runtime of your own on the target (spec.targets[].runtime)');
+    // What GitOps and the platform bundle read about every runtime's kinds
+    // (runtime.libsonnet: workload.health, platform), with the core kinds'.
+    // Two runtimes may emit one kind (a runtime of your own reusing JobSet),
+    // judged the same way: one Argo CD health check serves the cluster.
+    local workloadKinds = std.foldl(
+      function(acc, r)
+        local w = runtimes[r].workload;
+        if w.health == null then acc
+        else if std.objectHasEx(acc, w.kind, false) && acc[w.kind] != w.health
+        then error ('runtime ' + r + ' judges ' + w.kind + ' otherwise than another runtime or gitops.libsonnet: '
+                    + 'one kind has one health (workload.health)')
+        else acc + { [w.kind]: w.health },
+      std.objectFields(runtimes),
+      gitops.coreWorkloads
+    );
+    local platformKinds = platform.byKind + std.foldl(function(acc, r) acc + runtimes[r].platform, std.objectFields(runtimes), {});
     // nemoc's own labels win over the user's.
     local labels = spec.metadata.labels {
       'app.kubernetes.io/managed-by': 'nemoc',
@@ -61,7 +81,10 @@ local builders = {
       targetPointer: '/spec/targets/' + index,
       profile: profile,
       runtime: runtime,
-      runtimeImpl: runtimes[runtime],
+      runtimeImpl: runtimeImpl,
+      runtimes: runtimes,
+      workloadKinds: workloadKinds,
+      platformKinds: platformKinds,
       storage: target.storage,
       storagePointer: target.storage.pointer,
       serviceAccountName: spec.spec.serviceAccount.name,
@@ -92,8 +115,8 @@ local builders = {
          for k in chain.present(ctx)
        } else {}),
 
-  buildTarget(spec, profiles, target, index)::
-    local base = $.context(spec, profiles[target.profile], target, index);
+  buildTarget(spec, profiles, runtimes, target, index)::
+    local base = $.context(spec, profiles[target.profile], runtimes, target, index);
     // What several stages read, computed once per target: a local is
     // evaluated once, an object field (or function call) on every access.
     // The profile's placements are plain data (std.parseJson of their
@@ -134,6 +157,12 @@ local builders = {
       files: if rejected then {} else gitops.files(ctx, stageFiles),
       // Kustomize roots without objects of their own: dir -> resources.
       kustomizations: if rejected then {} else gitops.argocdKustomizations(ctx, stageFiles),
+      // File -> what the controllers append to its object's name in pod
+      // hostnames, for every file of a runtime's workload kind whose runtime
+      // says (runtime.libsonnet podNameSuffix; output_verifier.cc checks it).
+      podNameSuffixes: if rejected then {} else
+        local suffixes = [[p, $.podNameSuffix(runtimes, ctx.runtime, stageFiles[p])] for p in std.objectFields(stageFiles)];
+        { [s[0]]: s[1] for s in suffixes if s[1] != null },
       summary: if rejected then {} else {
         profile: target.profile,
         accelerator: ctx.profile.accelerator(ctx),
@@ -146,12 +175,19 @@ local builders = {
 
   // A target with overrides (spec.targets[i].overrides) compiles from its
   // own merged, normalized spec, which nemoc passes as spec.targetSpecs[name].
-  build(spec, profiles, only_target):: {
+  // The suffix the runtime emitting `o` declares for its pods, or null: the
+  // target's runtime when it emits that kind, else the first that does.
+  podNameSuffix(runtimes, targetRuntime, o)::
+    local key = gitops.workloadKey(o);
+    local owners = [r for r in [targetRuntime] + std.objectFields(runtimes) if runtimes[r].workload.kind == key];
+    if std.length(owners) == 0 then null else runtimes[owners[0]].podNameSuffix(o),
+
+  build(spec, profiles, runtimes, only_target):: {
     local targets = spec.spec.targets,
     local specs = if std.objectHasEx(spec, 'targetSpecs', false) then spec.targetSpecs else {},
     local specFor(name) = if std.objectHasEx(specs, name, false) then specs[name] else spec,
     targets: {
-      [targets[i].name]: $.buildTarget(specFor(targets[i].name), profiles, specFor(targets[i].name).spec.targets[i], i)
+      [targets[i].name]: $.buildTarget(specFor(targets[i].name), profiles, runtimes, specFor(targets[i].name).spec.targets[i], i)
       for i in std.range(0, std.length(targets) - 1)
       if only_target == '' || targets[i].name == only_target
     },

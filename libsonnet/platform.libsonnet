@@ -137,15 +137,11 @@ local releases = (import 'platform_releases.json').components;
   // component -> released version; each target's `versions` defaults to these (F2).
   versions:: { [n]: $.components[n].version for n in std.objectFields($.components) },
 
-  // Which components a kind needs (group/Kind as in the objects).
+  // Which components a kind needs (group/Kind as in the objects). The
+  // runtimes' kinds come from their files (runtime.libsonnet platform,
+  // collected in ctx.platformKinds by nemoc.libsonnet).
   byKind: {
-    'kubeflow.org/PyTorchJob': ['training-operator'],
     'kubeflow.org/MPIJob': ['training-operator'],
-    // TrainJobs refer to the TrainingRuntime nemoc emits beside them (B14),
-    // not to the ClusterTrainingRuntimes of trainer-runtimes.
-    'trainer.kubeflow.org/TrainJob': ['trainer'],
-    'trainer.kubeflow.org/TrainingRuntime': ['trainer'],
-    'jobset.x-k8s.io/JobSet': ['jobset'],
     'monitoring.coreos.com/ServiceMonitor': ['prometheus-operator'],
     'monitoring.coreos.com/PodMonitor': ['prometheus-operator'],
     'monitoring.coreos.com/PrometheusRule': ['prometheus-operator'],
@@ -167,7 +163,7 @@ local releases = (import 'platform_releases.json').components;
     local fromProfile = ctx.profile.platform(ctx);
     local fromKinds = std.flattenArrays([
       local key = groupOf(o.apiVersion) + '/' + o.kind;
-      if std.objectHasEx($.byKind, key, false) then $.byKind[key] else []
+      if std.objectHasEx(ctx.platformKinds, key, false) then ctx.platformKinds[key] else []
       for o in objects
     ]);
     local queued = [

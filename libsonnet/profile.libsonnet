@@ -11,6 +11,7 @@
 //
 // The members without a default below are required: a profile lacking one
 // fails with an error naming each missing member (the assert).
+local kueue = import 'kueue.libsonnet';
 local storage = import 'storage.libsonnet';
 
 local required = {
@@ -58,6 +59,30 @@ local required = {
   starter:: null,
 
   // ---- placement -------------------------------------------------------------
+  // localPlacement(ctx) and placement(ctx, runtime) return the placement
+  // record every pod is built from (stages/pod.libsonnet, stages/train.libsonnet):
+  // placementDefaults(ctx) fills each of its fields for a single-node pod on
+  // the target's nodeSelector with the shared storage and the Kueue queue; a
+  // profile adds its own (placementDefaults(ctx) + { tolerations: [...] }).
+  placementDefaults(ctx):: {
+    local pod = storage.pod(ctx),
+    annotations: {},  // pod annotations
+    workloadLabels: kueue.workloadLabels(ctx),  // the workload object's labels (Kueue queue)
+    suspend: kueue.suspend(ctx),  // created suspended: Kueue admits it
+    resources: {},  // extra container resources (fabric devices), requests = limits
+    capabilities: [],  // added Linux capabilities...
+    privilegeReason: '',  // ...and why (SUMMARY.md)
+    privileged: false,
+    hostNetwork: false,
+    env: {},  // container environment (NCCL settings)
+    nodeSelector: ctx.target.nodeSelector,
+    tolerations: [],
+    initContainers: [],
+    volumes: pod.volumes,
+    mounts: pod.mounts,
+    prologue: null,  // shell run before the program, or null
+    fabric: 'none (single node)',  // one line for SUMMARY.md
+  },
   gpuResource: 'nvidia.com/gpu',
   serviceAccountAnnotations(ctx):: {},
 

@@ -142,9 +142,10 @@ profile + {
            [if kueue.required then 'kueue.x-k8s.io/podset-required-topology'
            else 'kueue.x-k8s.io/podset-preferred-topology']: $.topologyLevels[kueue.topology],
          }
-         // PyTorchJob's Master and Worker are two pod sets: one group is
-         // placed in one domain (kueue v0.19.2 apis/kueue/v1beta1/topology_types.go:82-84).
-         + (if ctx.runtime == 'pytorchjob' then { 'kueue.x-k8s.io/podset-group-name': 'training' } else {})
+         // A workload of several pod sets (PyTorchJob's Master and Worker):
+         // one group is placed in one domain (kueue v0.19.2
+         // apis/kueue/v1beta1/topology_types.go:82-84; runtime.libsonnet).
+         + (if ctx.runtimeImpl.multiplePodSets then { 'kueue.x-k8s.io/podset-group-name': 'training' } else {})
          else {})
         + (if hostNetwork then {} else {
              'networking.gke.io/default-interface': 'eth0',

@@ -3,10 +3,16 @@
 // index 0. `restarts` (B14) is honoured per index, see restartPolicy() below.
 local job = import 'job.libsonnet';
 local k8s = import 'k8s.libsonnet';
-local launch = import 'runtimes/launch.libsonnet';
+local launch = import 'launch.libsonnet';
+local runtime = import 'runtime.libsonnet';
 
-{
+runtime + {
+  name: 'indexed-job',
   describe:: 'Indexed Job (batch/v1), torchrun with static rendezvous on index 0',
+  // A batch/v1 Job: gitops.libsonnet judges Jobs itself, the cluster has the
+  // controller, and its pod names follow the core rule (<job>-<index>).
+  workload:: { kind: 'batch/Job', health: null },
+  kueueIntegration:: 'batch/job',
   containerName: 'workload',
   port: 29500,
   supportsHostNetwork: true,

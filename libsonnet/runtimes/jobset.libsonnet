@@ -3,10 +3,26 @@
 // rendezvous on pod 0, addressed through the JobSet controller's headless
 // Service in the spec's namespace (the upstream A4 chart hard-codes "default").
 local k8s = import 'k8s.libsonnet';
-local launch = import 'runtimes/launch.libsonnet';
+local launch = import 'launch.libsonnet';
+local runtime = import 'runtime.libsonnet';
 
-{
+runtime + {
+  name: 'jobset',
   describe:: 'JobSet (jobset.x-k8s.io/v1alpha2), torchrun with static rendezvous on pod 0',
+  workload:: {
+    kind: 'jobset.x-k8s.io/JobSet',
+    health: { suspend: '/spec/suspend', success: 'Completed', failure: 'Failed', cel: true },
+  },
+  platform:: { 'jobset.x-k8s.io/JobSet': ['jobset'] },
+  kueueIntegration:: 'jobset.x-k8s.io/jobset',
+  // Pods <jobset>-<replicatedJob>-<job index>-<pod index> (the JobSet controller).
+  podNameSuffix(o):: $.replicatedJobsSuffix(std.get(std.get(o, 'spec', {}), 'replicatedJobs', [])),
+  replicatedJobsSuffix(jobs):: std.foldl(std.max, [
+    local pods = std.get(std.get(std.get(rj, 'template', {}), 'spec', {}), 'completions', 1);
+    3 + std.length(std.get(rj, 'name', '')) + std.length(std.toString(std.max(0, std.get(rj, 'replicas', 1) - 1)))
+    + std.length(std.toString(std.max(0, pods - 1)))
+    for rj in jobs
+  ], 0),
   containerName: 'workload',
   port: 29500,
   replicatedJob: 'node',

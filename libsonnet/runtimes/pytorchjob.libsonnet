@@ -2,10 +2,26 @@
 // nodes-1 Workers, one pod per node, torchrun with c10d rendezvous hosted
 // by the Master (the operator gives it the Service <job>-master-0).
 local k8s = import 'k8s.libsonnet';
-local launch = import 'runtimes/launch.libsonnet';
+local launch = import 'launch.libsonnet';
+local runtime = import 'runtime.libsonnet';
 
-{
+runtime + {
+  name: 'pytorchjob',
   describe:: 'Kubeflow PyTorchJob (kubeflow.org/v1), torchrun with c10d rendezvous on the Master',
+  workload:: {
+    kind: 'kubeflow.org/PyTorchJob',
+    // The training operator's conditions; Kueue suspends through runPolicy.
+    health: { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', cel: true },
+  },
+  platform:: { 'kubeflow.org/PyTorchJob': ['training-operator'] },
+  kueueIntegration:: 'kubeflow.org/pytorchjob',
+  // Master and Worker are two pod sets: one group is placed in one domain
+  // (kueue v0.19.2 apis/kueue/v1beta1/topology_types.go:82-84).
+  multiplePodSets:: true,
+  // Pods <job>-master-0 and <job>-worker-<i> (the operator's replica naming).
+  podNameSuffix(o)::
+    local workers = std.get(std.get(std.get(std.get(o, 'spec', {}), 'pytorchReplicaSpecs', {}), 'Worker', {}), 'replicas', 1);
+    std.length('-worker-') + std.length(std.toString(std.max(0, workers - 1))),
   // The operator requires the training container to be called "pytorch".
   containerName: 'pytorch',
   rendezvousPort: 29500,

@@ -10,10 +10,27 @@
 // containers or host networking.
 local chain = import 'stages/chain.libsonnet';
 local k8s = import 'k8s.libsonnet';
-local launch = import 'runtimes/launch.libsonnet';
+local launch = import 'launch.libsonnet';
+local runtime = import 'runtime.libsonnet';
 
-{
+runtime + {
+  name: 'trainjob',
   describe:: 'Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1) on its own TrainingRuntime (torch-distributed with failurePolicy.maxRestarts)',
+  workload:: {
+    kind: 'trainer.kubeflow.org/TrainJob',
+    health: { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true },
+  },
+  // TrainJobs refer to the TrainingRuntime nemoc emits beside them (B14),
+  // not to the ClusterTrainingRuntimes of trainer-runtimes.
+  platform:: {
+    'trainer.kubeflow.org/TrainJob': ['trainer'],
+    'trainer.kubeflow.org/TrainingRuntime': ['trainer'],
+  },
+  kueueIntegration:: 'trainer.kubeflow.org/trainjob',
+  // A JobSet with the runtime's replicated job: pods <trainjob>-node-0-<i>.
+  podNameSuffix(o)::
+    local nodes = std.get(std.get(std.get(o, 'spec', {}), 'trainer', {}), 'numNodes', 1);
+    std.length('-' + $.replicatedJob + '-0-') + std.length(std.toString(std.max(0, nodes - 1))),
   // Names inside the runtime (as in torch-distributed) that patches must target.
   replicatedJob: 'node',
   containerName: 'node',

@@ -1,0 +1,65 @@
+// The runtime contract. A runtime is one file, libsonnet/runtimes/<name>.libsonnet
+// (or runtimes/<name>.libsonnet in a --jpath directory, named by a target's
+// `runtime`), that extends this object:
+//
+//   local runtime = import 'runtime.libsonnet';
+//   runtime + { name: 'my-runtime', describe:: '...', workload:: {...}, objects(ctx, w):: [...] }
+//
+// It turns the training workload contract (w, built in stages/train.libsonnet)
+// into the objects a cluster runs, and says everything the rest of nemoc needs
+// to know about them: how GitOps engines judge them (health), what the
+// platform bundle installs for them, how Kueue names them, what their
+// controllers append to pod names. The C++ core names no runtime;
+// docs/extending.md walks through adding one.
+//
+// The members without a default below are required: a runtime lacking one
+// fails with an error naming each missing member (the assert).
+local required = {
+  name: 'name: the runtime name (the file name without .libsonnet)',
+  describe: 'describe:: one line for nemoc schema, explain and SUMMARY.md',
+  workload: "workload:: {kind: 'group/Kind' of the object objects() emits, health: ...}",
+  objects: 'objects(ctx, w):: the objects of workload w (stages/train.libsonnet builds w)',
+};
+
+{
+  assert std.length([m for m in std.objectFields(required) if !std.objectHasEx(self, m, true)]) == 0 :
+         'runtime ' + (if std.objectHasEx(self, 'name', true) then self.name else '(no name)') + ' lacks '
+         + std.join('; ', [required[m] for m in std.objectFields(required) if !std.objectHasEx(self, m, true)])
+         + ' (libsonnet/runtime.libsonnet lists what a runtime provides)',
+
+  isRuntime:: true,
+
+  // ---- the workload object -----------------------------------------------------
+  // workload:: {
+  //   kind: 'group/Kind' of the run-to-completion object objects() emits,
+  //   // How Argo CD (a Lua health check) and Flux (healthCheckExprs, when cel)
+  //   // judge it: the JSON pointer of its suspend field (Kueue flips it) and
+  //   // its terminal condition types. null: a kind gitops.libsonnet judges
+  //   // itself (batch/Job).
+  //   health: { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true },
+  // }
+
+  // Objects the workload needs applied before it (00-base).
+  baseObjects(ctx, w):: [],
+
+  // What the cluster's platform bundle installs for the kinds this runtime
+  // emits: 'group/Kind' -> components of libsonnet/platform.libsonnet.
+  platform:: {},
+
+  // The Kueue integration that admits the workload (kueue.libsonnet checks
+  // the cluster's ClusterQueue lists it); null: none.
+  kueueIntegration:: null,
+  // The workload's pods form several Kueue pod sets (a PyTorchJob's Master
+  // and Workers): topology-aware placement groups them into one domain.
+  multiplePodSets:: false,
+
+  // What the runtime can carry from a profile's placement.
+  supportsHostNetwork:: true,
+  supportsInitContainers:: true,
+
+  // Characters the controllers append to the workload object's name in pod
+  // hostnames ("-worker-12"), for the output check that name plus suffix fit
+  // a DNS label (63). o: the emitted object. null: the Kubernetes core rule
+  // for its kind (an Indexed Job: "-<index>").
+  podNameSuffix(o):: null,
+}

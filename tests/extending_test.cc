@@ -1,0 +1,218 @@
+// Issue #20's acceptance: a profile and a runtime that exist only under a
+// --jpath directory (tests/extending/jpath, the worked example of
+// docs/extending.md) build a pipeline, and every member of each contract
+// (libsonnet/profile.libsonnet, libsonnet/runtime.libsonnet) has its effect:
+// options with their schema, checks, starter, placement, platform needs;
+// the runtime's objects, base objects, health, platform components, Kueue
+// integration, pod sets, capabilities and pod-name suffix.
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "test_prerequisite.h"
+#include "test_support.h"
+
+namespace nemoc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Jpath() { return SourceDir() + "/tests/extending/jpath"; }
+std::string Spec() { return SourceDir() + "/tests/extending/my-cloud.yaml"; }
+
+class ExtendingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (KubeSchemasDir().empty()) NEMOC_MISSING_PREREQUISITE("../shared/kube-schemas not found");
+  }
+  ScratchDir scratch_;
+  std::string Out() const { return scratch_.path() + "/out"; }
+  // Builds `spec_text` (a variant of the worked example) with the --jpath
+  // directory; `extra` are further arguments.
+  RunResult Build(const std::string& spec_text, const std::vector<std::string>& extra = {}) const {
+    const std::string path = scratch_.Write("my-cloud.yaml", spec_text);
+    std::vector<std::string> args = {"build", "--out", Out(), "--jpath", Jpath()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(path);
+    return RunNemoc(args);
+  }
+  // The one file below `dir` whose name starts with `prefix`.
+  static std::string FileStartingWith(const std::string& dir, const std::string& prefix) {
+    std::string found;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().filename().string().rfind(prefix, 0) == 0) found = ReadFile(entry.path().string());
+    }
+    return found;
+  }
+};
+
+TEST_F(ExtendingTest, AProfileAndARuntimeOnlyUnderJpathUseEveryMemberOfTheirContracts) {
+  const std::string spec = ReadFile(Spec());
+  RunResult r = Build(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string lab = Out() + "/my-cloud-demo/lab";
+  const std::string lab2 = Out() + "/my-cloud-demo/lab2";
+  const std::string cluster = Out() + "/_clusters/in-cluster";
+
+  // Profile checks: located at the spec's own line (checks).
+  EXPECT_NE(r.err.find("my-cloud.yaml:" + PositionOf(spec, "b\n    - name: lab2") +
+                       ": warning: target lab: multi-node training in zone b crosses its two racks over TCP"),
+            std::string::npos)
+      << r.err;
+
+  // Options: zone b where set, the schema's default a where not.
+  const std::string jobset = FileStartingWith(lab + "/30-train", "jobset-");
+  const std::string jobset2 = FileStartingWith(lab2 + "/30-train", "jobset-");
+  EXPECT_NE(jobset.find("example.com/zone: b"), std::string::npos) << jobset;
+  EXPECT_NE(jobset2.find("example.com/zone: a"), std::string::npos) << jobset2;
+
+  // Placement: the taint, the GPU resource, the fabric env, the runtime's pod
+  // sets as the profile's placement reads them (placement(ctx, runtime)).
+  EXPECT_NE(jobset.find("key: example.com/gpu"), std::string::npos);
+  EXPECT_NE(jobset.find("example.com/gpu: 8"), std::string::npos) << jobset;  // gpuResource
+  EXPECT_NE(jobset.find("name: NCCL_SOCKET_IFNAME"), std::string::npos);
+  EXPECT_NE(jobset.find("example.com/pod-sets: several"), std::string::npos);   // my-runtime
+  EXPECT_NE(jobset2.find("example.com/pod-sets: one"), std::string::npos);      // the default runtime, jobset
+  const std::string account = FileStartingWith(lab + "/00-base", "serviceaccount-");
+  EXPECT_NE(account.find("example.com/zone: b"), std::string::npos) << account;  // serviceAccountAnnotations
+
+  // The runtime: its objects (replicated job "rank"), its base objects, its
+  // describe; lab2 runs the profile's default runtime.
+  EXPECT_NE(jobset.find("- name: rank\n"), std::string::npos) << jobset;
+  EXPECT_NE(jobset.find("-rank-0-0."), std::string::npos);  // rendezvous on the rank job's first pod
+  EXPECT_NE(jobset2.find("- name: node\n"), std::string::npos);
+  const std::string launch = FileStartingWith(lab + "/00-base", "configmap-my-cloud-demo-train-");
+  EXPECT_NE(ReadFile(lab + "/00-base/kustomization.yaml").find("-launch.yaml"), std::string::npos);
+  const std::string summary = ReadFile(lab + "/SUMMARY.md");
+  EXPECT_NE(summary.find("JobSet of replicated job rank, launch settings in a ConfigMap"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("NVIDIA A100 80GB"), std::string::npos) << summary;              // accelerator
+  EXPECT_NE(summary.find("TCP sockets on eth0 in zone b"), std::string::npos);            // fabric
+  EXPECT_NE(summary.find("GPU nodes labelled example.com/zone=b"), std::string::npos);    // prerequisites
+
+  // Platform needs: the profile's component (the GPU Operator without its
+  // driver), the runtime's (JobSet), the profile's objects (a flavor per
+  // zone, which need Kueue), and Argo CD judging the runtime's kind.
+  EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-gpu-operator.yaml"));
+  EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-jobset.yaml"));
+  EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-kueue.yaml"));
+  EXPECT_TRUE(fs::exists(cluster + "/platform/objects/resourceflavor-my-cloud-zone-a.yaml"));
+  EXPECT_TRUE(fs::exists(cluster + "/platform/objects/resourceflavor-my-cloud-zone-b.yaml"));
+  const std::string operator_app =
+      ReadFile(cluster + "/platform/apps/argocd/application-platform-in-cluster-gpu-operator.yaml");
+  EXPECT_NE(operator_app.find("driver:\n"), std::string::npos) << operator_app;
+  EXPECT_NE(operator_app.find("enabled: false"), std::string::npos) << operator_app;  // shipsGpuDriver
+  const std::string argocd_cm = ReadFile(cluster + "/platform/argocd/configmap-argocd-cm.yaml");
+  EXPECT_NE(argocd_cm.find("resource.customizations.health.jobset.x-k8s.io_JobSet"), std::string::npos);
+
+  // Every root builds with kubectl kustomize (the build itself validated
+  // every document against ../shared/kube-schemas).
+  if (Shell("command -v kubectl").empty()) NEMOC_MISSING_PREREQUISITE("kubectl not installed");
+  for (const std::string& root : {lab, lab2, cluster + "/platform/argocd", lab + "/gitops/argocd"}) {
+    int code = -1;
+    const std::string out = Shell("kubectl kustomize " + root + " 2>&1", &code);
+    EXPECT_EQ(code, 0) << root << ":\n" << out;
+  }
+
+  // The same build again: nothing changes (deterministic, up to date).
+  RunResult again = Build(spec);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE((again.out + again.err).find("lab: up to date (0 added, 0 changed, 0 removed, 14 unchanged)"),
+            std::string::npos)
+      << again.out << again.err;
+}
+
+TEST_F(ExtendingTest, TheContractsRulesAreLocatedErrors) {
+  const std::string spec = ReadFile(Spec());
+  const std::string before = TreeFingerprint(Out());
+  struct Case {
+    const char* name;
+    std::string spec;
+    std::string expected;
+  };
+  const std::string bad_zone = Replace(spec, "zone: b", "zone: c");
+  const std::string efa = Replace(spec, "zone: b", "zone: b\n      efa: {image: {repository: r, tag: t}, awsOfiNccl: 1.13.2}");
+  const std::string host_path = Replace(spec, "nfs: {server: nfs.lab.internal, path: /export/nemo}",
+                                        "hostPath: {path: /mnt/nemo}");
+  const std::string long_suffix = Replace(spec, "runtime: my-runtime", "runtime: long-suffix");
+  for (const Case& c : std::vector<Case>{
+           // options: the profile's schema (enum), every problem in one run
+           {"zone", bad_zone, "my-cloud.yaml:" + PositionOf(bad_zone, "c\n") + ": error: spec.targets[0].zone: \"c\" is not one of: a, b"},
+           // another profile's option on a my-cloud target
+           {"efa", efa, "my-cloud.yaml:" + PositionOf(efa, "efa:") + ": error: spec.targets[0].efa applies to profile eks-efa, not my-cloud"},
+           // storageBackends: the shared storage check
+           {"storage", host_path, "hostPath"},
+           // the runtime's pod-name suffix reaches the output check
+           {"suffix", long_suffix, "JobSet my-cloud-demo-train-"},
+       }) {
+    RunResult r = Build(c.spec);
+    EXPECT_EQ(r.exit_code, 1) << c.name << ":\n" << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.name << ":\n" << r.err;
+    EXPECT_EQ(TreeFingerprint(Out()), before) << c.name << ": something was written";
+  }
+  // The suffix is the runtime's: the name would fit 63 on its own.
+  RunResult r = Build(long_suffix);
+  EXPECT_NE(r.err.find("name is not a valid DNS-1123 label of at most 3 characters"), std::string::npos) << r.err;
+
+  // zone on a built-in profile's target: no profile there reads it.
+  const std::string on_vanilla = Replace(Replace(spec, "profile: my-cloud\n      runtime: my-runtime", "profile: vanilla-k8s"),
+                                         "    - name: lab2\n      profile: my-cloud\n", "");
+  r = Build(on_vanilla);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("my-cloud.yaml:" + PositionOf(on_vanilla, "zone:") + ": error: unknown field 'zone' in spec.targets[0]"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(ExtendingTest, AMissingMemberIsNamedAtTheFileThatLacksIt) {
+  ScratchDir jpath;
+  jpath.Write("half-cloud.libsonnet",
+              "local profile = import 'profile.libsonnet';\n"
+              "profile + { name: 'half-cloud', description:: 'x', defaults: { runtime: 'jobset' }, storageBackends: ['nfs'] }\n");
+  jpath.Write("runtimes/half-runtime.libsonnet",
+              "(import 'runtime.libsonnet') + { name: 'half-runtime', describe:: 'x' }\n");
+  const std::string spec = ReadFile(Spec());
+  const std::string path = scratch_.Write("half.yaml", Replace(spec, "profile: my-cloud\n      runtime: my-runtime\n      zone: b",
+                                                               "profile: half-cloud"));
+  RunResult r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), "--jpath", Jpath(), path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(jpath.path() + "/half-cloud.libsonnet:1:1: error: profile half-cloud lacks accelerator(ctx):: "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("localPlacement(ctx)::"), std::string::npos);
+  EXPECT_NE(r.err.find("placement(ctx, runtime)::"), std::string::npos);
+  EXPECT_FALSE(fs::exists(Out()));
+
+  const std::string runtime_spec = scratch_.Write("half-runtime.yaml", Replace(spec, "runtime: my-runtime", "runtime: half-runtime"));
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), "--jpath", Jpath(), runtime_spec});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("runtime half-runtime lacks objects(ctx, w):: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("workload:: "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(Out()));
+}
+
+TEST_F(ExtendingTest, InitAndProfilesKnowTheProfileOfYourOwn) {
+  RunResult listed = RunNemoc({"profiles", "--jpath", Jpath()});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("my-cloud (" + Jpath() + "/my-cloud.libsonnet)\n"
+                            "  A cloud of GPU nodes in two zones (zone), NFS storage and a Kueue flavor per zone.\n"
+                            "  runtime jobset by default; target options: zone; nemoc init: a starter\n"),
+            std::string::npos)
+      << listed.out;
+  RunResult names = RunNemoc({"profiles", "--names", "--jpath", Jpath()});
+  EXPECT_EQ(names.out, "eks-efa\ngke-a4\nmy-cloud\nvanilla-k8s\n");
+
+  // The starter builds as is, with the same --jpath.
+  RunResult init = RunNemoc({"init", "--jpath", Jpath(), "--profile", "my-cloud", "lab"}, scratch_.path());
+  ASSERT_EQ(init.exit_code, 0) << init.err;
+  const std::string starter = ReadFile(scratch_.path() + "/lab.yaml");
+  EXPECT_NE(starter.find("      profile: my-cloud\n      zone: b"), std::string::npos) << starter;
+  EXPECT_NE(starter.find("NVIDIA A100 80GB"), std::string::npos) << starter;
+  RunResult built = RunNemoc({"build", "--quiet", "--jpath", Jpath(), "lab.yaml"}, scratch_.path());
+  EXPECT_EQ(built.exit_code, 0) << built.err << "\n" << starter;
+  EXPECT_TRUE(fs::exists(scratch_.path() + "/out/lab/lab/SUMMARY.md"));
+}
+
+}  // namespace
+}  // namespace nemoc::testing
