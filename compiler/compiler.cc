@@ -7,6 +7,7 @@
 #include "build_stamp.h"
 #include "checks.h"
 #include "cluster_bundle.h"
+#include "disk_interface.h"
 #include "edit_distance.h"
 #include "eval_watchdog.h"
 #include "framework_check.h"
@@ -130,7 +131,9 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   std::map<std::string, std::string> runtimes;  // runtime -> its file
   const nlohmann::json::json_pointer targets_ptr("/spec/targets");
   const nlohmann::json::json_pointer runtime_ptr("/definitions/target/properties/runtime");
-  const nlohmann::json& runtime_schema = base->json().at(runtime_ptr);
+  static const nlohmann::json kNoRuntimeSchema = nlohmann::json::object();
+  const nlohmann::json& runtime_schema =
+      base->json().contains(runtime_ptr) ? base->json().at(runtime_ptr) : kNoRuntimeSchema;
   if (doc.root.contains(targets_ptr) && doc.root.at(targets_ptr).is_array()) {
     for (const auto& target : doc.root.at(targets_ptr)) {
       if (!target.is_object()) continue;
@@ -157,6 +160,7 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   nlohmann::json schema = base->json();
   // A runtime of your own joins the enum, described by where it lives.
   for (const auto& [name, file] : runtimes) {
+    if (!schema.contains(runtime_ptr) || !schema.at(runtime_ptr).contains("enum")) break;  // an open runtime field
     schema.at(runtime_ptr)["enum"].push_back(name);
     if (schema.at(runtime_ptr).contains("enumDescriptions")) {
       schema.at(runtime_ptr)["enumDescriptions"].push_back("a runtime of your own (" + file + ")");
@@ -188,6 +192,39 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
     }
   }
   return composed.get();
+}
+
+void Compiler::WarnStaleSchemaCopy(const Document& doc, Diagnostics* diags) const {
+  // The editors' schema the spec's modeline names, when it is a file beside
+  // the spec (nemoc init writes .nemoc/project.schema.json): after an upgrade
+  // it still describes the old nemoc, and editors would complete and flag
+  // against it without a word. Only the first lines hold a modeline.
+  static const std::string kModeline = "# yaml-language-server: $schema=";
+  size_t line_start = 0;
+  for (int line = 1; line <= 5 && line_start < doc.text.size(); ++line) {
+    size_t end = doc.text.find('\n', line_start);
+    if (end == std::string::npos) end = doc.text.size();
+    const std::string text = doc.text.substr(line_start, end - line_start);
+    if (text.rfind(kModeline, 0) == 0) {
+      std::string ref = text.substr(kModeline.size());
+      while (!ref.empty() && (ref.back() == ' ' || ref.back() == '\r')) ref.pop_back();
+      if (ref.empty() || ref.find("://") != std::string::npos || ref[0] == '/') return;
+      const std::string copy = (std::filesystem::path(doc.file).parent_path() / ref).string();
+      std::call_once(schema_text_once_, [this] {
+        std::string err;
+        RealDisk().ReadFile(data_.schema(), &schema_text_, &err);
+      });
+      std::string contents, err;
+      if (schema_text_.empty() || !RealDisk().ReadFile(copy, &contents, &err) || contents == schema_text_) return;
+      diags->Warning("spec.stale-schema", "the schema the modeline names (" + ref +
+                                              ") is not this nemoc's: editors complete and check the spec "
+                                              "against another version",
+                     {doc.file, line, static_cast<int>(kModeline.size()) + 1},
+                     "refresh it: nemoc schema > " + ref + " (and commit it with the spec)");
+      return;
+    }
+    line_start = end + 1;
+  }
 }
 
 const nlohmann::json& PreparedSpec::SpecFor(const std::string& name) const {
@@ -409,6 +446,7 @@ bool Compiler::Prepare(const std::string& path, CompiledSpec* out, PreparedSpec*
   }
   (*sources)[doc.file] = doc.text;
   if (!loaded) return false;
+  WarnStaleSchemaCopy(doc, diags);
 
   // A credential pasted into the spec is reported where it was pasted; the
   // scan of the generated tree below catches what arrives another way.

@@ -140,6 +140,9 @@ class Compiler {
   bool Selected(const std::string& name) const;
   // A warning per --jpath file that replaces a built-in library or profile.
   void WarnShadowedLibraries(Diagnostics* diags) const;
+  // A warning when the spec's yaml-language-server modeline names a schema
+  // file (nemoc init's .nemoc/project.schema.json) that is not this nemoc's.
+  void WarnStaleSchemaCopy(const Document& doc, Diagnostics* diags) const;
   // Prepare's last step: the merged spec of each selected target with overrides.
   bool PrepareTargetOverrides(const InputSchema& input_schema,
                               const std::set<std::string>& spec_yaml11_bools,
@@ -149,6 +152,8 @@ class Compiler {
   mutable std::once_flag input_schema_once_;
   mutable std::unique_ptr<InputSchema> input_schema_;
   mutable std::string input_schema_error_;
+  mutable std::once_flag schema_text_once_;
+  mutable std::string schema_text_;  // data_.schema()'s bytes, for WarnStaleSchemaCopy
   struct ProfileDescription {
     bool ok = false;
     nlohmann::json json;

@@ -98,6 +98,28 @@ TEST(Init, EveryProfileStarterBuildsAsIs) {
   }
 }
 
+// After an upgrade, the schema copy nemoc init wrote describes the old nemoc:
+// every build says so at the modeline until it is refreshed.
+TEST(Init, AStaleSchemaCopyIsNamedAtTheModeline) {
+  ScratchDir dir;
+  ASSERT_EQ(RunNemoc({"init", "demo"}, dir.path()).exit_code, 0);
+  RunResult fresh = RunNemoc({"validate", "demo.yaml"}, dir.path());
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_EQ(fresh.err.find("spec.stale-schema"), std::string::npos) << fresh.err;
+  EXPECT_EQ(fresh.err.find("not this nemoc's"), std::string::npos) << fresh.err;
+  dir.Write(".nemoc/project.schema.json", "{}\n");
+  RunResult stale = RunNemoc({"validate", "demo.yaml"}, dir.path());
+  EXPECT_EQ(stale.exit_code, 0) << stale.err;  // a warning
+  EXPECT_NE(stale.err.find("demo.yaml:1:33: warning: the schema the modeline names (.nemoc/project.schema.json) "
+                           "is not this nemoc's"),
+            std::string::npos)
+      << stale.err;
+  EXPECT_NE(stale.err.find("refresh it: nemoc schema > .nemoc/project.schema.json"), std::string::npos);
+  dir.Write(".nemoc/project.schema.json", RunNemoc({"schema"}).out);
+  RunResult refreshed = RunNemoc({"validate", "demo.yaml"}, dir.path());
+  EXPECT_EQ(refreshed.err.find("not this nemoc's"), std::string::npos) << refreshed.err;
+}
+
 TEST(Init, StdoutAndRefusals) {
   ScratchDir dir;
   RunResult out = RunNemoc({"init", "--stdout", "demo"}, dir.path());
