@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "drift.h"
+#include "jsonnet_expander.h"
 #include "review_diff.h"
 
 namespace nemoc {
@@ -28,7 +29,7 @@ namespace {
 // spec, so the GitOps engine prunes the old object (a running training is
 // killed, a finished one is run again). Said once per training replaced or
 // removed (28-pretrain, 30-train), on stderr, whatever the output format.
-void NoteReplacedTrainings(const std::vector<FileChange>& changes) {
+void NoteReplacedTrainings(const std::vector<FileChange>& changes, const std::vector<std::string>& workload_prefixes) {
   for (const auto& change : changes) {
     if (change.status != 'D' && change.status != 'R') continue;
     const std::string& path = change.status == 'R' ? change.old_path : change.path;
@@ -40,7 +41,7 @@ void NoteReplacedTrainings(const std::vector<FileChange>& changes) {
       return dir.size() > suffix.size() && dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     const bool train_dir = ends_with("-train") || ends_with("-pretrain");
-    if (!train_dir || !IsWorkloadFile(path)) continue;
+    if (!train_dir || !IsWorkloadFile(path, workload_prefixes)) continue;
     std::fprintf(stderr,
                  "note: %s: this change replaces a running or finished training: the GitOps "
                  "engine deletes this workload and starts the new one (resuming from the last "
@@ -74,7 +75,15 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
   std::vector<FileChange> changes;
   const bool readable = ComputeDrift(disk, compiled, &changes, &diags);
   PairRenamedFiles(&changes);
-  NoteReplacedTrainings(changes);
+  // The workload kinds as the libraries know them (gitops.libsonnet's core
+  // kinds and every runtime's, those of --jpath directories included).
+  std::vector<std::string> workload_kinds;
+  if (!changes.empty() && !compiler->MakeExpander()->WorkloadKinds(&workload_kinds, &diags)) {
+    PrintDiagnostics(diags, compiler->sources());
+    return kExitInternal;
+  }
+  const std::vector<std::string> workload_prefixes = WorkloadFilePrefixes(workload_kinds);
+  NoteReplacedTrainings(changes, workload_prefixes);
   if (json) {
     // Per spec and target, the changes under its directory; the rest (cluster
     // trees, trees of targets a spec no longer lists) under "other", per tree.
@@ -116,7 +125,7 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
       const std::string dir = TreeOf(change.path, flags.out_dir);
       if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
     }
-    const std::string text = RenderMarkdown(changes, dirs);
+    const std::string text = RenderMarkdown(changes, dirs, workload_prefixes);
     std::fwrite(text.data(), 1, text.size(), stdout);
     return ExitCodeFor(diags);
   }

@@ -641,6 +641,38 @@ bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* o
   return true;
 }
 
+bool JsonnetExpander::WorkloadKinds(std::vector<std::string>* kinds, Diagnostics* diags) {
+  std::set<std::string> runtimes;
+  for (const auto& root : roots_) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(fs::path(root) / "runtimes", ec)) {
+      const std::string name = entry.path().stem().string();
+      if (entry.path().extension() == ".libsonnet" && SafeProfileName(name)) runtimes.insert(name);
+    }
+  }
+  std::string snippet = "local gitops = import 'gitops.libsonnet';\nstd.set(std.objectFields(gitops.coreWorkloads) + [\n";
+  for (const auto& runtime : runtimes) {
+    snippet += "  (import 'runtimes/" + runtime + ".libsonnet').workload.kind,\n";
+  }
+  snippet += "])\n";
+  CallbackContext context{this, vm_};
+  jsonnet_import_callback(vm_, &ImportCallback, &context);
+  int failed = 0;
+  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, snippet.c_str(), &failed);
+  const std::string text = output != nullptr ? output : "";
+  jsonnet_realloc(vm_, output, 0);
+  if (failed != 0) {
+    ReportJsonnetError(text, "", diags);
+    return false;
+  }
+  const nlohmann::json list = nlohmann::json::parse(text, nullptr, false);
+  if (!list.is_array()) return false;
+  for (const auto& kind : list) {
+    if (kind.is_string()) kinds->push_back(kind.get<std::string>());
+  }
+  return true;
+}
+
 bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& doc,
                              std::map<std::string, TargetExpansion>* out, Diagnostics* diags,
                              const std::map<std::string, Document>* target_docs) {

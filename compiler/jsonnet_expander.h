@@ -105,6 +105,12 @@ class JsonnetExpander {
   bool DescribeProfile(const std::string& name, nlohmann::json* out, Diagnostics* diags,
                        bool* is_profile = nullptr);
 
+  /// The workload kinds ("group/Kind") GitOps engines judge: gitops.libsonnet's
+  /// core ones and every runtime's (runtimes/<name>.libsonnet of every library
+  /// root, --jpath ones included). For `nemoc diff`, which flags a change
+  /// that replaces a workload.
+  bool WorkloadKinds(std::vector<std::string>* kinds, Diagnostics* diags);
+
   /// Every file imported by the last Expand, in first-import order.
   const std::vector<ImportedFile>& imported() const { return imported_; }
   /// Every import Jsonnet resolved during the last Expand, in call order

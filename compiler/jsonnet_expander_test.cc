@@ -779,3 +779,30 @@ TEST_F(JsonnetExpanderTestExpand, MeasureTrivialExpand) {
 
 }  // namespace
 }  // namespace nemoc
+
+namespace nemoc {
+namespace {
+
+// The workload kinds `nemoc diff` flags: gitops.libsonnet's core kinds and
+// each runtime's, a --jpath runtime's included.
+TEST(JsonnetExpanderTestWorkloadKinds, CoreKindsAndEveryRuntimesKind) {
+  Diagnostics diags;
+  std::vector<std::string> kinds;
+  JsonnetExpander builtin({NEMOC_SOURCE_DIR "/libsonnet", NEMOC_SOURCE_DIR "/profiles"});
+  ASSERT_TRUE(builtin.WorkloadKinds(&kinds, &diags));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"batch/Job", "jobset.x-k8s.io/JobSet", "kubeflow.org/MPIJob",
+                                             "kubeflow.org/PyTorchJob", "trainer.kubeflow.org/TrainJob"}));
+  const std::string dir = ::testing::TempDir() + "/workload-kinds-jpath";
+  std::filesystem::create_directories(dir + "/runtimes");
+  std::ofstream(dir + "/runtimes/my-mpi.libsonnet")
+      << "(import 'runtime.libsonnet') + { name: 'my-mpi', describe:: 'x', objects(ctx, w):: [],"
+         " workload:: { kind: 'example.com/Ranks', health: null } }\n";
+  JsonnetExpander with_jpath({dir, NEMOC_SOURCE_DIR "/libsonnet", NEMOC_SOURCE_DIR "/profiles"}, 1);
+  kinds.clear();
+  ASSERT_TRUE(with_jpath.WorkloadKinds(&kinds, &diags));
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), "example.com/Ranks"), kinds.end());
+  EXPECT_TRUE(diags.items().empty());
+}
+
+}  // namespace
+}  // namespace nemoc

@@ -65,9 +65,19 @@ std::map<std::string, std::string> FactRows(const std::string& summary) {
 
 }  // namespace
 
-bool IsWorkloadFile(const std::string& path) {
+std::vector<std::string> WorkloadFilePrefixes(const std::vector<std::string>& kinds) {
+  std::vector<std::string> prefixes;
+  for (const auto& key : kinds) {
+    std::string kind = key.substr(key.rfind('/') + 1);
+    for (char& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    prefixes.push_back(kind + "-");
+  }
+  return prefixes;
+}
+
+bool IsWorkloadFile(const std::string& path, const std::vector<std::string>& prefixes) {
   const std::string base = Base(path);
-  for (const char* prefix : {"pytorchjob-", "mpijob-", "trainjob-", "jobset-", "job-"}) {
+  for (const auto& prefix : prefixes) {
     if (base.rfind(prefix, 0) == 0) return true;
   }
   return false;
@@ -197,7 +207,8 @@ nlohmann::json ChangedFacts(const std::string& old_summary, const std::string& n
   return facts;
 }
 
-std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::vector<std::string>& targets) {
+std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::vector<std::string>& targets,
+                           const std::vector<std::string>& workload_prefixes) {
   std::string out;
   if (changes.empty()) return "No changes: the trees on disk are what the specs make.\n";
   for (const auto& target : targets) {
@@ -229,12 +240,12 @@ std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::ve
       switch (c->status) {
         case 'R':
           line = "`" + ObjectOf(c->old_path) + "` → `" + ObjectOf(c->path) + "` (replaced)";
-          if (IsWorkloadFile(c->path) && stage != "gitops") replaced_workload = true;
+          if (IsWorkloadFile(c->path, workload_prefixes) && stage != "gitops") replaced_workload = true;
           break;
         case 'A': line = "`" + ObjectOf(c->path) + "` added"; break;
         case 'D':
           line = "`" + ObjectOf(c->path) + "` removed";
-          if (IsWorkloadFile(c->path) && stage != "gitops") replaced_workload = true;
+          if (IsWorkloadFile(c->path, workload_prefixes) && stage != "gitops") replaced_workload = true;
           break;
         default: line = "`" + ObjectOf(c->path) + "` changed"; break;
       }

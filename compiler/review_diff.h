@@ -22,9 +22,15 @@ namespace nemoc {
 /// Keeps `changes` sorted by path.
 void PairRenamedFiles(std::vector<FileChange>* changes);
 
-/// Whether a file of a target tree holds a stage's workload (Job, JobSet,
-/// PyTorchJob, MPIJob, TrainJob): nemoc names files <kind>-<name>.yaml.
-bool IsWorkloadFile(const std::string& path);
+/// The file-name prefixes of workload files ("job-", "jobset-"): nemoc names
+/// files <kind>-<name>.yaml, and `kinds` ("group/Kind", the workload kinds
+/// the libraries know: JsonnetExpander::WorkloadKinds) are the run-to-completion
+/// objects a GitOps engine deletes and re-creates when their name changes.
+std::vector<std::string> WorkloadFilePrefixes(const std::vector<std::string>& kinds);
+
+/// Whether a file of a target tree holds a stage's workload: its name starts
+/// with one of `prefixes` (WorkloadFilePrefixes).
+bool IsWorkloadFile(const std::string& path, const std::vector<std::string>& prefixes);
 
 struct LineCounts {
   int added = 0;
@@ -53,7 +59,8 @@ nlohmann::json ChangedFacts(const std::string& old_summary, const std::string& n
 /// changed path lies in.
 std::string TreeOf(const std::string& path, const std::string& out_dir);
 
-std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::vector<std::string>& targets);
+std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::vector<std::string>& targets,
+                           const std::vector<std::string>& workload_prefixes);
 
 }  // namespace nemoc
 

@@ -5,6 +5,10 @@
 namespace nemoc {
 namespace {
 
+// What JsonnetExpander::WorkloadKinds gives for the built-in libraries.
+const std::vector<std::string> kPrefixes = WorkloadFilePrefixes(
+    {"batch/Job", "jobset.x-k8s.io/JobSet", "kubeflow.org/MPIJob", "kubeflow.org/PyTorchJob", "trainer.kubeflow.org/TrainJob"});
+
 FileChange Change(char status, const std::string& path, const std::string& old_text, const std::string& new_text) {
   FileChange c;
   c.status = status;
@@ -99,8 +103,18 @@ TEST(ReviewDiffTest, MarkdownNamesStagesObjectsAndFacts) {
             "| fact | before | after |\n|---|---|---|\n| Steps | 1 | 2 |\n\n"
             "**A workload is replaced or removed:** the GitOps engine deletes the old one (a running training "
             "stops; a replaced one runs again under its new name).\n\n",
-            RenderMarkdown(changes, {"out/p/t", "out/p/other"}));
-  EXPECT_EQ("No changes: the trees on disk are what the specs make.\n", RenderMarkdown({}, {"out/p/t"}));
+            RenderMarkdown(changes, {"out/p/t", "out/p/other"}, kPrefixes));
+  EXPECT_EQ("No changes: the trees on disk are what the specs make.\n", RenderMarkdown({}, {"out/p/t"}, kPrefixes));
+  // A kind no runtime emits is no workload: nothing flagged.
+  EXPECT_EQ(RenderMarkdown(changes, {"out/p/t", "out/p/other"}, WorkloadFilePrefixes({"batch/Job"})).find("**A workload"),
+            std::string::npos);
+}
+
+TEST(ReviewDiff, WorkloadFilesAreNamedByTheKindsTheLibrariesKnow) {
+  EXPECT_EQ(WorkloadFilePrefixes({"batch/Job", "jobset.x-k8s.io/JobSet", "kubeflow.org/PyTorchJob"}),
+            (std::vector<std::string>{"job-", "jobset-", "pytorchjob-"}));
+  EXPECT_TRUE(IsWorkloadFile("out/p/t/30-train/jobset-p-train-1.yaml", kPrefixes));
+  EXPECT_FALSE(IsWorkloadFile("out/p/t/00-base/configmap-p-train-config-1.yaml", kPrefixes));
 }
 
 }  // namespace
