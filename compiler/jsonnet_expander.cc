@@ -16,6 +16,13 @@ namespace nemoc {
 
 namespace fs = std::filesystem;
 
+// Profile and runtime names are spliced into generated entry snippets: only
+// names the schema allows (lowercase, digits, '-') ever get there.
+bool SafeLibraryName(const std::string& name) {
+  static const std::regex pattern("^[a-z][a-z0-9-]{0,62}$");
+  return std::regex_match(name, pattern);
+}
+
 namespace {
 
 constexpr size_t kMaxLibraryFileBytes = 4 << 20;
@@ -35,11 +42,19 @@ struct CallbackContext {
 char* ImportCallback(void* ctx, const char* base, const char* rel, char** found_here,
                      int* success);
 
-// A profile name is spliced into the generated entry snippet: only names the
-// schema allows (lowercase, digits, '-') ever get there.
-bool SafeProfileName(const std::string& name) {
-  static const std::regex pattern("^[a-z][a-z0-9-]{0,62}$");
-  return std::regex_match(name, pattern);
+// The runtimes of a library root: the files of its runtimes/ directory
+// (runtime.libsonnet: a runtime is one file there).
+std::set<std::string> RuntimeNames(const fs::path& root) {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root / "runtimes", ec)) {
+    std::error_code file_ec;
+    const std::string name = entry.path().stem().string();
+    if (entry.path().extension() == ".libsonnet" && entry.is_regular_file(file_ec) && SafeLibraryName(name)) {
+      names.insert(name);
+    }
+  }
+  return names;
 }
 
 bool StartsWith(const std::string& s, const std::string& prefix) {
@@ -65,16 +80,9 @@ JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots, size_t 
     std::string s = canonical.string();
     if (s.back() != '/') s += '/';
     roots_.push_back(s);
-    // The built-in runtimes: every file of a built-in root's runtimes/
-    // (runtime.libsonnet: a runtime is one file there).
+    // The built-in runtimes: those of the built-in roots.
     if (i < user_roots) continue;
-    for (const auto& entry : fs::directory_iterator(canonical / "runtimes", ec)) {
-      std::error_code file_ec;
-      const std::string name = entry.path().stem().string();
-      if (entry.path().extension() == ".libsonnet" && entry.is_regular_file(file_ec) && SafeProfileName(name)) {
-        builtin_runtimes_.insert(name);
-      }
-    }
+    for (const auto& name : RuntimeNames(canonical)) builtin_runtimes_.insert(name);
   }
   vm_ = jsonnet_make();
   jsonnet_max_trace(vm_, 30);
@@ -406,7 +414,7 @@ bool EntrySnippet(const std::set<std::string>& profiles, const std::set<std::str
                   const std::string& call, std::string* snippet, std::string* error) {
   *snippet = "local nemoc = import 'nemoc.libsonnet';\nlocal profiles = {\n";
   for (const auto& profile : profiles) {
-    if (!SafeProfileName(profile)) {
+    if (!SafeLibraryName(profile)) {
       *error = "invalid profile name '" + profile + "'";
       return false;
     }
@@ -414,7 +422,7 @@ bool EntrySnippet(const std::set<std::string>& profiles, const std::set<std::str
   }
   *snippet += "};\nlocal runtimes = {\n";
   for (const auto& runtime : runtimes) {
-    if (!SafeProfileName(runtime)) {
+    if (!SafeLibraryName(runtime)) {
       *error = "invalid runtime name '" + runtime + "'";
       return false;
     }
@@ -440,8 +448,6 @@ constexpr char kCall[] =
 bool JsonnetExpander::RunEntry(const std::string& program, const std::string* spec,
                                const std::string& only_target, const std::string* specs,
                                std::string* text) {
-  CallbackContext context{this, vm_};
-  jsonnet_import_callback(vm_, &ImportCallback, &context);
   // libjsonnet keeps top-level arguments between evaluations: set all three.
   auto json_or_null = [&](const char* name, const std::string* value) {
     if (value != nullptr) {
@@ -453,6 +459,12 @@ bool JsonnetExpander::RunEntry(const std::string& program, const std::string* sp
   json_or_null("spec", spec);
   jsonnet_tla_var(vm_, "only_target", only_target.c_str());
   json_or_null("specs", specs);
+  return EvaluateSnippet(program, text);
+}
+
+bool JsonnetExpander::EvaluateSnippet(const std::string& program, std::string* text) {
+  CallbackContext context{this, vm_};
+  jsonnet_import_callback(vm_, &ImportCallback, &context);
   int failed = 0;
   char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, program.c_str(), &failed);
   *text = output != nullptr ? output : "";
@@ -587,7 +599,7 @@ void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::st
 bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* out,
                                       Diagnostics* diags, bool* is_profile) {
   if (is_profile != nullptr) *is_profile = true;
-  if (!SafeProfileName(name)) {
+  if (!SafeLibraryName(name)) {
     diags->Error("library.profile", "invalid profile name '" + name + "'");
     return false;
   }
@@ -596,18 +608,14 @@ bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* o
       "if !std.isObject(p) || !std.objectHasEx(p, 'isProfile', true) then null\n"
       "else {name: p.name, description: p.description, options: p.options, starter: p.starter,\n"
       "      defaultRuntime: p.defaults.runtime}\n";
-  CallbackContext context{this, vm_};
-  jsonnet_import_callback(vm_, &ImportCallback, &context);
-  int failed = 0;
-  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, snippet.c_str(), &failed);
-  const std::string text = output != nullptr ? output : "";
-  jsonnet_realloc(vm_, output, 0);
+  std::string text;
+  const bool evaluated = EvaluateSnippet(snippet, &text);
   // The profile's file, as the entry snippet's import found it.
   Location file;
   for (const auto& call : import_calls_) {
     if (file.file.empty() && call.rel == name + ".libsonnet") file = {DisplayPath(call.found), 1, 1};
   }
-  if (failed != 0) {
+  if (!evaluated) {
     Diagnostics raised;
     ReportJsonnetError(text, "", &raised);
     // The contract's assert (a member missing) names the profile; point at
@@ -644,24 +652,15 @@ bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* o
 bool JsonnetExpander::WorkloadKinds(std::vector<std::string>* kinds, Diagnostics* diags) {
   std::set<std::string> runtimes;
   for (const auto& root : roots_) {
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(fs::path(root) / "runtimes", ec)) {
-      const std::string name = entry.path().stem().string();
-      if (entry.path().extension() == ".libsonnet" && SafeProfileName(name)) runtimes.insert(name);
-    }
+    for (const auto& name : RuntimeNames(root)) runtimes.insert(name);
   }
   std::string snippet = "local gitops = import 'gitops.libsonnet';\nstd.set(std.objectFields(gitops.coreWorkloads) + [\n";
   for (const auto& runtime : runtimes) {
     snippet += "  (import 'runtimes/" + runtime + ".libsonnet').workload.kind,\n";
   }
   snippet += "])\n";
-  CallbackContext context{this, vm_};
-  jsonnet_import_callback(vm_, &ImportCallback, &context);
-  int failed = 0;
-  char* output = jsonnet_evaluate_snippet(vm_, kEntryFile, snippet.c_str(), &failed);
-  const std::string text = output != nullptr ? output : "";
-  jsonnet_realloc(vm_, output, 0);
-  if (failed != 0) {
+  std::string text;
+  if (!EvaluateSnippet(snippet, &text)) {
     ReportJsonnetError(text, "", diags);
     return false;
   }
@@ -683,7 +682,7 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
   bool names_ok = true;
   for (const auto& t : normalized["spec"]["targets"]) {
     const std::string profile = t.value("profile", "");
-    if (!SafeProfileName(profile)) {
+    if (!SafeLibraryName(profile)) {
       diags->Error("library.profile", "target " + t.value("name", "") + ": invalid profile name '" +
                                           profile + "'");
       names_ok = false;

@@ -148,6 +148,9 @@ class JsonnetExpander {
   // error when false is returned.
   bool RunEntry(const std::string& program, const std::string* spec, const std::string& only_target,
                 const std::string* specs, std::string* text);
+  // Evaluates `program` with imports resolved in the roots; `text` is the
+  // output, or the error when false is returned.
+  bool EvaluateSnippet(const std::string& program, std::string* text);
   // The evaluated {targets: ...} of one spec -> `out` (objects moved out).
   bool Collect(nlohmann::json* result, const Document& doc,
                const std::map<std::string, Document>* target_docs,
@@ -171,6 +174,11 @@ class JsonnetExpander {
 /// Display form of a library path (relative to the working directory when
 /// that is shorter).
 std::string DisplayPath(const std::string& path);
+
+/// A profile or runtime name nemoc splices into an import: only names the
+/// schema's profile field allows (a lowercase letter, then lowercase letters,
+/// digits and '-'; at most 63).
+bool SafeLibraryName(const std::string& name);
 
 }  // namespace nemoc
 

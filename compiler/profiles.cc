@@ -24,12 +24,9 @@ std::map<std::string, std::pair<std::string, bool>> ProfileFiles(const DataDir& 
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       std::error_code file_ec;
       if (entry.path().extension() != ".libsonnet" || !entry.is_regular_file(file_ec)) continue;
-      // Only a name a spec's profile field allows is a profile (schema: ^[a-z][a-z0-9-]*$).
+      // Only a name a spec's profile field allows is a profile.
       const std::string stem = entry.path().stem().string();
-      if (stem.empty() || stem.size() > 63 || stem[0] < 'a' || stem[0] > 'z' ||
-          stem.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
-        continue;
-      }
+      if (!SafeLibraryName(stem)) continue;
       files.emplace(entry.path().stem().string(), std::make_pair(entry.path().string(), builtin));
     }
   }
@@ -52,9 +49,7 @@ std::string FindProfileFile(const DataDir& data, const std::vector<std::string>&
 }
 
 std::string FindRuntimeFile(const std::vector<std::string>& jpaths, const std::string& name) {
-  if (name.empty() || name.size() > 63 || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
-    return "";
-  }
+  if (!SafeLibraryName(name)) return "";
   for (const auto& jpath : jpaths) {
     std::error_code ec;
     const auto file = std::filesystem::path(jpath) / "runtimes" / (name + ".libsonnet");
