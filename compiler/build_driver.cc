@@ -70,7 +70,8 @@ void CompileBatch(const Compiler& compiler, const std::vector<size_t>& batch,
       // What this spec alone imports: its stamp and quoted sources.
       expander->RecordImports(r.prepared.normalized);
       for (auto& [file, text] : expander->LibrarySources()) r.sources[file] = text;
-      r.ok = ok[k] && compiler.Finish(&r.prepared, &expansions[k], &r.spec, &r.diags, expander);
+      r.ok = ok[k] && compiler.Finish(&r.prepared, &expansions[k], &r.spec, &r.diags);
+      if (r.ok) compiler.Stamp(r.prepared, &r.spec, expander);
       expansions[k].clear();
       Done(&r);
     }
@@ -113,8 +114,8 @@ bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& spec
         continue;
       }
       result.spec = CompiledSpec{};
-      if (!compiler.Prepare(specs[i], &result.spec, &result.prepared, &result.diags,
-                            &result.sources, &loaded)) {
+      if (!loaded.attempted) compiler.Load(specs[i], &loaded);
+      if (!compiler.Prepare(&loaded, &result.spec, &result.prepared, &result.diags, &result.sources)) {
         Done(&result);
         continue;
       }

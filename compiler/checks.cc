@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "edit_distance.h"
+#include "fit_check.h"
 #include "framework_check.h"
 #include "normalizer.h"
 
@@ -677,6 +679,40 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
     CheckTrainFramework(doc, spec, key, diags);
     CheckTrainArithmetic(doc, spec["stages"][key], spec["model"]["architecture"], diags,
                          RecipeCountedSplitLayers(spec, key), key);
+  }
+  return diags->error_count() == errors_before;
+}
+
+bool CheckProfilesKnown(const Document& doc, const nlohmann::json& normalized,
+                        const std::vector<std::string>& known, Diagnostics* diags) {
+  bool ok = true;
+  const auto& targets = normalized["spec"]["targets"];
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string profile = targets[i]["profile"].get<std::string>();
+    if (std::find(known.begin(), known.end(), profile) != known.end()) continue;
+    std::string names;
+    for (const auto& n : known) names += (names.empty() ? "" : ", ") + n;
+    const std::string suggestion = SuggestClosest(profile, known);
+    diags->Error("spec.unknown-profile", "unknown profile '" + profile + "'",
+                 doc.map.Locate("/spec/targets/" + std::to_string(i) + "/profile"),
+                 suggestion.empty() ? "known profiles: " + names + " (add your own with --jpath DIR)"
+                                    : "did you mean '" + suggestion + "'?");
+    ok = false;
+  }
+  return ok;
+}
+
+bool CheckTargetOnAccelerator(const Document& doc, const nlohmann::json& spec, const std::string& target,
+                              const std::string& accelerator, const nlohmann::json& gpu,
+                              Diagnostics* diags) {
+  const size_t errors_before = diags->error_count();
+  const double capacity = gpu["memoryGB"].get<double>();
+  CheckAcceleratorSupport(doc, spec, target, accelerator, gpu, diags);
+  CheckStageFit(doc, spec, target, accelerator, capacity, diags);
+  if (diags->error_count() > errors_before) return false;
+  if (!spec["stages"].contains("train")) return true;
+  for (const std::string& key : TrainingStages(spec["stages"])) {
+    CheckFit(doc, spec["stages"][key], spec["model"]["architecture"], target, accelerator, capacity, diags, key);
   }
   return diags->error_count() == errors_before;
 }

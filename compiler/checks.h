@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
 #include "diagnostic.h"
 #include "source_map.h"
 
@@ -37,6 +40,21 @@ bool ImpliesLoraMerge(const nlohmann::json& stages);
 /// a framework nemo2 train stage whose checkpoint convert reads (no
 /// `checkpoint` of its own). `stages` is the normalized spec.stages.
 bool ExportsNemo2(const nlohmann::json& stages);
+
+/// Every target's profile is one of `known` (the profile files of nemoc's
+/// profiles/ and the --jpath directories): "spec.unknown-profile", located at
+/// the target's profile field, with a "did you mean" or the known names.
+bool CheckProfilesKnown(const Document& doc, const nlohmann::json& normalized,
+                        const std::vector<std::string>& known, Diagnostics* diags);
+
+/// Finish's checks of one target on the accelerator its profile names (`gpu`:
+/// its accelerators.json row): FP8 and container releases the GPU model runs
+/// (framework_check.h, field review A14, A18), the stages that load the
+/// model whole (CheckStageFit, A12), then the memory fit of every stage of
+/// the training chain (CheckFit). False when any error was reported.
+bool CheckTargetOnAccelerator(const Document& doc, const nlohmann::json& spec, const std::string& target,
+                              const std::string& accelerator, const nlohmann::json& gpu,
+                              Diagnostics* diags);
 
 }  // namespace nemoc
 

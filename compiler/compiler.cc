@@ -10,6 +10,8 @@
 #include "disk_interface.h"
 #include "edit_distance.h"
 #include "eval_watchdog.h"
+#include "facts.h"
+#include "file_reader.h"
 #include "framework_check.h"
 #include "jsonnet_expander.h"
 #include "normalizer.h"
@@ -25,20 +27,24 @@
 
 namespace nemoc {
 
-Compiler::Compiler(DataDir data, CompileOptions options)
-    : data_(std::move(data)), options_(std::move(options)) {}
+Compiler::Compiler(DataDir data, CompileOptions options, FileReader* reader)
+    : data_(std::move(data)), options_(std::move(options)), reader_(reader != nullptr ? reader : &RealFiles()) {}
 
 Compiler::~Compiler() = default;
 
 bool Compiler::Init(Diagnostics* diags) {
   std::string err;
-  // The input schema is compiled on first use (InputSchemaFor): a build whose
-  // targets are all up to date never needs it.
-  if (!ModelCatalog::Load(data_.models(), &catalog_, &err)) {
+  // The input schema is read here and compiled on first use (InputSchemaFor):
+  // a build whose targets are all up to date never needs it.
+  if (!reader_->Read(data_.schema(), kMaxTableBytes, &schema_text_, &err)) {
+    diags->Error("internal.schema", "cannot read the input schema: " + err);
+    return false;
+  }
+  if (!ModelCatalog::Load(data_.models(), &catalog_, &err, reader_)) {
     diags->Error("internal.catalog", err);
     return false;
   }
-  if (!AcceleratorTable::Load(data_.accelerators(), &accelerators_, &err)) {
+  if (!AcceleratorTable::Load(data_.accelerators(), &accelerators_, &err, reader_)) {
     diags->Error("internal.accelerators", err);
     return false;
   }
@@ -57,8 +63,34 @@ bool Compiler::Init(Diagnostics* diags) {
     }
   }
   WarnShadowedLibraries(diags);
+  IndexLibraries();
   stamps_ = std::make_unique<StampCalculator>(data_, options_.jpaths, kube_schemas_.get());
   return true;
+}
+
+void Compiler::IndexLibraries() {
+  profile_files_ = ProfileFiles(data_, options_.jpaths);
+  if (options_.jpaths.empty()) return;  // the schema holds the built-in profiles' options
+  user_runtime_files_ = UserRuntimeFiles(options_.jpaths);
+  // A --jpath profile (one whose name nemoc's profiles/ lacks) brings options
+  // the schema does not hold: what it says about itself is read now, once, so
+  // that Prepare evaluates nothing. A --jpath file that is not a profile (a
+  // helper library) is not one; a profile that fails to evaluate fails the
+  // specs that name it, with its error.
+  const std::map<std::string, std::string> builtin = ProfileFiles(data_, {});
+  std::unique_ptr<JsonnetExpander> expander;
+  for (const auto& [name, file] : profile_files_) {
+    if (builtin.count(name) != 0) continue;
+    if (expander == nullptr) expander = MakeExpander();
+    ProfileDescription description;
+    bool is_profile = true;
+    {
+      EvalWatch watch("profile " + name);
+      description.ok = expander->DescribeProfile(name, &description.json, &description.diags, &is_profile);
+    }
+    if (!is_profile) continue;
+    profile_descriptions_.emplace(name, std::move(description));
+  }
 }
 
 void Compiler::WarnShadowedLibraries(Diagnostics* diags) const {
@@ -98,26 +130,15 @@ void Compiler::WarnShadowedLibraries(Diagnostics* diags) const {
 
 const InputSchema* Compiler::InputSchemaFor(Diagnostics* diags) const {
   std::call_once(input_schema_once_, [this] {
-    input_schema_ = InputSchema::Load(data_.schema(), &input_schema_error_);
+    nlohmann::json schema = nlohmann::json::parse(schema_text_, nullptr, false);
+    if (schema.is_discarded() || !schema.is_object()) {
+      input_schema_error_ = "input schema " + data_.schema() + " is not valid JSON";
+      return;
+    }
+    input_schema_ = InputSchema::FromJson(std::move(schema), data_.schema(), &input_schema_error_);
   });
   if (input_schema_ == nullptr) diags->Error("internal.schema", input_schema_error_);
   return input_schema_.get();
-}
-
-bool Compiler::DescribeProfile(const std::string& name, nlohmann::json* out, Diagnostics* diags) const {
-  std::lock_guard<std::mutex> lock(profiles_mu_);
-  auto it = profile_descriptions_.find(name);
-  if (it == profile_descriptions_.end()) {
-    ProfileDescription description;
-    {
-      EvalWatch watch("profile " + name);
-      description.ok = MakeExpander()->DescribeProfile(name, &description.json, &description.diags);
-    }
-    it = profile_descriptions_.emplace(name, std::move(description)).first;
-  }
-  diags->Append(it->second.diags);
-  *out = it->second.json;
-  return it->second.ok;
 }
 
 const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics* diags) const {
@@ -140,16 +161,16 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
       if (target.contains("runtime") && target["runtime"].is_string()) {
         const std::string name = target["runtime"].get<std::string>();
         const auto& known = runtime_schema.value("enum", nlohmann::json::array());
-        if (std::find(known.begin(), known.end(), name) == known.end() && runtimes.count(name) == 0) {
-          const std::string file = FindRuntimeFile(options_.jpaths, name);
-          if (!file.empty()) runtimes[name] = file;
+        auto file = user_runtime_files_.find(name);
+        if (std::find(known.begin(), known.end(), name) == known.end() && file != user_runtime_files_.end()) {
+          runtimes[name] = file->second;
         }
       }
       if (!target.contains("profile") || !target["profile"].is_string()) continue;
       const std::string name = target["profile"].get<std::string>();
-      if (base->profiles().count(name) != 0 || extra.count(name) != 0) continue;
-      const std::string file = FindProfileFile(data_, options_.jpaths, name);
-      if (!file.empty()) extra[name] = file;
+      if (base->profiles().count(name) != 0) continue;
+      auto file = profile_files_.find(name);
+      if (file != profile_files_.end()) extra[name] = file->second;
     }
   }
   if (extra.empty() && runtimes.empty()) return base;
@@ -168,13 +189,22 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   }
   bool ok = true;
   for (const auto& [name, file] : extra) {
-    nlohmann::json description;
-    if (!DescribeProfile(name, &description, diags)) {
+    auto described = profile_descriptions_.find(name);
+    if (described == profile_descriptions_.end()) {
+      // Not a profile (a helper library of a --jpath directory).
+      diags->Error("spec.unknown-profile", "profile " + name + ": " + DisplayPath(file) +
+                                               " does not extend profile.libsonnet, so it is not a profile",
+                   {DisplayPath(file), 0, 0}, "docs/extending.md says what a profile file holds");
+      ok = false;
+      continue;
+    }
+    diags->Append(described->second.diags);
+    if (!described->second.ok) {
       ok = false;
       continue;
     }
     std::string err;
-    if (!ComposeProfileOptions(name, description["options"], &schema, &err)) {
+    if (!ComposeProfileOptions(name, described->second.json["options"], &schema, &err)) {
       diags->Error("profile.options", "profile " + name + ": " + err, {DisplayPath(file), 0, 0},
                    "libsonnet/profile.libsonnet documents options: target field -> its JSON Schema");
       ok = false;
@@ -210,12 +240,11 @@ void Compiler::WarnStaleSchemaCopy(const Document& doc, Diagnostics* diags) cons
       while (!ref.empty() && (ref.back() == ' ' || ref.back() == '\r')) ref.pop_back();
       if (ref.empty() || ref.find("://") != std::string::npos || ref[0] == '/') return;
       const std::string copy = (std::filesystem::path(doc.file).parent_path() / ref).string();
-      std::call_once(schema_text_once_, [this] {
-        std::string err;
-        RealDisk().ReadFile(data_.schema(), &schema_text_, &err);
-      });
       std::string contents, err;
-      if (schema_text_.empty() || !RealDisk().ReadFile(copy, &contents, &err) || contents == schema_text_) return;
+      if (schema_text_.empty() || !reader_->Read(copy, kMaxTableBytes, &contents, &err) ||
+          contents == schema_text_) {
+        return;
+      }
       diags->Warning("spec.stale-schema", "the schema the modeline names (" + ref +
                                               ") is not this nemoc's: editors complete and check the spec "
                                               "against another version",
@@ -251,7 +280,7 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   std::vector<std::string> roots = options_.jpaths;
   roots.push_back(data_.libsonnet());
   roots.push_back(data_.profiles());
-  auto expander = std::make_unique<JsonnetExpander>(roots, options_.jpaths.size());
+  auto expander = std::make_unique<JsonnetExpander>(roots, options_.jpaths.size(), reader_);
   expander->DumpEntriesTo(options_.dump_entry_dir);
   return expander;
 }
@@ -261,9 +290,7 @@ bool Compiler::UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpan
   if (stamps_ == nullptr) return false;
   // Just enough of the pipeline to name the targets: load and --set. A spec
   // that fails here is compiled, which reports why.
-  loaded->attempted = true;
-  loaded->ok = LoadSpecFile(path, &loaded->doc, &loaded->diags, {}, &loaded->yaml11_bools);
-  if (!loaded->ok) return false;
+  if (!Load(path, loaded) || !loaded->diags.empty()) return false;
   Diagnostics ignored;
   Document with_sets;
   if (!options_.sets.empty()) {
@@ -409,9 +436,21 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
 bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags,
                            SourceTexts* sources, JsonnetExpander* expander,
                            LoadedSpec* preloaded) const {
+  LoadedSpec loaded;
+  if (preloaded == nullptr || !preloaded->attempted) {
+    Load(path, &loaded);
+    preloaded = &loaded;
+  }
   PreparedSpec prepared;
-  if (!Prepare(path, out, &prepared, diags, sources, preloaded)) return false;
+  if (!Prepare(preloaded, out, &prepared, diags, sources)) return false;
   return CompilePrepared(&prepared, out, diags, sources, expander);
+}
+
+bool Compiler::Load(const std::string& path, LoadedSpec* loaded) const {
+  loaded->attempted = true;
+  loaded->ok = LoadSpecFile(path, &loaded->doc, &loaded->diags, {}, &loaded->yaml11_bools, reader_);
+  if (loaded->ok) WarnStaleSchemaCopy(loaded->doc, &loaded->diags);
+  return loaded->ok;
 }
 
 bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagnostics* diags,
@@ -424,29 +463,23 @@ bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagno
                                 &prepared->target_docs);
   }
   for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
-  if (!expanded) return false;
-  return Finish(prepared, &expansions, out, diags, expander);
+  if (!expanded || !Finish(prepared, &expansions, out, diags)) return false;
+  Stamp(*prepared, out, expander);
+  return true;
 }
 
-bool Compiler::Prepare(const std::string& path, CompiledSpec* out, PreparedSpec* prepared,
-                       Diagnostics* diags, SourceTexts* sources, LoadedSpec* preloaded) const {
+bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prepared,
+                       Diagnostics* diags, SourceTexts* sources) const {
+  const std::string path = loaded->doc.file;
   prepared->path = path;
   prepared->diagnostics_before = diags->items().size();
   out->path = path;
   Document& doc = prepared->doc;
-  std::set<std::string> yaml11_bools;
-  bool loaded;
-  if (preloaded != nullptr && preloaded->attempted) {
-    doc = std::move(preloaded->doc);
-    yaml11_bools = std::move(preloaded->yaml11_bools);
-    diags->Append(preloaded->diags);
-    loaded = preloaded->ok;
-  } else {
-    loaded = LoadSpecFile(path, &doc, diags, {}, &yaml11_bools);
-  }
+  doc = std::move(loaded->doc);
+  std::set<std::string> yaml11_bools = std::move(loaded->yaml11_bools);
+  diags->Append(loaded->diags);
   (*sources)[doc.file] = doc.text;
-  if (!loaded) return false;
-  WarnStaleSchemaCopy(doc, diags);
+  if (!loaded->attempted || !loaded->ok) return false;
 
   // A credential pasted into the spec is reported where it was pasted; the
   // scan of the generated tree below catches what arrives another way.
@@ -509,23 +542,10 @@ bool Compiler::Prepare(const std::string& path, CompiledSpec* out, PreparedSpec*
   }
 
   // Profiles live in profiles/ or a --jpath directory (never libsonnet/, whose
-  // files are building blocks, not profiles). Unknown ones are located here.
-  const std::vector<std::string> known_profiles = ProfileFileNames(data_, options_.jpaths);
-  bool profiles_ok = true;
-  const auto& targets = normalized["spec"]["targets"];
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const std::string profile = targets[i]["profile"].get<std::string>();
-    if (std::find(known_profiles.begin(), known_profiles.end(), profile) != known_profiles.end()) continue;
-    std::string names;
-    for (const auto& n : known_profiles) names += (names.empty() ? "" : ", ") + n;
-    const std::string suggestion = SuggestClosest(profile, known_profiles);
-    diags->Error("spec.unknown-profile", "unknown profile '" + profile + "'",
-                 doc.map.Locate("/spec/targets/" + std::to_string(i) + "/profile"),
-                 suggestion.empty() ? "known profiles: " + names + " (add your own with --jpath DIR)"
-                                    : "did you mean '" + suggestion + "'?");
-    profiles_ok = false;
-  }
-  if (!profiles_ok) return false;
+  // files are building blocks, not profiles).
+  std::vector<std::string> known_profiles;
+  for (const auto& [name, file] : profile_files_) known_profiles.push_back(name);
+  if (!CheckProfilesKnown(doc, normalized, known_profiles, diags)) return false;
   return PrepareTargetOverrides(*input_schema, yaml11_bools, prepared, diags, false);
 }
 
@@ -583,12 +603,10 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
 }
 
 bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expanded,
-                      CompiledSpec* out, Diagnostics* diags, JsonnetExpander* expander) const {
+                      CompiledSpec* out, Diagnostics* diags) const {
   const std::string& path = prepared->path;
   const Document& spec_doc = prepared->doc;
   std::map<std::string, TargetExpansion>& expansions = *expanded;
-  const SpecInputs stamp_inputs{std::filesystem::path(path).filename().string(), spec_doc.text,
-                                options_.sets, options_.jpaths};
   const nlohmann::json& normalized = prepared->normalized;
 
   const std::string spec_name = std::filesystem::path(path).filename().string();
@@ -622,49 +640,38 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
       ok = false;
       continue;
     }
-    // The profile names the GPU model; the fit check needs its memory.
-    nlohmann::json& facts = it->second.summary;
+    // What the libraries say about the target, typed (facts.h); the profile
+    // names the GPU model, whose memory the fit check needs.
+    TargetFacts facts;
+    std::string facts_err;
+    if (!ParseLibraryFacts(it->second.summary, &facts.library, &facts_err)) {
+      diags->Error("library.facts", "target " + name + ": " + facts_err);
+      ok = false;
+      continue;
+    }
     const auto& spec = effective["spec"];
-    const nlohmann::json* gpu = nullptr;
-    if (facts.contains("accelerator") && facts["accelerator"].is_string()) {
-      const std::string accelerator = facts["accelerator"].get<std::string>();
-      gpu = accelerators_.Find(accelerator);
+    if (!facts.library.accelerator.empty()) {
+      const std::string& accelerator = facts.library.accelerator;
+      const nlohmann::json* gpu = accelerators_.Find(accelerator);
       if (gpu == nullptr) {
         diags->Error("library.accelerator",
                      "target " + name + ": profile names unknown accelerator " + accelerator);
         ok = false;
         continue;
       }
-      // FP8 and container releases the GPU model cannot run (A14, A18).
-      const size_t errors_before = diags->error_count();
-      CheckAcceleratorSupport(doc, spec, name, accelerator, *gpu, diags);
-      CheckStageFit(doc, spec, name, accelerator, (*gpu)["memoryGB"].get<double>(), diags);
-      if (diags->error_count() > errors_before) {
+      if (!CheckTargetOnAccelerator(doc, spec, name, accelerator, *gpu, diags)) {
         ok = false;
         continue;
       }
-    }
-    if (gpu != nullptr && spec["stages"].contains("train")) {
-      const std::string accelerator = facts["accelerator"].get<std::string>();
-      const double capacity = (*gpu)["memoryGB"].get<double>();
-      const auto& train = spec["stages"]["train"];
-      const auto& architecture = spec["model"]["architecture"];
-      const size_t errors_before = diags->error_count();
-      // Every stage of a training chain must fit; SUMMARY shows the last's estimate.
-      for (const std::string& key : TrainingStages(spec["stages"])) {
-        CheckFit(doc, spec["stages"][key], architecture, name, accelerator, capacity, diags, key);
+      // A target that trains shows the GPU model and each training stage's
+      // estimate (SUMMARY.md, plan).
+      if (spec["stages"].contains("train")) {
+        facts.gpu_model = (*gpu)["model"].get<std::string>();
+        facts.capacity_gb = (*gpu)["memoryGB"].get<double>();
+        for (const std::string& key : TrainingStages(spec["stages"])) {
+          facts.memory[key] = EstimateMemory(spec["stages"][key], spec["model"]["architecture"]);
+        }
       }
-      if (diags->error_count() > errors_before) {
-        ok = false;
-        continue;
-      }
-      facts["gpuModel"] = (*gpu)["model"];
-      const MemoryEstimate estimate = EstimateMemory(train, architecture);
-      facts["memory"] = DescribeFit(estimate, capacity);
-      if (spec["stages"].contains("pretrain")) {
-        facts["memoryPretrain"] = DescribeFit(EstimateMemory(spec["stages"]["pretrain"], architecture), capacity);
-      }
-      facts["memoryEstimate"] = MemoryFacts(estimate, capacity);
     }
     CompiledTarget compiled;
     compiled.name = name;
@@ -687,35 +694,39 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     }
     // The platform bundle goes to its cluster's tree (cluster_bundle.h); the
     // target keeps what it contributes.
-    const nlohmann::json gitops_facts = facts.value("gitops", nlohmann::json::object());
-    const nlohmann::json contribution =
-        TakeContribution(&it->second.files, gitops_facts.value("cluster", nlohmann::json()));
+    const nlohmann::json contribution = TakeContribution(&it->second.files, facts.library.gitops.cluster);
     compiled.cluster_location =
         doc.map.Locate(target.contains("cluster") ? pointer + "/cluster" : pointer);
-    compiled.plan = PlanTarget(effective, target, it->second.summary, it->second.files, compiled.dir);
-    compiled.tree = BuildTree(
-        it->second.files, it->second.kustomizations,
-        RenderSummary(effective, target, it->second.summary, it->second.files, spec_name,
-                      Provenance(spec_doc, pointer, options_.sets)));
+    compiled.plan = PlanTarget(effective, target, facts, it->second.files, compiled.dir);
+    compiled.tree = BuildTree(it->second.files, it->second.kustomizations,
+                              RenderSummary(effective, target, facts, compiled.plan, it->second.files,
+                                            spec_name, Provenance(spec_doc, pointer, options_.sets)));
     if (!contribution.is_null()) compiled.tree[kContributionFile] = contribution.dump(1) + "\n";
     // Last gate before disk: no credential-shaped text in any generated file.
     if (!ScanTreeForSecrets(compiled.tree, compiled.dir, diags)) {
       ok = false;
       continue;
     }
-    Stamp stamp;
-    if (stamps_ != nullptr &&
-        MakeStamp(*stamps_, stamp_inputs, name, expander, it->second.files, compiled.tree, &stamp)) {
-      compiled.stamp = StampLines(stamp);
-    }
+    compiled.objects = std::move(it->second.files);
     out->targets.push_back(std::move(compiled));
   }
   // A spec with warnings or notes is not stamped: skipping it next time would
   // hide them.
-  if (diags->items().size() > prepared->diagnostics_before) {
-    for (auto& target : out->targets) target.stamp.clear();
-  }
+  prepared->clean = diags->items().size() == prepared->diagnostics_before;
   return ok;
+}
+
+void Compiler::Stamp(const PreparedSpec& prepared, CompiledSpec* out, JsonnetExpander* expander) const {
+  const SpecInputs inputs{std::filesystem::path(prepared.path).filename().string(), prepared.doc.text,
+                          options_.sets, options_.jpaths};
+  for (auto& target : out->targets) {
+    nemoc::Stamp stamp;
+    if (prepared.clean && stamps_ != nullptr &&
+        MakeStamp(*stamps_, inputs, target.name, expander, target.objects, target.tree, &stamp)) {
+      target.stamp = StampLines(stamp);
+    }
+    target.objects.clear();  // only the stamp needed them
+  }
 }
 
 }  // namespace nemoc

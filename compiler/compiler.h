@@ -1,5 +1,35 @@
-// The whole pipeline for one spec: load -> validate -> normalize -> check ->
-// expand -> verify -> emit. Nothing here touches the output directory.
+// The whole pipeline for one spec, in stages; nothing here touches the output
+// directory (tree_writer.h does, for cmd_build.cc). Data flow, and where each
+// check runs (in this order; every check of a stage runs, so one run reports
+// every problem the stage can see):
+//
+//   Init     (I/O, once)  the data directory's tables and the library roots: the
+//                         input schema, models.json, accelerators.json, the
+//                         output schemas, which profiles and runtimes exist,
+//                         what each --jpath profile says about itself
+//                         (profile.libsonnet), jpath.shadows-builtin.
+//   Load     (I/O)        reads the spec through the FileReader (file_reader.h):
+//                         input.* and yaml.* (spec_loader.h), spec.stale-schema.
+//   Prepare  (pure)       1. spec.secret (secret_scanner.h)  2. --set (set_override.h)
+//                         3. schema.* and spec.wrong-profile (schema_validator.h;
+//                            a --jpath profile's options composed in)
+//                         4. normalization (normalizer.h)  5. CheckSpec (checks.h:
+//                            the semantic and admission rules)  6. --target
+//                         7. spec.unknown-profile (checks.h)  8. each target's
+//                            overrides through 3-5 again (target_overrides.h).
+//   Expand   (Jsonnet)    the libraries (jsonnet_expander.h): library.*, the
+//                         profiles' own checks (profile.libsonnet `checks`).
+//   Finish   (pure)       per target: 1. embedded documents  2. the accelerator
+//                         the profile names: CheckTargetOnAccelerator (fit_check.h:
+//                         FP8 and releases the GPU runs, every stage's fit)
+//                         3. output.* (output_verifier.h: the output schemas and
+//                         what the clusters admit)  4. the tree (SUMMARY.md and
+//                         the plan from one TargetFacts, facts.h)  5. output.secret.
+//   Stamp    (reads)      incremental-build stamps (build_stamp.h).
+// Cluster bundles are checked across specs afterwards (cluster_bundle.h).
+//
+// Prepare and Finish read no file and run no Jsonnet: the fuzz target
+// fuzz_validate calls the same Prepare as `nemoc build`.
 #ifndef NEMOC_COMPILER_H_
 #define NEMOC_COMPILER_H_
 
@@ -33,6 +63,7 @@ struct CompiledTarget {
   std::string name;
   std::string dir;  // <out>/<project>/<target>
   FileTree tree;    // relative path -> bytes
+  std::map<std::string, nlohmann::json> objects;  // Finish -> Stamp: the expansion's objects
   nlohmann::json plan;  // what the target will run: see plan.h (SUMMARY.md's facts)
   std::string stamp;        // marker stamp lines ("" = always rebuild)
   bool up_to_date = false;  // skipped: its tree is current (tree left empty)
@@ -47,6 +78,7 @@ struct CompiledSpec {
   std::vector<CompiledTarget> targets;
 };
 
+class FileReader;
 class JsonnetExpander;
 class StampCalculator;
 struct TargetExpansion;
@@ -63,14 +95,15 @@ struct PreparedSpec {
   nlohmann::json normalized;
   std::map<std::string, Document> target_docs;
   size_t diagnostics_before = 0;  // a spec that adds any diagnostic is not stamped
+  bool clean = false;  // Finish: no diagnostic at all (then Stamp stamps it)
 
   /// The normalized spec target `name` compiles from, and its document.
   const nlohmann::json& SpecFor(const std::string& name) const;
   const Document& DocFor(const std::string& name) const;
 };
 
-/// A spec file as UpToDate loaded it, handed to CompileFile so a spec that
-/// must be compiled is not parsed twice.
+/// A spec file as Compiler::Load read it (UpToDate loads it too, so that a
+/// spec that must be compiled is not parsed twice).
 struct LoadedSpec {
   bool attempted = false;
   bool ok = false;
@@ -81,11 +114,14 @@ struct LoadedSpec {
 
 class Compiler {
  public:
-  Compiler(DataDir data, CompileOptions options);
+  /// Inputs are read through `reader` (nullptr: the file system).
+  Compiler(DataDir data, CompileOptions options, FileReader* reader = nullptr);
   ~Compiler();
 
-  /// Loads the input schema, the model catalog and (if configured) the
-  /// output schema bundle. Internal errors are reported as diagnostics.
+  /// Reads the input schema, the model catalog, the accelerator table, (if
+  /// configured) the output schema bundle, and what the library roots hold
+  /// (profiles, --jpath runtimes, each --jpath profile's description).
+  /// Internal errors are reported as diagnostics.
   bool Init(Diagnostics* diags);
 
   /// Compiles one spec file. On failure `out` is incomplete and must not be written.
@@ -97,17 +133,26 @@ class Compiler {
                    SourceTexts* sources, JsonnetExpander* expander,
                    LoadedSpec* preloaded = nullptr) const;
 
-  /// CompileFile in three steps, so that build_driver.cc can expand several
-  /// prepared specs in one Jsonnet evaluation (JsonnetExpander::ExpandBatch):
-  /// Prepare (no Jsonnet), then either CompilePrepared (expand this spec
-  /// alone, then Finish) or Finish with the spec's share of a batch, after
-  /// the expander recorded this spec's imports (RecordImports).
-  bool Prepare(const std::string& path, CompiledSpec* out, PreparedSpec* prepared,
-               Diagnostics* diags, SourceTexts* sources, LoadedSpec* preloaded = nullptr) const;
+  /// CompileFile in steps (see the top of this file), so that build_driver.cc
+  /// can expand several prepared specs in one Jsonnet evaluation
+  /// (JsonnetExpander::ExpandBatch): Load, Prepare, then either
+  /// CompilePrepared (expand this spec alone, Finish, Stamp) or Finish and
+  /// Stamp with the spec's share of a batch, after the expander recorded this
+  /// spec's imports (RecordImports).
+  ///
+  /// Load reads the spec (and a modeline's schema copy) through the reader.
+  bool Load(const std::string& path, LoadedSpec* loaded) const;
+  /// Prepare takes the loaded spec (moved from `loaded`); it reads nothing.
+  bool Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prepared, Diagnostics* diags,
+               SourceTexts* sources) const;
   bool CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagnostics* diags,
                        SourceTexts* sources, JsonnetExpander* expander) const;
+  /// Finish reads nothing: the expansion is checked and made into trees.
   bool Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expansions,
-              CompiledSpec* out, Diagnostics* diags, JsonnetExpander* expander) const;
+              CompiledSpec* out, Diagnostics* diags) const;
+  /// Sets each finished target's incremental-build stamp (none when Finish
+  /// reported anything: skipping the spec next time would hide it).
+  void Stamp(const PreparedSpec& prepared, CompiledSpec* out, JsonnetExpander* expander) const;
 
   /// A Jsonnet expander over this compiler's library roots (one per thread).
   std::unique_ptr<JsonnetExpander> MakeExpander() const;
@@ -133,9 +178,8 @@ class Compiler {
   // profile its targets name that the schema does not hold (a profile found
   // through --jpath) composed in. Thread-safe; each set composed once.
   const InputSchema* InputSchemaForSpec(const Document& doc, Diagnostics* diags) const;
-  // Profile `name`'s self-description (JsonnetExpander::DescribeProfile),
-  // evaluated once per run; its errors are appended to `diags` every time.
-  bool DescribeProfile(const std::string& name, nlohmann::json* out, Diagnostics* diags) const;
+  // Init: what the library roots hold.
+  void IndexLibraries();
   // Whether --target selected target `name` (every target without --target).
   bool Selected(const std::string& name) const;
   // A warning per --jpath file that replaces a built-in library or profile.
@@ -152,15 +196,21 @@ class Compiler {
   mutable std::once_flag input_schema_once_;
   mutable std::unique_ptr<InputSchema> input_schema_;
   mutable std::string input_schema_error_;
-  mutable std::once_flag schema_text_once_;
-  mutable std::string schema_text_;  // data_.schema()'s bytes, for WarnStaleSchemaCopy
+  FileReader* reader_;
+  std::string schema_text_;  // data_.schema()'s bytes (Init)
+  // What the library roots hold (Init): every profile file by name, the
+  // runtimes of --jpath directories, and what each --jpath profile the input
+  // schema lacks says about itself (its errors are appended to a spec's
+  // diagnostics when the spec names it).
+  std::map<std::string, std::string> profile_files_;
+  std::map<std::string, std::string> user_runtime_files_;
   struct ProfileDescription {
     bool ok = false;
     nlohmann::json json;
     Diagnostics diags;
   };
-  mutable std::mutex profiles_mu_;
-  mutable std::map<std::string, ProfileDescription> profile_descriptions_;
+  std::map<std::string, ProfileDescription> profile_descriptions_;
+  mutable std::mutex profiles_mu_;  // composed_schemas_
   // Sorted profile names joined by ',' -> the schema with their options.
   mutable std::map<std::string, std::unique_ptr<InputSchema>> composed_schemas_;
   ModelCatalog catalog_;

@@ -1,4 +1,5 @@
 #include "fit_check.h"
+#include "file_reader.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,13 +27,16 @@ std::string Fixed(double v, int digits = 1) {
 
 }  // namespace
 
-bool AcceleratorTable::Load(const std::string& path, AcceleratorTable* table, std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  nlohmann::json parsed = nlohmann::json::parse(buffer.str(), nullptr, false);
-  if (!in || parsed.is_discarded() || !parsed.contains("accelerators")) {
-    *err = "cannot read accelerator table " + path;
+bool AcceleratorTable::Load(const std::string& path, AcceleratorTable* table, std::string* err,
+                            FileReader* reader) {
+  std::string text, read_err;
+  if (!(reader != nullptr ? *reader : RealFiles()).Read(path, kMaxTableBytes, &text, &read_err)) {
+    *err = "cannot read accelerator table: " + read_err;
+    return false;
+  }
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+  if (parsed.is_discarded() || !parsed.contains("accelerators")) {
+    *err = "accelerator table " + path + " is not valid (expected {\"accelerators\": {...}})";
     return false;
   }
   table->accelerators_ = std::move(parsed["accelerators"]);

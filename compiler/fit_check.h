@@ -13,10 +13,14 @@
 
 namespace nemoc {
 
+class FileReader;  // file_reader.h
+
 /// libsonnet/accelerators.json: memory and peak TFLOPS per GPU model.
 class AcceleratorTable {
  public:
-  static bool Load(const std::string& path, AcceleratorTable* table, std::string* err);
+  /// Reads the table through `reader` (nullptr = the file system).
+  static bool Load(const std::string& path, AcceleratorTable* table, std::string* err,
+                   FileReader* reader = nullptr);
   const nlohmann::json* Find(const std::string& name) const;
 
  private:

@@ -1,5 +1,7 @@
 #include "jsonnet_expander.h"
 
+#include "file_reader.h"
+
 #include <cstring>
 #include <functional>
 #include <filesystem>
@@ -72,7 +74,9 @@ std::string DisplayPath(const std::string& path) {
   return path;
 }
 
-JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots) {
+JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots,
+                                 FileReader* reader)
+    : reader_(reader != nullptr ? reader : &RealFiles()) {
   for (size_t i = 0; i < library_roots.size(); ++i) {
     std::error_code ec;
     fs::path canonical = fs::canonical(library_roots[i], ec);
@@ -149,20 +153,17 @@ bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& 
              ", outside the library roots (a symbolic link?)";
       return false;
     }
-    auto size = fs::file_size(canonical, ec);
-    if (ec || size > kMaxLibraryFileBytes) {
+    FileReader::Failure failure;
+    const FileReader::Status status = reader_->ReadFile(canonical.string(), kMaxLibraryFileBytes, content, &failure);
+    if (status == FileReader::Status::kTooLarge) {
       *err = "import '" + rel + "' is too large or unreadable";
       return false;
     }
-    std::ifstream in(canonical, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    if (!in.good() && !in.eof()) {
-      *err = "cannot read " + canonical.string();
+    if (status != FileReader::Status::kOkay) {
+      *err = "cannot read " + canonical.string() + (failure.reason.empty() ? "" : ": " + failure.reason);
       return false;
     }
     *found = canonical.string();
-    *content = buffer.str();
     if (content->find('\0') != std::string::npos) {
       *err = "import '" + rel + "' contains a NUL byte";
       return false;

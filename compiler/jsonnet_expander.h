@@ -18,6 +18,10 @@
 struct JsonnetVm;  // libjsonnet.h
 
 namespace nemoc {
+class FileReader;  // file_reader.h
+}  // namespace nemoc
+
+namespace nemoc {
 
 /// What the libraries produced for one target.
 struct TargetExpansion {
@@ -53,8 +57,10 @@ class JsonnetExpander {
   /// then the built-in libsonnet/ and profiles/). Each must be a directory.
   /// The first `user_roots` are the --jpath ones: the runtimes/ directories
   /// of the others hold the built-in runtimes, which every evaluation gets
-  /// (a --jpath runtime only when a target names it).
-  explicit JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots = 0);
+  /// (a --jpath runtime only when a target names it). Library files are read
+  /// through `reader` (nullptr: the file system; see file_reader.h).
+  explicit JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots = 0,
+                           FileReader* reader = nullptr);
   ~JsonnetExpander();
   JsonnetExpander(const JsonnetExpander&) = delete;
   JsonnetExpander& operator=(const JsonnetExpander&) = delete;
@@ -159,6 +165,7 @@ class JsonnetExpander {
   void ReportJsonnetError(const std::string& error, const std::string& prefix,
                           Diagnostics* diags) const;
 
+  FileReader* reader_;
   std::vector<std::string> roots_;  // canonical, with trailing '/'
   std::set<std::string> builtin_runtimes_;  // libsonnet/runtimes/<name>.libsonnet
   // Import candidate -> its canonical path ("" = not a regular file). The

@@ -1,4 +1,5 @@
 #include "normalizer.h"
+#include "file_reader.h"
 
 #include <fstream>
 #include <sstream>
@@ -35,16 +36,14 @@ nlohmann::json ResolveStorage(const nlohmann::json& storage, const std::string& 
 
 }  // namespace
 
-bool ModelCatalog::Load(const std::string& path, ModelCatalog* catalog,
-                        std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = "cannot read model catalog " + path;
+bool ModelCatalog::Load(const std::string& path, ModelCatalog* catalog, std::string* err,
+                        FileReader* reader) {
+  std::string text, read_err;
+  if (!(reader != nullptr ? *reader : RealFiles()).Read(path, kMaxTableBytes, &text, &read_err)) {
+    *err = "cannot read model catalog: " + read_err;
     return false;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  nlohmann::json parsed = nlohmann::json::parse(buffer.str(), nullptr, false);
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
   if (parsed.is_discarded() || !parsed.contains("models") || !parsed["models"].is_object()) {
     *err = "model catalog " + path + " is not valid (expected {\"models\": {...}})";
     return false;

@@ -15,10 +15,14 @@
 
 namespace nemoc {
 
+class FileReader;  // file_reader.h
+
 /// libsonnet/models.json: architecture numbers per preset.
 class ModelCatalog {
  public:
-  static bool Load(const std::string& path, ModelCatalog* catalog, std::string* err);
+  /// Reads the catalog through `reader` (nullptr = the file system).
+  static bool Load(const std::string& path, ModelCatalog* catalog, std::string* err,
+                   FileReader* reader = nullptr);
   const nlohmann::json* Find(const std::string& preset) const;
   std::vector<std::string> Names() const;
   /// The checkpoint converters of a model family ({toHuggingface,

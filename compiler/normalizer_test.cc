@@ -144,7 +144,7 @@ TEST(NormalizerTestCatalog, LoadErrors) {
   ModelCatalog c;
   std::string err;
   EXPECT_FALSE(ModelCatalog::Load("/nonexistent/models.json", &c, &err));
-  EXPECT_EQ("cannot read model catalog /nonexistent/models.json", err);
+  EXPECT_EQ("cannot read model catalog: /nonexistent/models.json does not exist", err);
   // A JSON file without a "models" object (the schema) is refused.
   EXPECT_FALSE(ModelCatalog::Load(kSchemaPath, &c, &err));
   EXPECT_EQ(std::string("model catalog ") + kSchemaPath +

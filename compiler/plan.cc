@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "facts.h"
 #include "metrics.h"
 #include "normalizer.h"
 #include "summary.h"
@@ -45,17 +46,16 @@ nlohmann::json MemoryFacts(const MemoryEstimate& e, double capacity_gb) {
 }
 
 nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json& target,
-                          const nlohmann::json& facts,
+                          const TargetFacts& facts,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& dir) {
   const auto& spec = normalized["spec"];
   nlohmann::json plan = {{"name", target["name"]}, {"profile", target["profile"]}, {"dir", dir}};
-  for (const char* key : {"accelerator", "gpuModel"}) {
-    if (facts.contains(key)) plan[key] = facts[key];
-  }
-  if (facts.contains("train")) {
-    plan["runtime"] = facts["train"].value("runtime", "");
-    plan["fabric"] = facts["train"].value("fabric", "");
+  if (!facts.library.accelerator.empty()) plan["accelerator"] = facts.library.accelerator;
+  if (!facts.gpu_model.empty()) plan["gpuModel"] = facts.gpu_model;
+  if (facts.library.train.present) {
+    plan["runtime"] = facts.library.train.runtime;
+    plan["fabric"] = facts.library.train.fabric;
   }
   // Each stage of the training chain (pretrain, then train) under its own key.
   for (const std::string& key : TrainingStages(spec["stages"])) {
@@ -69,7 +69,9 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
                                   {"sequenceParallel", train["parallelism"].value("sequenceParallel", false)}};
     if (s.virtual_pipeline > 0) parallelism["virtualPipeline"] = s.virtual_pipeline;
     nlohmann::json batch = {{"micro", micro}, {"global", global}};
-    if (s.data_parallel > 0) batch["microBatchesPerStep"] = global / (micro * s.data_parallel);
+    if (s.data_parallel > 0 && micro * s.data_parallel > 0) {
+      batch["microBatchesPerStep"] = global / (micro * s.data_parallel);
+    }
     plan[key] = {{"mode", train["mode"]},
                  {"framework", train.value("framework", "nemo1")},
                  {"precision", train["precision"]},
@@ -83,7 +85,8 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
                  {"parallelism", parallelism},
                  {"batch", batch}};
   }
-  if (facts.contains("memoryEstimate")) plan["memory"] = facts["memoryEstimate"];
+  auto memory = facts.memory.find("train");
+  if (memory != facts.memory.end()) plan["memory"] = MemoryFacts(memory->second, facts.capacity_gb);
   plan["stages"] = StageDirs(files);
   nlohmann::json by_kind = nlohmann::json::object();
   for (const auto& [path, object] : files) {

@@ -1,7 +1,8 @@
-// What a target will run, as data: the facts SUMMARY.md is rendered from
-// (sizes from the normalizer, the memory estimate from the fit check, the
-// stage directories and objects from the expansion), for `nemoc plan`,
-// `--output json` and `nemoc metrics`.
+// What a target will run, as data, made from its TargetFacts (facts.h) and
+// normalized spec (sizes from the normalizer, the memory estimate from the fit
+// check, the stage directories and objects from the expansion), for `nemoc
+// plan`, `--output json` and `nemoc metrics`; SUMMARY.md shows the same
+// numbers from it.
 #ifndef NEMOC_PLAN_H_
 #define NEMOC_PLAN_H_
 
@@ -14,8 +15,10 @@
 
 namespace nemoc {
 
-/// The memory estimate as numbers (GB, one decimal), for the libraries'
-/// summary facts ("memoryEstimate") next to DescribeFit's sentence.
+struct TargetFacts;  // facts.h
+
+/// The memory estimate as numbers (GB, one decimal), with DescribeFit's
+/// sentence ("text"): the plan's "memory".
 nlohmann::json MemoryFacts(const MemoryEstimate& estimate, double capacity_gb);
 
 /// One target's plan:
@@ -27,7 +30,7 @@ nlohmann::json MemoryFacts(const MemoryEstimate& estimate, double capacity_gb);
 ///    "stages": ["00-base", ...], "objects": {"total", "byKind": {...}}, "files"}
 /// Fields a target does not have (no train stage, no accelerator) are omitted.
 nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json& target,
-                          const nlohmann::json& facts,
+                          const TargetFacts& facts,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& dir);
 

@@ -12,7 +12,7 @@ namespace nemoc {
 namespace {
 
 // name -> (file, built in), the first directory that has the name winning.
-std::map<std::string, std::pair<std::string, bool>> ProfileFiles(const DataDir& data,
+std::map<std::string, std::pair<std::string, bool>> ProfileFilesWithOrigin(const DataDir& data,
                                                                  const std::vector<std::string>& jpaths) {
   namespace fs = std::filesystem;
   std::vector<std::pair<std::string, bool>> dirs;
@@ -35,27 +35,25 @@ std::map<std::string, std::pair<std::string, bool>> ProfileFiles(const DataDir& 
 
 }  // namespace
 
-std::vector<std::string> ProfileFileNames(const DataDir& data, const std::vector<std::string>& jpaths) {
-  std::vector<std::string> names;
-  for (const auto& [name, _] : ProfileFiles(data, jpaths)) names.push_back(name);
-  return names;
+std::map<std::string, std::string> ProfileFiles(const DataDir& data, const std::vector<std::string>& jpaths) {
+  std::map<std::string, std::string> files;
+  for (const auto& [name, where] : ProfileFilesWithOrigin(data, jpaths)) files.emplace(name, where.first);
+  return files;
 }
 
-std::string FindProfileFile(const DataDir& data, const std::vector<std::string>& jpaths,
-                            const std::string& name) {
-  const auto files = ProfileFiles(data, jpaths);
-  auto it = files.find(name);
-  return it == files.end() ? std::string() : it->second.first;
-}
-
-std::string FindRuntimeFile(const std::vector<std::string>& jpaths, const std::string& name) {
-  if (!SafeLibraryName(name)) return "";
+std::map<std::string, std::string> UserRuntimeFiles(const std::vector<std::string>& jpaths) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> files;
   for (const auto& jpath : jpaths) {
     std::error_code ec;
-    const auto file = std::filesystem::path(jpath) / "runtimes" / (name + ".libsonnet");
-    if (std::filesystem::is_regular_file(file, ec)) return file.string();
+    for (const auto& entry : fs::directory_iterator(fs::path(jpath) / "runtimes", ec)) {
+      std::error_code file_ec;
+      if (entry.path().extension() != ".libsonnet" || !entry.is_regular_file(file_ec)) continue;
+      const std::string stem = entry.path().stem().string();
+      if (SafeLibraryName(stem)) files.emplace(stem, entry.path().string());
+    }
   }
-  return "";
+  return files;
 }
 
 std::vector<ProfileInfo> ListProfiles(const DataDir& data, const std::vector<std::string>& jpaths,
@@ -65,7 +63,7 @@ std::vector<ProfileInfo> ListProfiles(const DataDir& data, const std::vector<std
   roots.push_back(data.profiles());
   JsonnetExpander expander(roots, jpaths.size());
   std::vector<ProfileInfo> profiles;
-  for (const auto& [name, where] : ProfileFiles(data, jpaths)) {
+  for (const auto& [name, where] : ProfileFilesWithOrigin(data, jpaths)) {
     ProfileInfo info;
     info.name = name;
     info.file = where.first;

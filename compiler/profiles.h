@@ -6,6 +6,7 @@
 #ifndef NEMOC_PROFILES_H_
 #define NEMOC_PROFILES_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,18 +34,13 @@ struct ProfileInfo {
 std::vector<ProfileInfo> ListProfiles(const DataDir& data, const std::vector<std::string>& jpaths,
                                       Diagnostics* diags);
 
-/// The names of the profile files in those directories (no evaluation), for
-/// "did you mean" and unknown-profile messages.
-std::vector<std::string> ProfileFileNames(const DataDir& data, const std::vector<std::string>& jpaths);
+/// Every profile file of those directories by name (no evaluation), the
+/// first directory that has a name winning, as imports resolve.
+std::map<std::string, std::string> ProfileFiles(const DataDir& data, const std::vector<std::string>& jpaths);
 
-/// The file of profile `name` ("" when no directory has it).
-std::string FindProfileFile(const DataDir& data, const std::vector<std::string>& jpaths,
-                            const std::string& name);
-
-/// The file of a runtime of your own, runtimes/<name>.libsonnet in the first
-/// --jpath directory that has it ("" when none: the built-in runtimes are
-/// the schema's enum). A target names it in spec.targets[].runtime.
-std::string FindRuntimeFile(const std::vector<std::string>& jpaths, const std::string& name);
+/// The runtimes of your own: runtimes/<name>.libsonnet of the --jpath
+/// directories by name (the first directory that has a name winning).
+std::map<std::string, std::string> UserRuntimeFiles(const std::vector<std::string>& jpaths);
 
 }  // namespace nemoc
 

@@ -1,4 +1,5 @@
 #include "schema_validator.h"
+#include "file_reader.h"
 
 #include <algorithm>
 #include <fstream>
@@ -191,16 +192,14 @@ struct InputSchema::Compiled {
 
 InputSchema::~InputSchema() = default;
 
-std::unique_ptr<InputSchema> InputSchema::Load(const std::string& path,
-                                               std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = "cannot read input schema " + path;
+std::unique_ptr<InputSchema> InputSchema::Load(const std::string& path, std::string* err,
+                                               FileReader* reader) {
+  std::string text, read_err;
+  if (!(reader != nullptr ? *reader : RealFiles()).Read(path, kMaxTableBytes, &text, &read_err)) {
+    *err = "cannot read input schema: " + read_err;
     return nullptr;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  nlohmann::json schema = nlohmann::json::parse(buffer.str(), nullptr, false);
+  nlohmann::json schema = nlohmann::json::parse(text, nullptr, false);
   if (schema.is_discarded() || !schema.is_object()) {
     *err = "input schema " + path + " is not valid JSON";
     return nullptr;

@@ -16,10 +16,14 @@
 
 namespace nemoc {
 
+class FileReader;  // file_reader.h
+
 class InputSchema {
  public:
-  /// Parses and compiles the schema file. Returns nullptr and sets *err on failure.
-  static std::unique_ptr<InputSchema> Load(const std::string& path, std::string* err);
+  /// Reads (through `reader`, nullptr = the file system), parses and compiles
+  /// the schema file. Returns nullptr and sets *err on failure.
+  static std::unique_ptr<InputSchema> Load(const std::string& path, std::string* err,
+                                           FileReader* reader = nullptr);
   /// The same for a schema in memory (`name` for messages): Load's file with
   /// the options of a --jpath profile composed in (ComposeProfileOptions).
   static std::unique_ptr<InputSchema> FromJson(nlohmann::json schema, const std::string& name,

@@ -115,7 +115,7 @@ TEST(InputSchemaTestLoad, RealSchemaCompiles) {
 TEST(InputSchemaTestLoad, MissingFileIsAnError) {
   std::string err;
   EXPECT_EQ(nullptr, InputSchema::Load("/nonexistent/nemoc/schema.json", &err));
-  EXPECT_EQ("cannot read input schema /nonexistent/nemoc/schema.json", err);
+  EXPECT_EQ("cannot read input schema: /nonexistent/nemoc/schema.json does not exist", err);
 }
 
 TEST(InputSchemaTestLoad, InvalidJsonIsAnError) {

@@ -1,8 +1,7 @@
 #include "spec_loader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "file_reader.h"
+
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
@@ -1101,46 +1100,10 @@ const char* KindName(const json& v) {
 // ---------------------------------------------------------------------------
 // Files.
 
-// Closes the descriptor it owns.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-std::filesystem::file_type FileTypeOf(mode_t mode) {
-  using std::filesystem::file_type;
-  if (S_ISREG(mode)) return file_type::regular;
-  if (S_ISDIR(mode)) return file_type::directory;
-  if (S_ISFIFO(mode)) return file_type::fifo;
-  if (S_ISSOCK(mode)) return file_type::socket;
-  if (S_ISCHR(mode)) return file_type::character;
-  if (S_ISBLK(mode)) return file_type::block;
-  return file_type::unknown;
-}
-
 // "input.not-a-file": named pipes, sockets and devices are refused before
 // they are opened (reading them can block forever or never end).
-void NotARegularFile(const std::string& quoted_path, std::filesystem::file_type type,
+void NotARegularFile(const std::string& quoted_path, const std::string& what,
                      const Location& loc, Diagnostics* diags) {
-  using std::filesystem::file_type;
-  std::string what;
-  switch (type) {
-    case file_type::fifo: what = "is a named pipe (FIFO)"; break;
-    case file_type::socket: what = "is a socket"; break;
-    case file_type::character: what = "is a character device"; break;
-    case file_type::block: what = "is a block device"; break;
-    case file_type::directory: what = "is a directory"; break;
-    default: what = "is a special file"; break;
-  }
   diags->Error("input.not-a-file",
                "spec file " + quoted_path + " " + what + ", not a regular file", loc,
                "nemoc reads a spec only from a regular file; save the spec to a file "
@@ -1320,8 +1283,7 @@ bool LoadSpecText(const std::string& file, std::string text, Document* doc,
 
 bool LoadSpecFile(const std::string& path, Document* doc, Diagnostics* diags,
                   const LoadOptions& options,
-                  std::set<std::string>* yaml11_bool_pointers) {
-  namespace fs = std::filesystem;
+                  std::set<std::string>* yaml11_bool_pointers, FileReader* reader) {
   doc->file = path;
   doc->text.clear();
   doc->root = nullptr;
@@ -1329,92 +1291,33 @@ bool LoadSpecFile(const std::string& path, Document* doc, Diagnostics* diags,
   const Location loc{path, 0, 0};
   const std::string name = Quoted(path);
   try {
-    std::error_code ec;
-    fs::file_status st = fs::status(path, ec);
-    if (st.type() == fs::file_type::not_found) {
-      diags->Error("input.not-found", "spec file " + name + " does not exist", loc);
-      return false;
-    }
-    if (ec) {
-      diags->Error("input.unreadable",
-                   "cannot read spec file " + name + ": " + ec.message(), loc);
-      return false;
-    }
-    if (st.type() == fs::file_type::directory) {
-      diags->Error("input.is-directory",
-                   "spec file " + name + " is a directory, not a file", loc,
-                   "pass the path of a YAML file inside it");
-      return false;
-    }
-    // Checked before opening: opening a FIFO for reading blocks until a
-    // writer appears, and a device may never reach end of file.
-    if (st.type() != fs::file_type::regular) {
-      NotARegularFile(name, st.type(), loc, diags);
-      return false;
-    }
-    uintmax_t size = fs::file_size(path, ec);
-    if (!ec && size > options.max_bytes) {
-      diags->Error("input.too-large",
-                   "spec file " + name + " is " + std::to_string(size) +
-                       " bytes, larger than the limit of " +
-                       std::to_string(options.max_bytes) + " bytes",
-                   loc);
-      return false;
-    }
-    // O_NONBLOCK: should the path have been replaced by a FIFO since the
-    // check, opening it does not wait for a writer; fstat then refuses it.
-    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-    if (fd.get() < 0) {
-      const int err = errno;
-      diags->Error("input.unreadable",
-                   "cannot open spec file " + name + ": " +
-                       std::generic_category().message(err),
-                   loc);
-      return false;
-    }
-    struct stat sb {};
-    if (::fstat(fd.get(), &sb) != 0) {
-      const int err = errno;
-      diags->Error("input.unreadable",
-                   "cannot read spec file " + name + ": " +
-                       std::generic_category().message(err),
-                   loc);
-      return false;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-      NotARegularFile(name, FileTypeOf(sb.st_mode), loc, diags);
-      return false;
-    }
-    const int flags = ::fcntl(fd.get(), F_GETFL);
-    if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-    // Read at most max_bytes + 1: the file may grow while it is read.
     std::string text;
-    const size_t limit = options.max_bytes + 1;
-    char buf[65536];
-    while (text.size() < limit) {
-      size_t want = std::min(sizeof(buf), limit - text.size());
-      ssize_t got = ::read(fd.get(), buf, want);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) {
-        const int err = errno;
-        diags->Error("input.unreadable",
-                     "error while reading spec file " + name + ": " +
-                         std::generic_category().message(err),
+    FileReader::Failure failure;
+    switch ((reader != nullptr ? *reader : RealFiles()).ReadFile(path, options.max_bytes, &text, &failure)) {
+      case FileReader::Status::kOkay:
+        break;
+      case FileReader::Status::kNotFound:
+        diags->Error("input.not-found", "spec file " + name + " does not exist", loc);
+        return false;
+      case FileReader::Status::kIsDirectory:
+        diags->Error("input.is-directory", "spec file " + name + " is a directory, not a file", loc,
+                     "pass the path of a YAML file inside it");
+        return false;
+      case FileReader::Status::kNotRegular:
+        NotARegularFile(name, failure.reason, loc, diags);
+        return false;
+      case FileReader::Status::kTooLarge:
+        diags->Error("input.too-large",
+                     "spec file " + name + " is " +
+                         (failure.size > 0 ? std::to_string(failure.size) + " bytes, " : std::string()) +
+                         "larger than the limit of " + std::to_string(options.max_bytes) + " bytes",
                      loc);
         return false;
-      }
-      if (got == 0) break;
-      text.append(buf, static_cast<size_t>(got));
+      case FileReader::Status::kError:
+        diags->Error("input.unreadable", failure.action + " spec file " + name + ": " + failure.reason, loc);
+        return false;
     }
-    if (text.size() > options.max_bytes) {
-      diags->Error("input.too-large",
-                   "spec file " + name + " is larger than the limit of " +
-                       std::to_string(options.max_bytes) + " bytes",
-                   loc);
-      return false;
-    }
-    return LoadSpecText(path, std::move(text), doc, diags, options,
-                        yaml11_bool_pointers);
+    return LoadSpecText(path, std::move(text), doc, diags, options, yaml11_bool_pointers);
   } catch (const std::exception& e) {
     diags->Error("input.unreadable",
                  "cannot read spec file " + name + ": " + e.what(), loc);

@@ -17,6 +17,8 @@
 
 namespace nemoc {
 
+class FileReader;  // file_reader.h
+
 struct LoadOptions {
   /// Larger inputs are rejected before parsing ("input.too-large").
   size_t max_bytes = 1 << 20;  // 1 MiB
@@ -41,13 +43,15 @@ bool LoadSpecText(const std::string& file, std::string text, Document* doc,
                   Diagnostics* diags, const LoadOptions& options = {},
                   std::set<std::string>* yaml11_bool_pointers = nullptr);
 
-/// Reads the file from disk (a missing, unreadable or oversized file, a
-/// directory, or anything else that is not a regular file - a named pipe, a
-/// socket, a device - is reported as an error located at the file; special
-/// files are refused without being opened) and calls LoadSpecText.
+/// Reads the file through `reader` (nullptr: the real file system; see
+/// file_reader.h) and calls LoadSpecText. A missing, unreadable or oversized
+/// file, a directory, or anything else that is not a regular file - a named
+/// pipe, a socket, a device - is reported as an error located at the file;
+/// special files are refused without being opened.
 bool LoadSpecFile(const std::string& path, Document* doc, Diagnostics* diags,
                   const LoadOptions& options = {},
-                  std::set<std::string>* yaml11_bool_pointers = nullptr);
+                  std::set<std::string>* yaml11_bool_pointers = nullptr,
+                  FileReader* reader = nullptr);
 
 /// True for the YAML 1.1 boolean spellings that YAML 1.2 reads as strings:
 /// y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF.

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "data_dir.h"
+#include "facts.h"
+#include "fit_check.h"
 #include "normalizer.h"
 
 namespace nemoc {
@@ -13,6 +15,7 @@ namespace nemoc {
 namespace {
 
 std::string S(int64_t v) { return std::to_string(v); }
+std::string S(const nlohmann::json& v) { return std::to_string(v.get<int64_t>()); }
 
 std::string Row(const std::string& key, const std::string& value) {
   return "| " + key + " | " + value + " |\n";
@@ -79,9 +82,10 @@ std::vector<std::string> StageDirs(const std::map<std::string, nlohmann::json>& 
 }
 
 std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json& target,
-                          const nlohmann::json& facts,
+                          const TargetFacts& target_facts, const nlohmann::json& plan,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& spec_name, const SummaryProvenance& provenance) {
+  const LibraryFacts& facts = target_facts.library;
   const auto& spec = normalized["spec"];
   const std::string project = normalized["metadata"]["name"].get<std::string>();
   const std::string target_name = target["name"].get<std::string>();
@@ -104,86 +108,78 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
                   (arch.contains("numExperts") ? ", " + S(arch["numExperts"]) + " experts" : "") + ")";
   }
   out += Row("Model", model_text);
+  // The training chain's sizes are the plan's (plan.cc), made from the same facts.
+  const std::string gpu = target_facts.gpu_model.empty() ? "" : " (" + target_facts.gpu_model + ")";
+  auto memory = [&](const char* key) {
+    auto it = target_facts.memory.find(key);
+    return it == target_facts.memory.end() ? std::string() : DescribeFit(it->second, target_facts.capacity_gb);
+  };
+  auto parallelism = [](const nlohmann::json& p) {
+    return "TP " + S(p["tensor"]) + " · PP " + S(p["pipeline"]) + " · CP " + S(p["context"]) + " · DP " +
+           S(p["data"]);
+  };
   // A training chain's first stage (its line in the stage table says what it
   // hands on); the rows below it describe spec.stages.train.
-  if (spec["stages"].contains("pretrain") && spec["stages"].contains("train")) {
-    const auto& pretrain = spec["stages"]["pretrain"];
-    const TrainSizes s = ComputeTrainSizes(pretrain);
-    const std::string gpu = facts.value("gpuModel", "");
+  if (plan.contains("pretrain") && plan.contains("train")) {
+    const auto& pretrain = plan["pretrain"];
     out += Row("Pretraining (`spec.stages.pretrain`)",
                "`" + pretrain["mode"].get<std::string>() + "`, " + S(pretrain["maxSteps"]) + " steps, " +
-                   pretrain["precision"].get<std::string>() + ", " + S(s.nodes) + " × " + S(s.gpus_per_node) +
-                   " = **" + S(s.world_size) + " GPUs**" + (gpu.empty() ? "" : " (" + gpu + ")") + ", TP " +
-                   S(s.tensor) + " · PP " + S(s.pipeline) + " · CP " + S(s.context) + " · DP " + S(s.data_parallel) +
-                   ", sequence length " + S(pretrain["seqLength"]));
-    if (facts.contains("memoryPretrain")) {
-      out += Row("Pretraining memory per GPU (estimate)", facts["memoryPretrain"].get<std::string>());
-    }
+                   pretrain["precision"].get<std::string>() + ", " + S(pretrain["nodes"]) + " × " +
+                   S(pretrain["gpusPerNode"]) + " = **" + S(pretrain["gpus"]) + " GPUs**" + gpu + ", " +
+                   parallelism(pretrain["parallelism"]) + ", sequence length " + S(pretrain["seqLength"]));
+    const std::string text = memory("pretrain");
+    if (!text.empty()) out += Row("Pretraining memory per GPU (estimate)", text);
   }
-  if (spec["stages"].contains("train")) {
-    const auto& train = spec["stages"]["train"];
-    const TrainSizes s = ComputeTrainSizes(train);
-    const std::string gpu = facts.value("gpuModel", "");
+  if (plan.contains("train")) {
+    const auto& train = plan["train"];
+    const auto& p = train["parallelism"];
     const std::string framework =
-        train.value("framework", "nemo1") == "nemo2"
+        train["framework"] == "nemo2"
             ? "NeMo 2 (recipe `" +
                   spec["model"].value("nemo2", nlohmann::json::object()).value("recipe", "") +
                   "`, NeMo-Run CLI)"
             : std::string("NeMo 1 (Hydra)");
-    out += Row(spec["stages"].contains("pretrain") ? "Training (`spec.stages.train`)" : "Training",
+    out += Row(plan.contains("pretrain") ? "Training (`spec.stages.train`)" : "Training",
                "`" + train["mode"].get<std::string>() + "` with " + framework + ", " +
                    S(train["maxSteps"]) + " steps, " + train["precision"].get<std::string>());
-    out += Row("Nodes × GPUs", S(s.nodes) + " × " + S(s.gpus_per_node) + " = **" + S(s.world_size) +
-                                   " GPUs**" + (gpu.empty() ? "" : " (" + gpu + ")"));
-    std::string parallel = "TP " + S(s.tensor) + " · PP " + S(s.pipeline) + " · CP " + S(s.context) +
-                           " · DP " + S(s.data_parallel);
-    if (s.virtual_pipeline > 0) parallel += " · VPP " + S(s.virtual_pipeline);
-    if (s.expert > 1) parallel += " · EP " + S(s.expert);
-    if (train["parallelism"].value("sequenceParallel", false)) parallel += " · sequence parallel";
+    out += Row("Nodes × GPUs", S(train["nodes"]) + " × " + S(train["gpusPerNode"]) + " = **" + S(train["gpus"]) +
+                                   " GPUs**" + gpu);
+    std::string parallel = parallelism(p);
+    if (p.contains("virtualPipeline")) parallel += " · VPP " + S(p["virtualPipeline"]);
+    if (p["expert"].get<int64_t>() > 1) parallel += " · EP " + S(p["expert"]);
+    if (p["sequenceParallel"].get<bool>()) parallel += " · sequence parallel";
     out += Row("Parallelism", parallel);
-    const int64_t micro = train["batch"]["micro"].get<int64_t>();
-    const int64_t global = train["batch"]["global"].get<int64_t>();
-    std::string batch = "micro " + S(micro) + " · global " + S(global);
-    if (s.data_parallel > 0 && micro * s.data_parallel > 0) {
-      batch += " (" + S(global / (micro * s.data_parallel)) + " micro-batches per data-parallel rank per step)";
+    const auto& b = train["batch"];
+    std::string batch = "micro " + S(b["micro"]) + " · global " + S(b["global"]);
+    if (b.contains("microBatchesPerStep")) {
+      batch += " (" + S(b["microBatchesPerStep"]) + " micro-batches per data-parallel rank per step)";
     }
     out += Row("Batch", batch);
     out += Row("Sequence length", S(train["seqLength"]));
-    if (facts.contains("memory")) out += Row("Memory per GPU (estimate)", facts["memory"].get<std::string>());
-    out += Row("Image", "`" + ImageRef(train["image"]) + "`");
-    if (facts.contains("train")) {
-      out += Row("Runtime", facts["train"].value("runtime", ""));
-      out += Row("Fabric", facts["train"].value("fabric", ""));
+    const std::string text = memory("train");
+    if (!text.empty()) out += Row("Memory per GPU (estimate)", text);
+    out += Row("Image", "`" + ImageRef(spec["stages"]["train"]["image"]) + "`");
+    if (facts.train.present) {
+      out += Row("Runtime", facts.train.runtime);
+      out += Row("Fabric", facts.train.fabric);
       // Memory request/limit and QoS of the training pods, and their queue (issue #15).
-      if (facts["train"].contains("resources")) {
-        out += Row("Training pod resources", facts["train"]["resources"].get<std::string>());
-      }
-      if (facts["train"].contains("queue")) out += Row("Queue", facts["train"]["queue"].get<std::string>());
+      if (!facts.train.resources.empty()) out += Row("Training pod resources", facts.train.resources);
+      if (!facts.train.queue.empty()) out += Row("Queue", facts.train.queue);
       std::string privileges;
-      for (const auto& p : facts["train"].value("privileges", nlohmann::json::array())) {
-        privileges += (privileges.empty() ? "" : "; ") + p.get<std::string>();
-      }
+      for (const auto& p : facts.train.privileges) privileges += (privileges.empty() ? "" : "; ") + p;
       if (!privileges.empty()) out += Row("Privileges", privileges);
     }
   }
-  if (facts.contains("storage")) {
-    for (const auto& [name, text] : facts["storage"].items()) {
-      out += Row("Storage (" + name + ")", text.get<std::string>());
-    }
-  }
+  for (const auto& [name, text] : facts.storage) out += Row("Storage (" + name + ")", text);
 
-  if (facts.contains("gitops") && facts["gitops"].is_object()) {
-    const nlohmann::json& gitops = facts["gitops"];
+  if (facts.gitops.present) {
+    const auto& gitops = facts.gitops;
     std::string engines;
-    for (const auto& e : gitops.value("engines", nlohmann::json::array())) {
-      engines += (engines.empty() ? "" : ", ") + e.get<std::string>();
-    }
-    out += Row("GitOps", engines + " from `" + gitops.value("source", "") + "` (objects in `gitops/`)");
+    for (const auto& e : gitops.engines) engines += (engines.empty() ? "" : ", ") + e;
+    out += Row("GitOps", engines + " from `" + gitops.source + "` (objects in `gitops/`)");
     std::string platform;
-    for (const auto& c : gitops.value("platform", nlohmann::json::array())) {
-      platform += (platform.empty() ? "" : ", ") + c.get<std::string>();
-    }
-    const nlohmann::json cluster = gitops.value("cluster", nlohmann::json());
+    for (const auto& c : gitops.platform) platform += (platform.empty() ? "" : ", ") + c;
+    const nlohmann::json& cluster = gitops.cluster;
     if (!platform.empty() && cluster.is_object()) {
       // cluster_bundle.h: one tree per cluster, next to the projects.
       out += Row("Platform bundle", platform + " (cluster `" + cluster.value("name", "") + "`: `../../" +
@@ -191,9 +187,7 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
                                         "/platform/`, applied once per cluster)");
     }
     std::string bootstrap;
-    for (const auto& step : gitops.value("bootstrap", nlohmann::json::array())) {
-      bootstrap += (bootstrap.empty() ? "" : "; ") + step.get<std::string>();
-    }
+    for (const auto& step : gitops.bootstrap) bootstrap += (bootstrap.empty() ? "" : "; ") + step;
     if (!bootstrap.empty()) out += Row("Apply once", bootstrap);
   }
 
@@ -207,35 +201,29 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
   }
   out += "```\n\n";
   // What each stage after training does, from the stage builders.
-  if (facts.contains("stages") && facts["stages"].is_object() && !facts["stages"].empty()) {
+  if (!facts.stages.empty()) {
     out += "| Stage | What it does |\n|---|---|\n";
-    for (const auto& [dir, text] : facts["stages"].items()) {
-      out += "| `" + dir + "` | " + text.get<std::string>() + " |\n";
-    }
+    for (const auto& [dir, text] : facts.stages) out += "| `" + dir + "` | " + text + " |\n";
     out += "\n";
   }
   // What the platform bundle installs and what the cluster must already have
   // (platform.libsonnet summary): every resource, CSI driver, storage class,
   // kind and metric the workloads use is provided by one of the two
   // (tests/platform/cluster_needs.py).
-  if (facts.contains("platform") && facts["platform"].is_object()) {
-    const nlohmann::json& platform = facts["platform"];
-    auto table = [&](const char* key, const std::string& heading) {
-      const auto& rows = platform.value(key, nlohmann::json::array());
+  if (facts.platform.present) {
+    auto table = [&](const std::vector<LibraryFacts::PlatformRow>& rows, const std::string& heading) {
       if (rows.empty()) return;
       out += "| " + heading + " | Provides |\n|---|---|\n";
       for (const auto& row : rows) {
         std::string provides;
-        for (const auto& p : row.value("provides", nlohmann::json::array())) {
-          provides += (provides.empty() ? "`" : ", `") + p.get<std::string>() + "`";
-        }
-        out += "| " + row.value("what", "") + " | " + provides + " |\n";
+        for (const auto& p : row.provides) provides += (provides.empty() ? "`" : ", `") + p + "`";
+        out += "| " + row.what + " | " + provides + " |\n";
       }
       out += "\n";
     };
     out += "## Platform\n\n";
-    table("installs", "Installed by the cluster's platform bundle");
-    table("clusterHas", "The cluster must already have");
+    table(facts.platform.installs, "Installed by the cluster's platform bundle");
+    table(facts.platform.cluster_has, "The cluster must already have");
   }
   out += "## Objects\n\n| File | Kind | Name |\n|---|---|---|\n";
   for (const auto& [path, object] : files) {

@@ -10,6 +10,8 @@
 
 namespace nemoc {
 
+struct TargetFacts;  // facts.h
+
 /// Where a target's tree departs from its spec file alone.
 struct SummaryProvenance {
   std::string target;  // "spec.targets[1]"
@@ -23,10 +25,11 @@ struct SummaryProvenance {
 };
 
 /// `normalized` is the normalized spec the target compiles from (merged with
-/// its overrides), `target` one of its targets, `facts` the libraries'
-/// summary for it, `files` the target's objects.
+/// its overrides), `target` one of its targets, `facts` its facts and `plan`
+/// the plan PlanTarget made from them (the training chain's sizes),
+/// `files` the target's objects.
 std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json& target,
-                          const nlohmann::json& facts,
+                          const TargetFacts& facts, const nlohmann::json& plan,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& spec_name,
                           const SummaryProvenance& provenance = {});

@@ -1,8 +1,10 @@
-// libFuzzer target: everything `nemoc validate` does before Jsonnet, in the
-// same order as Compiler::CompileFile (compiler/compiler.cc): load, validate
-// against schemas/project.schema.json, normalize against libsonnet/models.json,
-// run the semantic checks, then the fit check against every accelerator in
-// libsonnet/accelerators.json.
+// libFuzzer target: everything `nemoc build` does before Jsonnet, by the same
+// code: Compiler::Prepare (compiler/compiler.h: secret scan, schema
+// validation, normalization, the semantic checks, the profile check, each
+// target's overrides) on a spec loaded from the input bytes, then Finish's
+// accelerator checks (CheckTargetOnAccelerator: FP8, releases, every stage's
+// fit) on every GPU of libsonnet/accelerators.json. Prepare reads no file,
+// so the target runs exactly what the command line runs.
 //
 // Any diagnostic is a normal outcome. What counts as a bug: a sanitizer report,
 // or an exception escaping a stage (the nemoc binary would turn it into
@@ -11,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -21,20 +22,17 @@
 #include <nlohmann/json.hpp>
 
 #include "checks.h"
+#include "compiler.h"
 #include "diagnostic.h"
-#include "fit_check.h"
-#include "normalizer.h"
-#include "schema_validator.h"
+#include "file_reader.h"
 #include "source_map.h"
 #include "spec_loader.h"
 
 namespace {
 
 struct Data {
-  std::unique_ptr<nemoc::InputSchema> schema;
-  nemoc::ModelCatalog catalog;
-  nemoc::AcceleratorTable accelerators;
-  std::vector<std::pair<std::string, double>> capacities;  // name, memoryGB
+  std::unique_ptr<nemoc::Compiler> compiler;
+  std::vector<std::pair<std::string, nlohmann::json>> accelerators;  // name, accelerators.json row
 };
 Data* data = nullptr;  // built once; reachable, so never reported as a leak
 
@@ -46,53 +44,39 @@ Data* data = nullptr;  // built once; reachable, so never reported as a leak
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  const std::string root = NEMOC_SOURCE_DIR;
+  nemoc::DataDir dir;
+  dir.root = NEMOC_SOURCE_DIR;
   data = new Data;
-  std::string err;
-  data->schema = nemoc::InputSchema::Load(root + "/schemas/project.schema.json", &err);
-  if (!data->schema) InitFailed(err);
-  if (!nemoc::ModelCatalog::Load(root + "/libsonnet/models.json", &data->catalog, &err)) {
-    InitFailed(err);
-  }
-  const std::string accelerators = root + "/libsonnet/accelerators.json";
-  if (!nemoc::AcceleratorTable::Load(accelerators, &data->accelerators, &err)) {
-    InitFailed(err);
-  }
-  std::ifstream in(accelerators);
-  const nlohmann::json table = nlohmann::json::parse(in);
-  for (const auto& [name, gpu] : table.at("accelerators").items()) {
-    data->capacities.emplace_back(name, gpu.at("memoryGB").get<double>());
-  }
+  data->compiler = std::make_unique<nemoc::Compiler>(dir, nemoc::CompileOptions{});
+  nemoc::Diagnostics diags;
+  if (!data->compiler->Init(&diags)) InitFailed("Compiler::Init failed");
+  std::string text, err;
+  if (!nemoc::RealFiles().Read(dir.accelerators(), nemoc::kMaxTableBytes, &text, &err)) InitFailed(err);
+  const nlohmann::json table = nlohmann::json::parse(text);
+  for (const auto& [name, gpu] : table.at("accelerators").items()) data->accelerators.emplace_back(name, gpu);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
-  nemoc::Document doc;
-  nemoc::Diagnostics diags;
-  std::set<std::string> yaml11_bools;
+  nemoc::LoadedSpec loaded;
+  loaded.attempted = true;
   std::string text(reinterpret_cast<const char*>(bytes), size);
-  if (!nemoc::LoadSpecText("fuzz.yaml", std::move(text), &doc, &diags, {}, &yaml11_bools)) {
-    return 0;
-  }
-  if (data->schema->Validate(doc, yaml11_bools, &diags)) {
-    nlohmann::json normalized;
-    const bool normalized_ok =
-        nemoc::Normalize(doc, *data->schema, data->catalog, &normalized, &diags);
-    // As in CompileFile: the checks run even when normalization failed.
-    const bool checks_ok = nemoc::CheckSpec(doc, normalized, &diags);
-    if (normalized_ok && checks_ok) {
-      const auto& spec = normalized["spec"];
-      if (spec["stages"].contains("train")) {
-        const auto& train = spec["stages"]["train"];
-        const auto& architecture = spec["model"]["architecture"];
-        for (const auto& [accelerator, capacity] : data->capacities) {
-          nemoc::CheckFit(doc, train, architecture, "fuzz", accelerator, capacity, &diags);
-          (void)nemoc::DescribeFit(nemoc::EstimateMemory(train, architecture), capacity);
-        }
+  loaded.ok = nemoc::LoadSpecText("fuzz.yaml", std::move(text), &loaded.doc, &loaded.diags, {},
+                                  &loaded.yaml11_bools);
+  nemoc::CompiledSpec out;
+  nemoc::PreparedSpec prepared;
+  nemoc::Diagnostics diags;
+  nemoc::SourceTexts sources;
+  if (data->compiler->Prepare(&loaded, &out, &prepared, &diags, &sources)) {
+    for (const auto& target : prepared.normalized["spec"]["targets"]) {
+      const std::string name = target["name"].get<std::string>();
+      for (const auto& [accelerator, gpu] : data->accelerators) {
+        (void)nemoc::CheckTargetOnAccelerator(prepared.DocFor(name), prepared.SpecFor(name)["spec"], name,
+                                              accelerator, gpu, &diags);
       }
     }
   }
   // Quote every diagnostic the way the command line does.
-  (void)nemoc::RenderText(diags, {{doc.file, doc.text}}, /*color=*/false);
+  (void)nemoc::RenderText(diags, sources, /*color=*/false);
   return 0;
 }

@@ -1,0 +1,73 @@
+// What C++ reads of a target, typed: the libraries' summary facts (the
+// "summary" of each target in schemas/contracts/expansion.schema.json) and
+// what Finish adds from accelerators.json and the fit check. SUMMARY.md
+// (summary.cc) and the plan (plan.cc: `nemoc plan`, --output json, `nemoc
+// metrics`) are rendered from one TargetFacts and the plan made from it, so
+// the two cannot disagree.
+#ifndef NEMOC_FACTS_H_
+#define NEMOC_FACTS_H_
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fit_check.h"
+
+namespace nemoc {
+
+/// The libraries' summary facts for one target (libsonnet/nemoc.libsonnet
+/// `summary`). Every member is what the libraries said; an absent fact is
+/// empty (`present` false for the groups).
+struct LibraryFacts {
+  std::string profile;      // the profile's name
+  std::string accelerator;  // accelerators.json key the profile names; "" = none
+  struct Train {
+    bool present = false;
+    std::string runtime;    // "PyTorchJob (Kubeflow Training Operator v1)", ...
+    std::string fabric;     // the interconnect sentence (fabrics.libsonnet)
+    std::string resources;  // training pods' memory request/limit and QoS
+    std::string queue;      // Kueue LocalQueue ("" = none)
+    std::vector<std::string> privileges;
+  } train;
+  std::vector<std::pair<std::string, std::string>> storage;  // volume -> sentence
+  struct Gitops {
+    bool present = false;
+    std::vector<std::string> engines;  // "argocd", "flux"
+    std::string source;                // repository @ revision: path
+    std::vector<std::string> platform;  // the cluster bundle's components
+    nlohmann::json cluster;             // {name, server, profile, explicit} or null
+    std::vector<std::string> bootstrap;  // what to apply once, in order
+  } gitops;
+  std::vector<std::pair<std::string, std::string>> stages;  // directory -> what it does
+  struct PlatformRow {
+    std::string what;
+    std::vector<std::string> provides;
+  };
+  struct Platform {
+    bool present = false;
+    std::vector<PlatformRow> installs;     // the platform bundle installs
+    std::vector<PlatformRow> cluster_has;  // the cluster must already have
+  } platform;
+};
+
+/// Reads the libraries' summary; false with `err` naming the member when it
+/// holds a fact C++ does not know or one of the wrong type (a library out of
+/// step with the contract).
+bool ParseLibraryFacts(const nlohmann::json& summary, LibraryFacts* facts, std::string* err);
+
+/// One target's facts: the libraries' and Finish's.
+struct TargetFacts {
+  LibraryFacts library;
+  std::string gpu_model;   // accelerators.json "model" ("" = no accelerator)
+  double capacity_gb = 0;  // accelerators.json "memoryGB"
+  /// The memory estimate of each training stage ("pretrain", "train"), when
+  /// the target has an accelerator and a train stage.
+  std::map<std::string, MemoryEstimate> memory;
+};
+
+}  // namespace nemoc
+
+#endif  // NEMOC_FACTS_H_

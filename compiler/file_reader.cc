@@ -1,0 +1,156 @@
+#include "file_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+
+namespace nemoc {
+
+namespace {
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string SpecialFileReason(mode_t mode) {
+  if (S_ISFIFO(mode)) return "is a named pipe (FIFO)";
+  if (S_ISSOCK(mode)) return "is a socket";
+  if (S_ISCHR(mode)) return "is a character device";
+  if (S_ISBLK(mode)) return "is a block device";
+  if (S_ISDIR(mode)) return "is a directory";
+  return "is a special file";
+}
+
+std::string SpecialFileReason(std::filesystem::file_type type) {
+  using std::filesystem::file_type;
+  switch (type) {
+    case file_type::fifo: return "is a named pipe (FIFO)";
+    case file_type::socket: return "is a socket";
+    case file_type::character: return "is a character device";
+    case file_type::block: return "is a block device";
+    case file_type::directory: return "is a directory";
+    default: return "is a special file";
+  }
+}
+
+}  // namespace
+
+bool FileReader::Read(const std::string& path, size_t max_bytes, std::string* contents,
+                      std::string* err) {
+  Failure failure;
+  switch (ReadFile(path, max_bytes, contents, &failure)) {
+    case Status::kOkay: return true;
+    case Status::kNotFound: *err = path + " does not exist"; break;
+    case Status::kIsDirectory: *err = path + " is a directory, not a file"; break;
+    case Status::kNotRegular: *err = path + " " + failure.reason + ", not a regular file"; break;
+    case Status::kTooLarge:
+      *err = path + " is larger than the limit of " + std::to_string(max_bytes) + " bytes";
+      break;
+    case Status::kError: *err = failure.action + " " + path + ": " + failure.reason; break;
+  }
+  return false;
+}
+
+FileReader::Status RealFileReader::ReadFile(const std::string& path, size_t max_bytes,
+                                            std::string* contents, Failure* failure) {
+  namespace fs = std::filesystem;
+  contents->clear();
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) return Status::kNotFound;
+  if (ec) {
+    *failure = {"cannot read", ec.message()};
+    return Status::kError;
+  }
+  if (st.type() == fs::file_type::directory) return Status::kIsDirectory;
+  // Checked before opening: opening a FIFO for reading blocks until a writer
+  // appears, and a device may never reach end of file.
+  if (st.type() != fs::file_type::regular) {
+    failure->reason = SpecialFileReason(st.type());
+    return Status::kNotRegular;
+  }
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > max_bytes) {
+    failure->size = size;
+    return Status::kTooLarge;
+  }
+  // O_NONBLOCK: should the path have been replaced by a FIFO since the check,
+  // opening it does not wait for a writer; fstat then refuses it.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) {
+    *failure = {"cannot open", std::generic_category().message(errno)};
+    return Status::kError;
+  }
+  struct stat sb {};
+  if (::fstat(fd.get(), &sb) != 0) {
+    *failure = {"cannot read", std::generic_category().message(errno)};
+    return Status::kError;
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    failure->reason = SpecialFileReason(sb.st_mode);
+    return Status::kNotRegular;
+  }
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  // Read at most max_bytes + 1: the file may grow while it is read.
+  const size_t limit = max_bytes + 1;
+  char buf[65536];
+  while (contents->size() < limit) {
+    const size_t want = std::min(sizeof(buf), limit - contents->size());
+    const ssize_t got = ::read(fd.get(), buf, want);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      *failure = {"error while reading", std::generic_category().message(errno)};
+      contents->clear();
+      return Status::kError;
+    }
+    if (got == 0) break;
+    contents->append(buf, static_cast<size_t>(got));
+  }
+  if (contents->size() > max_bytes) {
+    contents->clear();
+    return Status::kTooLarge;
+  }
+  return Status::kOkay;
+}
+
+FileReader::Status MemoryFileReader::ReadFile(const std::string& path, size_t max_bytes,
+                                              std::string* contents, Failure* failure) {
+  ++reads_;
+  contents->clear();
+  auto it = files_.find(path);
+  if (it == files_.end()) {
+    // A path that is a prefix of stored files' paths is a directory.
+    auto below = files_.lower_bound(path + "/");
+    if (below != files_.end() && below->first.rfind(path + "/", 0) == 0) return Status::kIsDirectory;
+    return Status::kNotFound;
+  }
+  if (it->second.size() > max_bytes) {
+    failure->size = it->second.size();
+    return Status::kTooLarge;
+  }
+  *contents = it->second;
+  return Status::kOkay;
+}
+
+FileReader& RealFiles() {
+  static RealFileReader reader;
+  return reader;
+}
+
+}  // namespace nemoc
