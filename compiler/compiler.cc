@@ -6,6 +6,7 @@
 
 #include "build_stamp.h"
 #include "checks.h"
+#include "contracts.h"
 #include "cluster_bundle.h"
 #include "disk_interface.h"
 #include "edit_distance.h"
@@ -61,6 +62,11 @@ bool Compiler::Init(Diagnostics* diags) {
       diags->Error("usage.jpath", "--jpath " + jpath + " is not a directory");
       return false;
     }
+  }
+  contracts_ = Contracts::FromEnvironment(data_.contracts(), &err);
+  if (contracts_ == nullptr && !err.empty()) {
+    diags->Error("internal.contract", "NEMOC_CHECK_CONTRACTS: " + err);
+    return false;
   }
   WarnShadowedLibraries(diags);
   IndexLibraries();
@@ -282,6 +288,7 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   roots.push_back(data_.profiles());
   auto expander = std::make_unique<JsonnetExpander>(roots, options_.jpaths.size(), reader_);
   expander->DumpEntriesTo(options_.dump_entry_dir);
+  expander->CheckContracts(contracts_.get());
   return expander;
 }
 

@@ -78,6 +78,7 @@ struct CompiledSpec {
   std::vector<CompiledTarget> targets;
 };
 
+class Contracts;
 class FileReader;
 class JsonnetExpander;
 class StampCalculator;
@@ -216,6 +217,7 @@ class Compiler {
   ModelCatalog catalog_;
   AcceleratorTable accelerators_;
   std::unique_ptr<KubeSchemas> kube_schemas_;
+  std::unique_ptr<Contracts> contracts_;  // NEMOC_CHECK_CONTRACTS (contracts.h)
   std::unique_ptr<StampCalculator> stamps_;
   SourceTexts sources_;
 };

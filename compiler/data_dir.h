@@ -9,6 +9,7 @@ namespace nemoc {
 struct DataDir {
   std::string root;  // contains schemas/project.schema.json
   std::string schema() const { return root + "/schemas/project.schema.json"; }
+  std::string contracts() const { return root + "/schemas/contracts"; }
   std::string libsonnet() const { return root + "/libsonnet"; }
   std::string profiles() const { return root + "/profiles"; }
   std::string models() const { return root + "/libsonnet/models.json"; }

@@ -1,5 +1,6 @@
 #include "jsonnet_expander.h"
 
+#include "contracts.h"
 #include "file_reader.h"
 
 #include <cstring>
@@ -517,7 +518,8 @@ bool JsonnetExpander::ExpandBatch(const std::vector<BatchSpec>& specs,
   diags->assign(specs.size(), Diagnostics());
   ok->assign(specs.size(), false);
   for (size_t i = 0; i < specs.size(); ++i) {
-    (*ok)[i] = Collect(&result[i], *specs[i].doc, specs[i].target_docs, &(*outs)[i], &(*diags)[i]);
+    (*ok)[i] = KeepsContracts(*specs[i].normalized, result[i], &(*diags)[i]) &&
+               Collect(&result[i], *specs[i].doc, specs[i].target_docs, &(*outs)[i], &(*diags)[i]);
   }
   return true;
 }
@@ -724,7 +726,18 @@ bool JsonnetExpander::Expand(const nlohmann::json& normalized, const Document& d
     }
     return false;
   }
-  return Collect(&result, doc, target_docs, out, diags);
+  return KeepsContracts(normalized, result, diags) && Collect(&result, doc, target_docs, out, diags);
+}
+
+bool JsonnetExpander::KeepsContracts(const nlohmann::json& normalized, const nlohmann::json& result,
+                                     Diagnostics* diags) const {
+  if (contracts_ == nullptr) return true;
+  std::string err;
+  if (!contracts_->CheckNormalizedSpec(normalized, &err) || !contracts_->CheckExpansion(result, &err)) {
+    diags->Error("internal.contract", err);
+    return false;
+  }
+  return true;
 }
 
 bool JsonnetExpander::Collect(nlohmann::json* evaluated, const Document& spec_doc,

@@ -18,6 +18,7 @@
 struct JsonnetVm;  // libjsonnet.h
 
 namespace nemoc {
+class Contracts;   // contracts.h
 class FileReader;  // file_reader.h
 }  // namespace nemoc
 
@@ -68,6 +69,10 @@ class JsonnetExpander {
   /// When `dir` is not empty, each evaluation also writes its entry snippet
   /// and top-level argument there (bench/ times the jsonnet CLI on them).
   void DumpEntriesTo(std::string dir) { dump_dir_ = std::move(dir); }
+  /// With `contracts` (contracts.h), every expansion checks the normalized
+  /// spec it is given and the result the libraries return against the
+  /// written contracts: a violation is an "internal.contract" error.
+  void CheckContracts(const Contracts* contracts) { contracts_ = contracts; }
 
   /// Evaluates libsonnet's entry point once for every target of `normalized`.
   /// Diagnostics returned by profiles (by JSON pointer) are located in `doc`.
@@ -161,11 +166,15 @@ class JsonnetExpander {
   bool Collect(nlohmann::json* result, const Document& doc,
                const std::map<std::string, Document>* target_docs,
                std::map<std::string, TargetExpansion>* out, Diagnostics* diags) const;
+  // The contracts' check (CheckContracts), before Collect.
+  bool KeepsContracts(const nlohmann::json& normalized, const nlohmann::json& result,
+                      Diagnostics* diags) const;
   // `prefix` starts the message ("target NAME: ").
   void ReportJsonnetError(const std::string& error, const std::string& prefix,
                           Diagnostics* diags) const;
 
   FileReader* reader_;
+  const Contracts* contracts_ = nullptr;
   std::vector<std::string> roots_;  // canonical, with trailing '/'
   std::set<std::string> builtin_runtimes_;  // libsonnet/runtimes/<name>.libsonnet
   // Import candidate -> its canonical path ("" = not a regular file). The

@@ -40,6 +40,9 @@ RunResult RunNemoc(const std::vector<std::string>& args, const std::string& cwd,
     int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(out_fd, 1);
     dup2(err_fd, 2);
+    // Every nemoc the end-to-end tests run checks the written contracts
+    // between C++ and the libraries at the boundary (compiler/contracts.h).
+    setenv("NEMOC_CHECK_CONTRACTS", "1", 0);
     for (const auto& [key, value] : env) setenv(key.c_str(), value.c_str(), 1);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(bin.c_str()));

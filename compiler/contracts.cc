@@ -1,0 +1,156 @@
+#include "contracts.h"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+// valijson reports schema problems through throwRuntimeError(), which calls
+// abort() unless VALIJSON_USE_EXCEPTIONS is set. A damaged bundle must give a
+// diagnostic, not kill the compiler. The build defines VALIJSON_USE_EXCEPTIONS=1
+// for every translation unit (CMakeLists.txt); the fallback below only matters
+// for standalone builds of this file, where it is the only valijson user.
+#ifndef VALIJSON_USE_EXCEPTIONS
+#define VALIJSON_USE_EXCEPTIONS 1
+#endif
+
+// Keep our -Wall -Wextra -Werror build quiet about third-party code (GCC 12
+// also reports false "maybe-uninitialized" positives inside <regex>, which
+// valijson pulls in first, when sanitizers are on).
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wall"
+#pragma clang diagnostic ignored "-Wextra"
+#pragma clang diagnostic ignored "-Wshadow"
+#pragma clang diagnostic ignored "-Wconversion"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wunused-variable"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#pragma GCC diagnostic ignored "-Wrestrict"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#endif
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#elif defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#include "file_reader.h"
+
+namespace nemoc {
+
+namespace {
+
+struct Schema {
+  nlohmann::json json;
+  valijson::Schema compiled;
+};
+
+bool LoadSchema(FileReader& reader, const std::string& path, Schema* schema, std::string* err) {
+  std::string text;
+  if (!reader.Read(path, kMaxTableBytes, &text, err)) return false;
+  schema->json = nlohmann::json::parse(text, nullptr, false);
+  if (schema->json.is_discarded() || !schema->json.is_object()) {
+    *err = path + " is not a JSON object";
+    return false;
+  }
+  try {
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+    valijson::adapters::NlohmannJsonAdapter adapter(schema->json);
+    parser.populateSchema(adapter, schema->compiled);
+  } catch (const std::exception& e) {
+    *err = path + ": " + e.what();
+    return false;
+  }
+  return true;
+}
+
+// "<root> [spec] [targets] [0]" -> "/spec/targets/0".
+std::string Pointer(const std::vector<std::string>& context) {
+  std::string pointer;
+  for (const auto& step : context) {
+    if (step == "<root>") continue;
+    std::string s = step;
+    if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
+    if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+    pointer += "/" + s;
+  }
+  return pointer.empty() ? "/" : pointer;
+}
+
+bool Check(const Schema& schema, const nlohmann::json& instance, const std::string& what, std::string* err) {
+  valijson::Validator validator(valijson::Validator::kStrongTypes);
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter adapter(instance);
+  try {
+    if (validator.validate(schema.compiled, adapter, &results)) return true;
+  } catch (const std::exception& e) {
+    *err = what + ": " + e.what();
+    return false;
+  }
+  // The deepest findings say what is wrong; the wrappers above them repeat it.
+  std::vector<std::string> findings;
+  valijson::ValidationResults::Error error;
+  size_t deepest = 0;
+  std::vector<std::pair<size_t, std::string>> all;
+  while (results.popError(error)) {
+    all.emplace_back(error.context.size(), Pointer(error.context) + ": " + error.description);
+    deepest = std::max(deepest, error.context.size());
+  }
+  for (const auto& [depth, text] : all) {
+    if (depth == deepest && findings.size() < 5) findings.push_back(text);
+  }
+  *err = what + " breaks its contract";
+  for (const auto& f : findings) *err += "\n  " + f;
+  return false;
+}
+
+}  // namespace
+
+struct Contracts::Impl {
+  Schema normalized;
+  Schema expansion;
+};
+
+Contracts::Contracts(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Contracts::~Contracts() = default;
+
+std::unique_ptr<Contracts> Contracts::Open(const std::string& dir, std::string* err, FileReader* reader) {
+  auto impl = std::make_unique<Impl>();
+  FileReader& files = reader != nullptr ? *reader : RealFiles();
+  if (!LoadSchema(files, dir + "/normalized-spec.schema.json", &impl->normalized, err) ||
+      !LoadSchema(files, dir + "/expansion.schema.json", &impl->expansion, err)) {
+    return nullptr;
+  }
+  return std::unique_ptr<Contracts>(new Contracts(std::move(impl)));
+}
+
+std::unique_ptr<Contracts> Contracts::FromEnvironment(const std::string& dir, std::string* err) {
+  const char* value = std::getenv("NEMOC_CHECK_CONTRACTS");
+  if (value == nullptr || std::string(value).empty() || std::string(value) == "0") return nullptr;
+  return Open(dir, err);
+}
+
+bool Contracts::CheckNormalizedSpec(const nlohmann::json& normalized, std::string* err) const {
+  return Check(impl_->normalized, normalized, "the normalized spec (schemas/contracts/normalized-spec.schema.json)", err);
+}
+
+bool Contracts::CheckExpansion(const nlohmann::json& expansion, std::string* err) const {
+  return Check(impl_->expansion, expansion, "the libraries' expansion (schemas/contracts/expansion.schema.json)", err);
+}
+
+}  // namespace nemoc
