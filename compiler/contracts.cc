@@ -115,7 +115,7 @@ bool Check(const Schema& schema, const nlohmann::json& instance, const std::stri
     if (depth == deepest && findings.size() < 5) findings.push_back(text);
   }
   *err = what + " breaks its contract";
-  for (const auto& f : findings) *err += "\n  " + f;
+  for (const auto& f : findings) *err += "; " + f;
   return false;
 }
 
