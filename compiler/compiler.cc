@@ -100,11 +100,13 @@ void Compiler::IndexLibraries() {
 }
 
 void Compiler::WarnShadowedLibraries(Diagnostics* diags) const {
-  // The library roots are searched in order, --jpath directories first
-  // (MakeExpander): a --jpath file with the path of a built-in library or
-  // profile replaces it for every import, the built-in libraries' own too.
-  // That may be meant (a patched profile) or not (a helper that happens to
-  // be called k8s.libsonnet): either way the build says so, naming both.
+  // The precedence (jsonnet_expander.cc ResolveImport): nemoc's libraries
+  // are imported as nemoc/<path>, so a --jpath file replaces one only at
+  // nemoc/<path> of its directory (a helper that happens to be called
+  // k8s.libsonnet replaces nothing); profiles and runtimes are found by name,
+  // --jpath directories first, so <name>.libsonnet and
+  // runtimes/<name>.libsonnet with a built-in's name replace it. Either may
+  // be meant (a patched profile) or not: the build says so, naming both.
   namespace fs = std::filesystem;
   constexpr size_t kMaxEntries = 10000;  // a --jpath pointed at a huge tree is not walked forever
   for (const auto& jpath : options_.jpaths) {
@@ -115,10 +117,19 @@ void Compiler::WarnShadowedLibraries(Diagnostics* diags) const {
          !ec && it != end && entries < kMaxEntries; it.increment(ec), ++entries) {
       std::error_code file_ec;
       if (!it->is_regular_file(file_ec)) continue;
-      const fs::path rel = it->path().lexically_relative(jpath);
-      for (const std::string& builtin : {data_.libsonnet(), data_.profiles()}) {
-        const fs::path shadowed = fs::path(builtin) / rel;
-        if (fs::is_regular_file(shadowed, file_ec)) shadows.emplace_back(it->path().string(), shadowed.string());
+      const std::string rel = it->path().lexically_relative(jpath).string();
+      fs::path shadowed;
+      if (rel.rfind("nemoc/profiles/", 0) == 0) {
+        shadowed = fs::path(data_.profiles()) / rel.substr(15);
+      } else if (rel.rfind("nemoc/", 0) == 0) {
+        shadowed = fs::path(data_.libsonnet()) / rel.substr(6);
+      } else if (rel.rfind("runtimes/", 0) == 0) {
+        shadowed = fs::path(data_.libsonnet()) / rel;
+      } else if (rel.find('/') == std::string::npos) {
+        shadowed = fs::path(data_.profiles()) / rel;
+      }
+      if (!shadowed.empty() && fs::is_regular_file(shadowed, file_ec)) {
+        shadows.emplace_back(it->path().string(), shadowed.string());
       }
     }
     std::sort(shadows.begin(), shadows.end());  // directory order is the file system's

@@ -30,6 +30,8 @@ namespace {
 
 constexpr size_t kMaxLibraryFileBytes = 4 << 20;
 constexpr const char kEntryFile[] = "<nemoc-entry>";
+// The prefix of nemoc's own libraries in imports (ResolveImport).
+constexpr const char kNamespace[] = "nemoc/";
 
 char* CopyToJsonnet(JsonnetVm* vm, const std::string& s) {
   char* out = jsonnet_realloc(vm, nullptr, s.size() + 1);
@@ -47,10 +49,11 @@ char* ImportCallback(void* ctx, const char* base, const char* rel, char** found_
 
 // The runtimes of a library root: the files of its runtimes/ directory
 // (runtime.libsonnet: a runtime is one file there).
-std::set<std::string> RuntimeNames(const fs::path& root) {
+// The <name>.libsonnet files of `dir` whose names a spec may use.
+std::set<std::string> LibraryNames(const fs::path& dir) {
   std::set<std::string> names;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(root / "runtimes", ec)) {
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::error_code file_ec;
     const std::string name = entry.path().stem().string();
     if (entry.path().extension() == ".libsonnet" && entry.is_regular_file(file_ec) && SafeLibraryName(name)) {
@@ -59,6 +62,8 @@ std::set<std::string> RuntimeNames(const fs::path& root) {
   }
   return names;
 }
+
+std::set<std::string> RuntimeNames(const fs::path& root) { return LibraryNames(root / "runtimes"); }
 
 bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -85,9 +90,16 @@ JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots, size_t 
     std::string s = canonical.string();
     if (s.back() != '/') s += '/';
     roots_.push_back(s);
-    // The built-in runtimes: those of the built-in roots.
-    if (i < user_roots) continue;
+    // The built-in runtimes: those of the built-in roots; the runtimes of
+    // your own: those of the --jpath ones.
+    if (i < user_roots) {
+      ++user_roots_;
+      for (const auto& name : RuntimeNames(canonical)) user_runtimes_.insert(name);
+      for (const auto& name : LibraryNames(canonical)) user_profiles_.insert(name);
+      continue;
+    }
     for (const auto& name : RuntimeNames(canonical)) builtin_runtimes_.insert(name);
+    if (canonical.filename() == "profiles") profile_root_ = true;
   }
   vm_ = jsonnet_make();
   jsonnet_max_trace(vm_, 30);
@@ -121,17 +133,35 @@ bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& 
       return false;
     }
   }
-  // The importing file's directory first (when it is inside a root), then the roots in order.
   std::vector<std::string> candidates;
-  if (!base.empty()) {
-    for (const auto& root : roots_) {
-      if (StartsWith(base, root)) {
-        candidates.push_back((fs::path(base) / rel).lexically_normal().string());
-        break;
+  if (StartsWith(rel, kNamespace)) {
+    // nemoc's own libraries: nemoc/<path> is <path> below the first built-in
+    // root (libsonnet/), nemoc/<dir>/<path> <path> below a later built-in root
+    // called <dir> (nemoc/profiles/...). A --jpath directory replaces one only
+    // with a file at the same nemoc/ path (Compiler warns): a library of your
+    // own never shadows the ones the built-in libraries import.
+    for (size_t i = 0; i < user_roots_ && i < roots_.size(); ++i) {
+      candidates.push_back((fs::path(roots_[i]) / rel).string());
+    }
+    const std::string below = rel.substr(std::string(kNamespace).size());
+    if (user_roots_ < roots_.size()) candidates.push_back((fs::path(roots_[user_roots_]) / below).string());
+    for (size_t i = user_roots_ + 1; i < roots_.size(); ++i) {
+      const std::string dir = fs::path(roots_[i]).parent_path().filename().string() + "/";
+      if (StartsWith(below, dir)) candidates.push_back((fs::path(roots_[i]) / below.substr(dir.size())).string());
+    }
+  } else {
+    // Any other name: the importing file's directory first (when it is inside
+    // a root), then the roots in order, --jpath ones first.
+    if (!base.empty()) {
+      for (const auto& root : roots_) {
+        if (StartsWith(base, root)) {
+          candidates.push_back((fs::path(base) / rel).lexically_normal().string());
+          break;
+        }
       }
     }
+    for (const auto& root : roots_) candidates.push_back((fs::path(root) / rel).string());
   }
-  for (const auto& root : roots_) candidates.push_back((fs::path(root) / rel).string());
   for (const auto& candidate : candidates) {
     std::error_code ec;
     // Resolved once per path and thread: a no-op build replays every spec's
@@ -409,18 +439,36 @@ void AddProfiles(const nlohmann::json& normalized, std::set<std::string>* profil
   }
 }
 
+}  // namespace
+
+// How an entry imports runtime `name`: a --jpath directory's
+// runtimes/<name>.libsonnet when one has it (first, like profiles), else the
+// built-in one.
+std::string JsonnetExpander::RuntimeImport(const std::string& name) const {
+  return (user_runtimes_.count(name) != 0 ? "runtimes/" : "nemoc/runtimes/") + name + ".libsonnet";
+}
+
+// How an entry imports profile `name`: a --jpath directory's <name>.libsonnet
+// when one has it, else the built-in one in nemoc's profiles/ (never a
+// library of libsonnet/ that happens to have the name); by plain name when
+// the roots have no built-in profiles/ (a single library root, as in tests).
+std::string JsonnetExpander::ProfileImport(const std::string& name) const {
+  const bool plain = user_profiles_.count(name) != 0 || !profile_root_;
+  return (plain ? "" : "nemoc/profiles/") + name + ".libsonnet";
+}
+
 // The entry point: imports exactly the profiles named and the runtimes (the
 // built-in ones and those named), by name, and ends in `call` (the
 // top-level function).
-bool EntrySnippet(const std::set<std::string>& profiles, const std::set<std::string>& runtimes,
-                  const std::string& call, std::string* snippet, std::string* error) {
-  *snippet = "local nemoc = import 'nemoc.libsonnet';\nlocal profiles = {\n";
+bool JsonnetExpander::EntrySnippet(const std::set<std::string>& profiles, const std::set<std::string>& runtimes,
+                                   const std::string& call, std::string* snippet, std::string* error) const {
+  *snippet = "local nemoc = import 'nemoc/nemoc.libsonnet';\nlocal profiles = {\n";
   for (const auto& profile : profiles) {
     if (!SafeLibraryName(profile)) {
       *error = "invalid profile name '" + profile + "'";
       return false;
     }
-    *snippet += "  '" + profile + "': import '" + profile + ".libsonnet',\n";
+    *snippet += "  '" + profile + "': import '" + ProfileImport(profile) + "',\n";
   }
   *snippet += "};\nlocal runtimes = {\n";
   for (const auto& runtime : runtimes) {
@@ -428,11 +476,13 @@ bool EntrySnippet(const std::set<std::string>& profiles, const std::set<std::str
       *error = "invalid runtime name '" + runtime + "'";
       return false;
     }
-    *snippet += "  '" + runtime + "': import 'runtimes/" + runtime + ".libsonnet',\n";
+    *snippet += "  '" + runtime + "': import '" + RuntimeImport(runtime) + "',\n";
   }
   *snippet += "};\n" + call + "\n";
   return true;
 }
+
+namespace {
 
 // One spec (`spec`, `only_target`) or a batch (`specs`: every target of
 // each). libjsonnet keeps a VM's top-level arguments from one evaluation to
@@ -607,7 +657,7 @@ bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* o
     return false;
   }
   const std::string snippet =
-      "local p = import '" + name + ".libsonnet';\n"
+      "local p = import '" + ProfileImport(name) + "';\n"
       "if !std.isObject(p) || !std.objectHasEx(p, 'isProfile', true) then null\n"
       "else {name: p.name, description: p.description, options: p.options, starter: p.starter,\n"
       "      defaultRuntime: p.defaults.runtime}\n";
@@ -639,7 +689,7 @@ bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* o
     } else {
       diags->Error("library.profile", name + ".libsonnet is not a profile: a profile extends "
                                              "profile.libsonnet (local profile = import "
-                                             "'profile.libsonnet'; profile + { ... })");
+                                             "'nemoc/profile.libsonnet'; profile + { ... })");
     }
     return false;
   }
@@ -653,13 +703,12 @@ bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* o
 }
 
 bool JsonnetExpander::WorkloadKinds(std::vector<std::string>* kinds, Diagnostics* diags) {
-  std::set<std::string> runtimes;
-  for (const auto& root : roots_) {
-    for (const auto& name : RuntimeNames(root)) runtimes.insert(name);
-  }
-  std::string snippet = "local gitops = import 'gitops.libsonnet';\nstd.set(std.objectFields(gitops.coreWorkloads) + [\n";
+  std::set<std::string> runtimes = builtin_runtimes_;
+  runtimes.insert(user_runtimes_.begin(), user_runtimes_.end());
+  std::string snippet =
+      "local gitops = import 'nemoc/gitops.libsonnet';\nstd.set(std.objectFields(gitops.coreWorkloads) + [\n";
   for (const auto& runtime : runtimes) {
-    snippet += "  (import 'runtimes/" + runtime + ".libsonnet').workload.kind,\n";
+    snippet += "  (import '" + RuntimeImport(runtime) + "').workload.kind,\n";
   }
   snippet += "])\n";
   std::string text;

@@ -166,6 +166,13 @@ class JsonnetExpander {
   bool Collect(nlohmann::json* result, const Document& doc,
                const std::map<std::string, Document>* target_docs,
                std::map<std::string, TargetExpansion>* out, Diagnostics* diags) const;
+  // How an entry imports a profile or runtime by name (the precedence:
+  // docs/extending.md), and the entry itself: the profiles named, every
+  // built-in runtime and those named, ending in `call`.
+  std::string ProfileImport(const std::string& name) const;
+  std::string RuntimeImport(const std::string& name) const;
+  bool EntrySnippet(const std::set<std::string>& profiles, const std::set<std::string>& runtimes,
+                    const std::string& call, std::string* snippet, std::string* error) const;
   // The contracts' check (CheckContracts), before Collect.
   bool KeepsContracts(const nlohmann::json& normalized, const nlohmann::json& result,
                       Diagnostics* diags) const;
@@ -176,7 +183,11 @@ class JsonnetExpander {
   FileReader* reader_;
   const Contracts* contracts_ = nullptr;
   std::vector<std::string> roots_;  // canonical, with trailing '/'
+  size_t user_roots_ = 0;  // the first roots_ are the --jpath ones
   std::set<std::string> builtin_runtimes_;  // libsonnet/runtimes/<name>.libsonnet
+  std::set<std::string> user_runtimes_;     // <--jpath>/runtimes/<name>.libsonnet
+  std::set<std::string> user_profiles_;     // <--jpath>/<name>.libsonnet (profiles or helpers)
+  bool profile_root_ = false;               // a built-in root is profiles/ (nemoc/profiles/...)
   // Import candidate -> its canonical path ("" = not a regular file). The
   // library roots do not change during one nemoc run.
   std::map<std::string, std::string> canonical_memo_;

@@ -538,7 +538,7 @@ TEST_F(JsonnetExpanderTestExpand, FirstRootWins) {
   const std::string user_good =
       Write("user/good.libsonnet",
             "{ target(spec, t):: { files: {}, summary: { from: 'user' } } }\n");
-  JsonnetExpander e({user, root_});
+  JsonnetExpander e({user, root_}, 1);  // user: a --jpath root
   Result r = Run(&e, Spec({{"alpha", "good"}}));
   ASSERT_TRUE(r.ok) << Messages(r.diags);
   EXPECT_EQ(r.out["alpha"].summary, json({{"from", "user"}, {"only_target", ""}}));

@@ -1,6 +1,11 @@
-// The Jsonnet helpers in libsonnet/, evaluated through libjsonnet with the
-// library directory as the only import path.
+// The Jsonnet helpers in libsonnet/, evaluated through libjsonnet itself:
+// its import path is the library directory and a directory whose nemoc/ is
+// that library directory (nemoc's own libraries import each other as
+// 'nemoc/<path>', which nemoc resolves in jsonnet_expander.cc; the jsonnet
+// CLI needs the same, see bench/run).
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,9 +22,28 @@ extern "C" {
 namespace nemoc {
 namespace {
 
+// A directory holding only nemoc -> libsonnet/, made once per test process.
+std::string NamespaceDir() {
+  static const std::string dir = [] {
+    namespace fs = std::filesystem;
+    const fs::path made = fs::temp_directory_path() / ("nemoc-libsonnet-test-" + std::to_string(::getpid()));
+    std::error_code ec;
+    fs::create_directories(made, ec);
+    fs::remove(made / "nemoc", ec);
+    fs::create_directory_symlink(NEMOC_SOURCE_DIR "/libsonnet", made / "nemoc", ec);
+    return made.string();
+  }();
+  return dir;
+}
+
+void AddLibraryPaths(JsonnetVm* vm) {
+  jsonnet_jpath_add(vm, NEMOC_SOURCE_DIR "/libsonnet");
+  jsonnet_jpath_add(vm, NamespaceDir().c_str());
+}
+
 nlohmann::json Eval(const std::string& snippet) {
   JsonnetVm* vm = jsonnet_make();
-  jsonnet_jpath_add(vm, NEMOC_SOURCE_DIR "/libsonnet");
+  AddLibraryPaths(vm);
   int failed = 0;
   char* out = jsonnet_evaluate_snippet(vm, "test", snippet.c_str(), &failed);
   std::string text = out;
@@ -122,7 +146,7 @@ TEST(GitopsLibsonnetTest, StageTimeoutComesFromTheStageWhoseKeyMatchesTheDirecto
 
 TEST(GitopsLibsonnetTest, WorkloadsWithTtlAreRefused) {
   JsonnetVm* vm = jsonnet_make();
-  jsonnet_jpath_add(vm, NEMOC_SOURCE_DIR "/libsonnet");
+  AddLibraryPaths(vm);
   int failed = 0;
   char* out = jsonnet_evaluate_snippet(
       vm, "test",
@@ -197,7 +221,7 @@ TEST(LibsonnetTest, TwoObjectsCannotMapToOneFile) {
       "local k = import 'k8s.libsonnet';"
       "k.files([{'a/configmap-x.yaml': {}}, {'a/configmap-x.yaml': {}}])";
   JsonnetVm* vm = jsonnet_make();
-  jsonnet_jpath_add(vm, NEMOC_SOURCE_DIR "/libsonnet");
+  AddLibraryPaths(vm);
   int failed = 0;
   char* out = jsonnet_evaluate_snippet(vm, "test", snippet.c_str(), &failed);
   std::string text = out;

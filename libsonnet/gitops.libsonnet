@@ -14,9 +14,9 @@
 //    moved by compiler/cluster_bundle.cc to <out>/_clusters/<cluster>/platform/
 //    and, for Argo CD, health checks for the training kinds.
 // Facts: ../shared/reference/gitops-engines.md.
-local k8s = import 'k8s.libsonnet';
-local platform = import 'platform.libsonnet';
-local order = import 'stages/order.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local platform = import 'nemoc/platform.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
 
 // "30" -> "30-train": the order table's directories by their two-digit
 // prefix (unique: libsonnet_test StageOrderIsTheDirectoryOrder).

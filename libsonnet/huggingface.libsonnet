@@ -4,8 +4,8 @@
 // the Secret the spec names (key HF_TOKEN) and HF_HOME on shared storage, so
 // the ranks of a training share one download instead of each fetching the
 // same files (field-review.md A3).
-local chain = import 'stages/chain.libsonnet';
-local paths = import 'paths.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
 
 {
   // Gated repositories: every meta-llama/* repository ("You need to agree to

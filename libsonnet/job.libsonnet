@@ -3,7 +3,7 @@
 // name when an immutable Job changes) apply in one place. No
 // ttlSecondsAfterFinished: Argo CD and Flux would re-create a deleted Job and
 // run it again.
-local k8s = import 'k8s.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
 
 {
   // spec: the Job spec (template, backoffLimit, completions...). workloadLabels

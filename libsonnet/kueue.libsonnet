@@ -19,8 +19,8 @@
 // (clusterObjects: true), which cover every resource the queued workloads
 // request with a quota that fits the largest of them, or the cluster's
 // ClusterQueue, whose covered resources the target names (covers).
-local chain = import 'stages/chain.libsonnet';
-local k8s = import 'k8s.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
 
 local amount = k8s.quantityAmount;
 local quantity = k8s.quantityText;

@@ -4,27 +4,27 @@
 // target to its files ("<stage-dir>/<kind>-<name>.yaml" -> object), the
 // diagnostics its profile raised (located by JSON pointer into the spec),
 // summary facts and the pod-name suffix of each runtime workload file.
-local gitops = import 'gitops.libsonnet';
-local platform = import 'platform.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local hf = import 'huggingface.libsonnet';
-local kueue = import 'kueue.libsonnet';
-local nemo2 = import 'nemo/nemo2.libsonnet';
-local pod = import 'stages/pod.libsonnet';
-local base = import 'stages/base.libsonnet';
-local chain = import 'stages/chain.libsonnet';
-local convert = import 'stages/convert.libsonnet';
-local dataPrep = import 'stages/data-prep.libsonnet';
-local evaluate = import 'stages/evaluate.libsonnet';
-local importModel = import 'stages/import-model.libsonnet';
-local mergeLora = import 'stages/merge-lora.libsonnet';
-local monitoring = import 'stages/monitoring.libsonnet';
-local ncclTest = import 'stages/nccl-test.libsonnet';
-local order = import 'stages/order.libsonnet';
-local serve = import 'stages/serve.libsonnet';
-local tensorrtLLM = import 'stages/tensorrt-llm.libsonnet';
-local train = import 'stages/train.libsonnet';
-local storage = import 'storage.libsonnet';
+local gitops = import 'nemoc/gitops.libsonnet';
+local platform = import 'nemoc/platform.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local hf = import 'nemoc/huggingface.libsonnet';
+local kueue = import 'nemoc/kueue.libsonnet';
+local nemo2 = import 'nemoc/nemo/nemo2.libsonnet';
+local pod = import 'nemoc/stages/pod.libsonnet';
+local base = import 'nemoc/stages/base.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local convert = import 'nemoc/stages/convert.libsonnet';
+local dataPrep = import 'nemoc/stages/data-prep.libsonnet';
+local evaluate = import 'nemoc/stages/evaluate.libsonnet';
+local importModel = import 'nemoc/stages/import-model.libsonnet';
+local mergeLora = import 'nemoc/stages/merge-lora.libsonnet';
+local monitoring = import 'nemoc/stages/monitoring.libsonnet';
+local ncclTest = import 'nemoc/stages/nccl-test.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local serve = import 'nemoc/stages/serve.libsonnet';
+local tensorrtLLM = import 'nemoc/stages/tensorrt-llm.libsonnet';
+local train = import 'nemoc/stages/train.libsonnet';
+local storage = import 'nemoc/storage.libsonnet';
 
 // Stage key (stages/order.libsonnet) -> its builder: files(ctx), summary(ctx).
 local builders = {

@@ -1,7 +1,7 @@
 // Where every stage reads and writes on shared storage: computed here and
 // nowhere else, so data preparation, training, evaluation, conversion, the
 // TensorRT-LLM build and Triton agree on every path.
-local chain = import 'stages/chain.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
 {
   // ctx.storage is the target's resolved storage (results and data volumes).
   resultsDir(ctx):: ctx.storage.results.mountPath + '/' + ctx.project + '/' + ctx.target.name,

@@ -16,10 +16,10 @@
 // git chart are built from their (OCI) repositories at sync time.
 // The reviewed table of releases, pins and images is platform_releases.json
 // (tests/platform/bundle_releases.py holds the bundle to it).
-local k8s = import 'k8s.libsonnet';
-local kueue = import 'kueue.libsonnet';
-local storage = import 'storage.libsonnet';
-local releases = (import 'platform_releases.json').components;
+local k8s = import 'nemoc/k8s.libsonnet';
+local kueue = import 'nemoc/kueue.libsonnet';
+local storage = import 'nemoc/storage.libsonnet';
+local releases = (import 'nemoc/platform_releases.json').components;
 
 {
   releases:: releases,

@@ -1,7 +1,7 @@
 // The profile contract. A profile is one file, profiles/<name>.libsonnet (or
 // <name>.libsonnet in a --jpath directory), that extends this object:
 //
-//   local profile = import 'profile.libsonnet';
+//   local profile = import 'nemoc/profile.libsonnet';
 //   profile + { name: 'my-cloud', description:: '...', ... }
 //
 // Everything nemoc knows about a cloud lives in that file: the target options
@@ -11,8 +11,8 @@
 //
 // The members without a default below are required: a profile lacking one
 // fails with an error naming each missing member (the assert).
-local kueue = import 'kueue.libsonnet';
-local storage = import 'storage.libsonnet';
+local kueue = import 'nemoc/kueue.libsonnet';
+local storage = import 'nemoc/storage.libsonnet';
 
 local required = {
   name: 'name: the profile name (the file name without .libsonnet)',

@@ -2,7 +2,7 @@
 // (or runtimes/<name>.libsonnet in a --jpath directory, named by a target's
 // `runtime`), that extends this object:
 //
-//   local runtime = import 'runtime.libsonnet';
+//   local runtime = import 'nemoc/runtime.libsonnet';
 //   runtime + { name: 'my-runtime', describe:: '...', workload:: {...}, objects(ctx, w):: [...] }
 //
 // It turns the training workload contract (w, built in stages/train.libsonnet)

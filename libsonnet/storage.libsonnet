@@ -2,7 +2,7 @@
 // A target's storage is {results, data, separateData}; each volume has one
 // backend. Pod volumes are always called "results" and "data" (valid names
 // whatever the bucket is called). Profiles say which backends they accept.
-local k8s = import 'k8s.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
 
 {
   backends: ['nfs', 'pvc', 'hostPath', 'fsxLustre', 's3', 'gcs'],

@@ -2,13 +2,13 @@
 // device plugin or GPU Operator, EFA through aws-efa-k8s-device-plugin
 // (vpc.amazonaws.com/efa), FSx for Lustre or Mountpoint for S3 storage, and
 // IAM roles for service accounts. Facts: awsome-distributed-training.
-local chain = import 'stages/chain.libsonnet';
-local fabrics = import 'fabrics.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local kueue = import 'kueue.libsonnet';
-local platform = import 'platform.libsonnet';
-local profile = import 'profile.libsonnet';
-local storage = import 'storage.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local fabrics = import 'nemoc/fabrics.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local kueue = import 'nemoc/kueue.libsonnet';
+local platform = import 'nemoc/platform.libsonnet';
+local profile = import 'nemoc/profile.libsonnet';
+local storage = import 'nemoc/storage.libsonnet';
 
 profile + {
   name: 'eks-efa',

@@ -2,13 +2,13 @@
 // GPUDirect RDMA over RoCE through the gIB NCCL plugin, Kueue admission with
 // Topology-Aware Scheduling, Cloud Storage FUSE and Workload Identity.
 // Facts: AI-Hypercomputer/gpu-recipes (A4 charts) and Cluster Toolkit gke-a4.
-local chain = import 'stages/chain.libsonnet';
-local fabrics = import 'fabrics.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local kueueLib = import 'kueue.libsonnet';
-local nemoVersions = import 'nemo/versions.libsonnet';
-local profile = import 'profile.libsonnet';
-local storage = import 'storage.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local fabrics = import 'nemoc/fabrics.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local kueueLib = import 'nemoc/kueue.libsonnet';
+local nemoVersions = import 'nemoc/nemo/versions.libsonnet';
+local profile = import 'nemoc/profile.libsonnet';
+local storage = import 'nemoc/storage.libsonnet';
 
 profile + {
   name: 'gke-a4',

@@ -2,12 +2,12 @@
 // NVIDIA Network Operator for InfiniBand/RoCE (GPUDirect RDMA through an
 // extended resource and Multus networks) and NFS or an existing PVC: the
 // setup of the NeMo Framework Launcher's Kubernetes support.
-local chain = import 'stages/chain.libsonnet';
-local fabrics = import 'fabrics.libsonnet';
-local kueue = import 'kueue.libsonnet';
-local platform = import 'platform.libsonnet';
-local profile = import 'profile.libsonnet';
-local storage = import 'storage.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local fabrics = import 'nemoc/fabrics.libsonnet';
+local kueue = import 'nemoc/kueue.libsonnet';
+local platform = import 'nemoc/platform.libsonnet';
+local profile = import 'nemoc/profile.libsonnet';
+local storage = import 'nemoc/storage.libsonnet';
 
 profile + {
   name: 'vanilla-k8s',

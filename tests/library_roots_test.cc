@@ -1,7 +1,10 @@
-// Library roots with an explicit precedence (issue #20 item 4): --jpath
-// directories are searched first, in the order given, then nemoc's built-in
-// libsonnet/ and profiles/; a --jpath file that replaces a built-in one is
-// used, and the build warns naming both.
+// Library roots with an explicit precedence (issue #20 item 4, the table in
+// docs/extending.md): nemoc's libraries are namespaced (imported as
+// 'nemoc/<path>'), so only a --jpath file at nemoc/<path> replaces one;
+// profiles and runtimes are found by name, --jpath directories first, in the
+// order given. A --jpath file that replaces a built-in one is used, and the
+// build warns naming both; a library of your own with a built-in's name
+// replaces nothing.
 #include <filesystem>
 #include <string>
 
@@ -57,11 +60,51 @@ TEST_F(LibraryRootsTest, AJpathFileThatReplacesABuiltInIsUsedAndNamed) {
                              "nemoc's built-in "))
       << patched.err;
   EXPECT_NE(std::string::npos, patched.err.find("/profiles/vanilla-k8s.libsonnet for every import")) << patched.err;
-  // A library below libsonnet/ is matched by its path there too.
-  scratch_.Write("lib2/stages/order.libsonnet", ReadFile(SourceDir() + "/libsonnet/stages/order.libsonnet"));
+  // A library of nemoc's is replaced at its namespaced path: here the stage
+  // order, with the training directory renamed.
+  std::string order = ReadFile(SourceDir() + "/libsonnet/stages/order.libsonnet");
+  ASSERT_NE(std::string::npos, order.find("'30-train'"));
+  scratch_.Write("lib2/nemoc/stages/order.libsonnet", Replace(order, "'30-train'", "'31-train'"));
   RunResult nested = RunNemoc({"build", "--jpath", scratch_.path() + "/lib2", "--out", scratch_.path() + "/nested", spec});
   ASSERT_EQ(0, nested.exit_code) << nested.err;
-  EXPECT_NE(std::string::npos, nested.err.find("stages/order.libsonnet replaces nemoc's built-in ")) << nested.err;
+  EXPECT_EQ("pytorchjob", Workload(scratch_.path() + "/nested/gpt-tp2/lab/31-train"));
+  EXPECT_NE(std::string::npos,
+            nested.err.find("nemoc/stages/order.libsonnet replaces nemoc's built-in " + SourceDir() +
+                            "/libsonnet/stages/order.libsonnet"))
+      << nested.err;
+}
+
+TEST_F(LibraryRootsTest, ALibraryOfYourOwnWithABuiltInsNameReplacesNothing) {
+  // Helpers that would break every build if nemoc's libraries imported them.
+  scratch_.Write("lib/k8s.libsonnet", "{ mine: 'from my k8s.libsonnet' }\n");
+  scratch_.Write("lib/stages/order.libsonnet", "error 'not nemoc\\'s stage order'\n");
+  // A profile of my own: extends the built-in one by its namespaced name and
+  // reads my k8s.libsonnet by the plain name.
+  scratch_.Write("lib/my-cloud.libsonnet",
+                 "(import 'nemoc/profiles/vanilla-k8s.libsonnet') + "
+                 "{ name: 'my-cloud', description:: (import 'k8s.libsonnet').mine }\n");
+  const std::string spec = Spec("my-cloud");
+  RunResult r = RunNemoc({"build", "--jpath", scratch_.path() + "/lib", "--out", scratch_.path() + "/out", spec});
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find("warning")) << r.err;
+  EXPECT_EQ("pytorchjob", Workload(scratch_.path() + "/out/gpt-tp2/lab/30-train"));  // nemoc's order
+  RunResult listed = RunNemoc({"profiles", "--jpath", scratch_.path() + "/lib", "-o", "json"});
+  ASSERT_EQ(0, listed.exit_code) << listed.err;
+  EXPECT_NE(std::string::npos, listed.out.find("from my k8s.libsonnet")) << listed.out;
+}
+
+TEST_F(LibraryRootsTest, ARuntimeWithABuiltInsNameReplacesItAndIsNamed) {
+  scratch_.Write("lib/runtimes/pytorchjob.libsonnet",
+                 "(import 'nemoc/runtimes/pytorchjob.libsonnet') + { describe:: 'patched PyTorchJob' }\n");
+  const std::string spec = Spec("vanilla-k8s");
+  RunResult r = RunNemoc({"build", "--jpath", scratch_.path() + "/lib", "--out", scratch_.path() + "/out", spec});
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos, ReadFile(scratch_.path() + "/out/gpt-tp2/lab/SUMMARY.md").find("patched PyTorchJob"));
+  EXPECT_EQ(1u, Count(r.err, "warning")) << r.err;
+  EXPECT_NE(std::string::npos,
+            r.err.find("runtimes/pytorchjob.libsonnet replaces nemoc's built-in " + SourceDir() +
+                       "/libsonnet/runtimes/pytorchjob.libsonnet"))
+      << r.err;
 }
 
 TEST_F(LibraryRootsTest, JpathDirectoriesAreSearchedInTheOrderGiven) {

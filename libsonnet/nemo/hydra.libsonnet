@@ -1,11 +1,11 @@
 // The NeMo 1.x Megatron-GPT Hydra config (run, trainer, exp_manager, model),
 // for megatron_gpt_pretraining.py and megatron_gpt_finetuning.py.
 // Section layout follows the gpu-recipes / NeMo launcher configs.
-local chain = import 'stages/chain.libsonnet';
-local loraModules = import 'nemo/lora_modules.libsonnet';
-local defaultsTable = import 'nemo/nemo1_defaults.json';
-local versions = import 'nemo/versions.libsonnet';
-local paths = import 'paths.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local loraModules = import 'nemoc/nemo/lora_modules.libsonnet';
+local defaultsTable = import 'nemoc/nemo/nemo1_defaults.json';
+local versions = import 'nemoc/nemo/versions.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
 
 // One table row as an overlay: "model.optim.lr" = v -> {model+: {optim+: {lr: v}}}.
 local overlay(path, i, value) =

@@ -4,10 +4,10 @@
 // NeMo recipe (llm.recipes.<model>.pretrain_recipe / finetune_recipe) and
 // sets every value the spec implies, nothing more; torchrun runs it as
 // `recipe.py --factory "recipe()" <overrides>` through NeMo-Run's CLI.
-local chain = import 'stages/chain.libsonnet';
-local loraModules = import 'nemo/lora_modules.libsonnet';
-local paths = import 'paths.libsonnet';
-local versions = import 'nemo/versions.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local loraModules = import 'nemoc/nemo/lora_modules.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
+local versions = import 'nemoc/nemo/versions.libsonnet';
 
 {
   moduleFile: 'recipe.py',

@@ -4,7 +4,7 @@
 // The same rule as compiler/framework_check.cc NemoRelease(): an NGC
 // .../nemo image tagged YY.MM[...], or a tag that embeds "nemoYY.MM"
 // (gpu-recipes' pytorch-gpu-nemo-nccl:nemo25.02-gib1.0.5-A4).
-local table = import 'nemo/versions.json';
+local table = import 'nemoc/nemo/versions.json';
 
 local isDigit(c) = c >= '0' && c <= '9';
 // "YY.MM" at the start of s when followed by no further digit.

@@ -1,10 +1,10 @@
 // An Indexed batch/v1 Job: `nodes` pods with stable hostnames <job>-<index>
 // under a headless Service of the same name; static torchrun rendezvous on
 // index 0. `restarts` (B14) is honoured per index, see restartPolicy() below.
-local job = import 'job.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local launch = import 'launch.libsonnet';
-local runtime = import 'runtime.libsonnet';
+local job = import 'nemoc/job.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local launch = import 'nemoc/launch.libsonnet';
+local runtime = import 'nemoc/runtime.libsonnet';
 
 runtime + {
   name: 'indexed-job',

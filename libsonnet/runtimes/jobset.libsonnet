@@ -2,9 +2,9 @@
 // indexed pods, restarted as a whole by failurePolicy. Static torchrun
 // rendezvous on pod 0, addressed through the JobSet controller's headless
 // Service in the spec's namespace (the upstream A4 chart hard-codes "default").
-local k8s = import 'k8s.libsonnet';
-local launch = import 'launch.libsonnet';
-local runtime = import 'runtime.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local launch = import 'nemoc/launch.libsonnet';
+local runtime = import 'nemoc/runtime.libsonnet';
 
 runtime + {
   name: 'jobset',

@@ -1,9 +1,9 @@
 // Kubeflow Training Operator PyTorchJob (kubeflow.org/v1): one Master and
 // nodes-1 Workers, one pod per node, torchrun with c10d rendezvous hosted
 // by the Master (the operator gives it the Service <job>-master-0).
-local k8s = import 'k8s.libsonnet';
-local launch = import 'launch.libsonnet';
-local runtime = import 'runtime.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local launch = import 'nemoc/launch.libsonnet';
+local runtime = import 'nemoc/runtime.libsonnet';
 
 runtime + {
   name: 'pytorchjob',

@@ -8,10 +8,10 @@
 // patch allows only env, volumeMounts and securityContext: GPUs and fabric
 // devices go to trainer.resourcesPerNode, and there is no way to add init
 // containers or host networking.
-local chain = import 'stages/chain.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local launch = import 'launch.libsonnet';
-local runtime = import 'runtime.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local launch = import 'nemoc/launch.libsonnet';
+local runtime = import 'nemoc/runtime.libsonnet';
 
 runtime + {
   name: 'trainjob',

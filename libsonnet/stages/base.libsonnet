@@ -2,9 +2,9 @@
 // from the queued workloads (LocalQueue; ResourceFlavor, ClusterQueue and
 // Topology with kueue.clusterObjects) join 00-base in nemoc.libsonnet, after
 // the workloads are built (kueue.libsonnet objects()).
-local k8s = import 'k8s.libsonnet';
-local order = import 'stages/order.libsonnet';
-local storage = import 'storage.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local storage = import 'nemoc/storage.libsonnet';
 
 {
   dir: order.dir.base,

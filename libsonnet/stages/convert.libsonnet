@@ -3,14 +3,14 @@
 // TensorRT-LLM build and for users who want the weights elsewhere. After a
 // NeMo 2 training run, its checkpoint directory -> HuggingFace with
 // llm.export_ckpt (nemo2 below).
-local hf = import 'huggingface.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local versions = import 'nemo/versions.libsonnet';
-local converterArgs = import 'nemo/converter_args.json';
-local paths = import 'paths.libsonnet';
-local order = import 'stages/order.libsonnet';
-local pod = import 'stages/pod.libsonnet';
-local nemo2Checkpoint = import 'stages/nemo2-checkpoint.libsonnet';
+local hf = import 'nemoc/huggingface.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local versions = import 'nemoc/nemo/versions.libsonnet';
+local converterArgs = import 'nemoc/nemo/converter_args.json';
+local paths = import 'nemoc/paths.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local pod = import 'nemoc/stages/pod.libsonnet';
+local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
 
 {
   dir: order.dir.convert,

@@ -2,11 +2,11 @@
 // (.bin/.idx) with NeMo's preprocess_data_for_megatron.py, as the NeMo
 // launcher's data preparation does. The output prefix comes from
 // paths.libsonnet, where training reads it (data: {fromDataPrep: true}).
-local hf = import 'huggingface.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local paths = import 'paths.libsonnet';
-local order = import 'stages/order.libsonnet';
-local pod = import 'stages/pod.libsonnet';
+local hf = import 'nemoc/huggingface.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local pod = import 'nemoc/stages/pod.libsonnet';
 
 {
   dir: order.dir.dataPrep,

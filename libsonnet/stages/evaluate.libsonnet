@@ -4,13 +4,13 @@
 // .nemo training saves at the end, or the stage's own `checkpoint`).
 // After a NeMo 2 train stage (no .nemo): the checkpoint directory served
 // in-framework and evaluated with llm.evaluate (nemo2 below).
-local hf = import 'huggingface.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local versions = import 'nemo/versions.libsonnet';
-local paths = import 'paths.libsonnet';
-local nemo2Checkpoint = import 'stages/nemo2-checkpoint.libsonnet';
-local order = import 'stages/order.libsonnet';
-local pod = import 'stages/pod.libsonnet';
+local hf = import 'nemoc/huggingface.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local versions = import 'nemoc/nemo/versions.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
+local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local pod = import 'nemoc/stages/pod.libsonnet';
 
 {
   dir: order.dir.evaluate,

@@ -2,13 +2,13 @@
 // the .nemo fine-tuning starts from, with NeMo's per-family converter
 // (libsonnet/models.json), before training. The output path comes from
 // paths.libsonnet, where the NeMo config's restore_from_path points.
-local chain = import 'stages/chain.libsonnet';
-local hf = import 'huggingface.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local paths = import 'paths.libsonnet';
-local order = import 'stages/order.libsonnet';
-local pod = import 'stages/pod.libsonnet';
-local versions = import 'nemo/versions.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local hf = import 'nemoc/huggingface.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local pod = import 'nemoc/stages/pod.libsonnet';
+local versions = import 'nemoc/nemo/versions.libsonnet';
 
 {
   dir: order.dir.importModel,

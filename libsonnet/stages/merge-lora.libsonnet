@@ -23,12 +23,12 @@
 //   - trainer.accelerator=cpu restores and merges on the CPU (the script's
 //     docstring: "use 'cpu' if model cannot fit in memory") and skips the
 //     one-prompt generation it otherwise runs as a check.
-local k8s = import 'k8s.libsonnet';
-local paths = import 'paths.libsonnet';
-local order = import 'stages/order.libsonnet';
-local pod = import 'stages/pod.libsonnet';
-local versions = import 'nemo/versions.libsonnet';
-local table = import 'nemo/merge_lora.json';
+local k8s = import 'nemoc/k8s.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local pod = import 'nemoc/stages/pod.libsonnet';
+local versions = import 'nemoc/nemo/versions.libsonnet';
+local table = import 'nemoc/nemo/merge_lora.json';
 
 {
   dir: order.dir.mergeLora,

@@ -5,11 +5,11 @@
 // through the GPU Operator's DCGM exporter, whose series carry the namespace
 // and pod of each GPU, in PrometheusRule alerts with the seeds' thresholds
 // (GPU utilisation > 80 %, GPU memory < 95 %, throughput that stalls).
-local k8s = import 'k8s.libsonnet';
-local order = import 'stages/order.libsonnet';
-local serve = import 'stages/serve.libsonnet';
-local chain = import 'stages/chain.libsonnet';
-local train = import 'stages/train.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local serve = import 'nemoc/stages/serve.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local train = import 'nemoc/stages/train.libsonnet';
 
 {
   dir: order.dir.monitoring,

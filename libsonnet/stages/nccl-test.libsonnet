@@ -7,11 +7,11 @@
 // between pods, which none of the training runtimes provide, and is not in
 // the NeMo image; this reports the same algbw/busbw (busbw = algbw × 2(n-1)/n)
 // and fails below minBusBandwidthGBps.
-local k8s = import 'k8s.libsonnet';
-local paths = import 'paths.libsonnet';
-local order = import 'stages/order.libsonnet';
-local chain = import 'stages/chain.libsonnet';
-local train = import 'stages/train.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local train = import 'nemoc/stages/train.libsonnet';
 
 {
   dir: order.dir.ncclTest,

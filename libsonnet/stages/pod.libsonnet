@@ -3,9 +3,9 @@
 // node selection, tolerations, storage and the Kueue queue; this file adds
 // the hardening every stage pod gets. Training and the NCCL preflight build
 // their pods in stages/train.libsonnet instead (multi-node fabric).
-local job = import 'job.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local kueue = import 'kueue.libsonnet';
+local job = import 'nemoc/job.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local kueue = import 'nemoc/kueue.libsonnet';
 
 {
   // NCCL inside one node and PyTorch data loaders need more than the 64Mi default.

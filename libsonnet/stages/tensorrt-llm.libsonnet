@@ -2,11 +2,11 @@
 // the TensorRT-LLM LLM API (seed 001's convert_to_trt.py): quantization,
 // batch and sequence limits, paged KV cache. The engine directory comes from
 // paths.libsonnet, where Triton's config.pbtxt points (gpt_model_path).
-local hf = import 'huggingface.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local paths = import 'paths.libsonnet';
-local order = import 'stages/order.libsonnet';
-local pod = import 'stages/pod.libsonnet';
+local hf = import 'nemoc/huggingface.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
+local pod = import 'nemoc/stages/pod.libsonnet';
 
 {
   dir: order.dir.tensorrtLLM,

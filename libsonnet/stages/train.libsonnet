@@ -3,15 +3,15 @@
 // workload objects and torchrun's rendezvous. Nothing here tests which cloud
 // it is. Every function builds the training stage chain.key(ctx) names
 // (stages/chain.libsonnet): spec.stages.train unless ctx.trainKey says pretrain.
-local chain = import 'stages/chain.libsonnet';
-local fabrics = import 'fabrics.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local hf = import 'huggingface.libsonnet';
-local kueue = import 'kueue.libsonnet';
-local hydra = import 'nemo/hydra.libsonnet';
-local nemo2 = import 'nemo/nemo2.libsonnet';
-local paths = import 'paths.libsonnet';
-local order = import 'stages/order.libsonnet';
+local chain = import 'nemoc/stages/chain.libsonnet';
+local fabrics = import 'nemoc/fabrics.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local hf = import 'nemoc/huggingface.libsonnet';
+local kueue = import 'nemoc/kueue.libsonnet';
+local hydra = import 'nemoc/nemo/hydra.libsonnet';
+local nemo2 = import 'nemoc/nemo/nemo2.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
+local order = import 'nemoc/stages/order.libsonnet';
 
 {
   // Output directory and app.kubernetes.io/component of the stage being built.

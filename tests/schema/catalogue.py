@@ -53,8 +53,12 @@ def profiles():
     expr = "{" + ", ".join("'%s': local x = import '%s.libsonnet'; {fields: std.objectFields(x.options), "
                            "instances: std.get(x, 'instances', {})}" % (p, p)
                            for p in names) + "}"
-    out = subprocess.run(["jsonnet", "-J", os.path.join(SRC, "libsonnet"), "-J", os.path.join(SRC, "profiles"),
-                          "-e", expr], check=True, capture_output=True, text=True).stdout
+    # nemoc's libraries import each other as 'nemoc/<path>': the jsonnet CLI
+    # finds them through a directory whose nemoc/ is libsonnet/.
+    with tempfile.TemporaryDirectory(prefix="nemoc-jpath-") as namespace:
+        os.symlink(os.path.join(SRC, "libsonnet"), os.path.join(namespace, "nemoc"))
+        out = subprocess.run(["jsonnet", "-J", os.path.join(SRC, "libsonnet"), "-J", os.path.join(SRC, "profiles"),
+                              "-J", namespace, "-e", expr], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 

@@ -2,7 +2,7 @@
 // docs/extending.md, built by tests/extending_test.cc. It uses every member
 // of the profile contract (libsonnet/profile.libsonnet); each has an effect
 // the test looks for.
-local profile = import 'profile.libsonnet';
+local profile = import 'nemoc/profile.libsonnet';
 
 profile + {
   // Identity: the file name without .libsonnet.

@@ -3,9 +3,9 @@
 // of the runtime contract (libsonnet/runtime.libsonnet): the workload runs as
 // a JobSet whose replicated job is "rank", with a launch ConfigMap applied
 // before it.
-local jobset = import 'runtimes/jobset.libsonnet';
-local k8s = import 'k8s.libsonnet';
-local runtime = import 'runtime.libsonnet';
+local jobset = import 'nemoc/runtimes/jobset.libsonnet';
+local k8s = import 'nemoc/k8s.libsonnet';
+local runtime = import 'nemoc/runtime.libsonnet';
 
 local asRanks = jobset + { replicatedJob: 'rank' };
 
