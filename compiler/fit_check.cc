@@ -48,22 +48,21 @@ const nlohmann::json* AcceleratorTable::Find(const std::string& name) const {
   return it == accelerators_.end() ? nullptr : &*it;
 }
 
-ParameterCount CountParameters(const nlohmann::json& a) {
-  const double h = a.value("hiddenSize", 0);
-  const double layers = a.value("numLayers", 0);
-  const double ffn = a.value("ffnHiddenSize", 0);
-  const double heads = a.value("numAttentionHeads", 1);
-  const double groups = a.value("numQueryGroups", heads);
-  const double vocab = a.value("vocabSize", 0);
-  const double experts = a.value("numExperts", 0);
-  const std::string activation = a.value("activation", "fast-swiglu");
-  const bool gated = activation == "fast-swiglu" || activation == "swiglu";
-  const double kv = h * groups / heads;
+ParameterCount CountParameters(const nlohmann::json& architecture) {
+  return CountParameters(ModelArchitecture::FromJson(architecture));
+}
+
+ParameterCount CountParameters(const ModelArchitecture& a) {
+  const double h = a.hidden_size;
+  const double layers = a.num_layers;
+  const double ffn = a.ffn_hidden_size;
+  const double experts = a.num_experts;
+  const double kv = h * a.num_query_groups / a.num_attention_heads;
   const double attention = h * (h + 2 * kv) + h * h;
-  const double mlp = (gated ? 3 : 2) * h * ffn;
+  const double mlp = (a.gated_mlp ? 3 : 2) * h * ffn;
   const double norms = 2 * h;
   ParameterCount count;
-  const double embeddings = vocab * h * (a.value("shareEmbeddings", false) ? 1 : 2);
+  const double embeddings = a.vocab_size * h * (a.share_embeddings ? 1 : 2);
   if (experts > 0) {
     count.expert = layers * experts * mlp;
     count.total = embeddings + layers * (attention + norms + h * experts) + count.expert + h;
@@ -73,8 +72,9 @@ ParameterCount CountParameters(const nlohmann::json& a) {
   return count;
 }
 
-MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json& architecture) {
+MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json& architecture_json) {
   const TrainSizes s = ComputeTrainSizes(train);
+  const ModelArchitecture architecture = ModelArchitecture::FromJson(architecture_json);
   const ParameterCount params = CountParameters(architecture);
   const double dense = params.total - params.expert;
   const double per_gpu = dense / (s.tensor * s.pipeline) +
@@ -104,19 +104,19 @@ MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json&
   // s·b·h·(10 + 24/t) without; the sequence is split by context parallelism.
   const double seq = train.value("seqLength", 4096) / static_cast<double>(s.context);
   const double micro = train["batch"].value("micro", 1);
-  const double h = architecture.value("hiddenSize", 0);
+  const double h = architecture.hidden_size;
   const bool sp = train.value("parallelism", nlohmann::json::object()).value("sequenceParallel", false);
   const double per_layer = sp ? 34 * seq * micro * h / s.tensor
                               : seq * micro * h * (10 + 24.0 / s.tensor);
   // 1F1B: the first stage holds min(PP, micro-batches) in flight for its
   // L/PP layers; interleaving adds (PP-1)/(PP·VPP).
-  const double layers = architecture.value("numLayers", 0);
+  const double layers = architecture.num_layers;
   const double global = train["batch"].value("global", 1);
   const double micro_batches = s.data_parallel > 0 ? global / (micro * s.data_parallel) : 1;
   const double in_flight = std::min<double>(s.pipeline, micro_batches);
   const double interleave =
       s.virtual_pipeline > 1 ? 1 + (s.pipeline - 1.0) / (s.pipeline * s.virtual_pipeline) : 1;
-  const double logits = 4 * seq * micro * architecture.value("vocabSize", 0) / s.tensor;
+  const double logits = 4 * seq * micro * architecture.vocab_size / s.tensor;
   e.activations_gb = (per_layer * layers / s.pipeline * in_flight * interleave + logits) / kGB;
   e.overhead_gb = kOverheadGB;
   e.total_gb = e.weights_gb + e.gradients_gb + e.optimizer_gb + e.activations_gb + e.overhead_gb;

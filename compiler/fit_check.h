@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "architecture.h"
 #include "diagnostic.h"
 #include "source_map.h"
 
@@ -34,7 +35,8 @@ struct ParameterCount {
   double total = 0;
   double expert = 0;  // the part that expert parallelism splits
 };
-ParameterCount CountParameters(const nlohmann::json& architecture);
+ParameterCount CountParameters(const ModelArchitecture& architecture);
+ParameterCount CountParameters(const nlohmann::json& architecture);  // ModelArchitecture::FromJson
 
 /// Bytes per GPU in decimal GB.
 struct MemoryEstimate {

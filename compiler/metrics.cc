@@ -1,5 +1,7 @@
 #include "metrics.h"
 
+#include "architecture.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -85,17 +87,17 @@ bool ParseDllogger(const std::string& text, const std::string& file, std::vector
   return ok;
 }
 
-double ModelFlopsPerSample(const nlohmann::json& a, int64_t seq_length) {
+double ModelFlopsPerSample(const nlohmann::json& architecture, int64_t seq_length) {
+  const ModelArchitecture a = ModelArchitecture::FromJson(architecture);
   const double s = static_cast<double>(seq_length);
-  const double layers = a.value("numLayers", 0);
-  const double h = a.value("hiddenSize", 0);
-  const double ffn = a.value("ffnHiddenSize", 0);
-  const double heads = a.value("numAttentionHeads", 1);
-  const double groups = a.value("numQueryGroups", heads);
-  const double vocab = a.value("vocabSize", 0);
-  const double top_k = a.contains("numExperts") ? a.value("moeTopK", 1) : 1;
-  const std::string activation = a.value("activation", "fast-swiglu");
-  const double mlp_matrices = activation == "fast-swiglu" || activation == "swiglu" ? 3 : 2;
+  const double layers = a.num_layers;
+  const double h = a.hidden_size;
+  const double ffn = a.ffn_hidden_size;
+  const double heads = a.num_attention_heads;
+  const double groups = a.num_query_groups;
+  const double vocab = a.vocab_size;
+  const double top_k = a.has_experts ? a.moe_top_k : 1;
+  const double mlp_matrices = a.gated_mlp ? 3 : 2;
   if (layers == 0 || h == 0) return 0;
   return s * layers * h * h *
          (12 + 12 * groups / heads + 6 * mlp_matrices * top_k * ffn / h + 12 * s / h +
