@@ -128,6 +128,16 @@ TEST_F(NegativeTest, UnknownFieldWithSuggestion) {
   Expect({"unknown-hint", spec, "did you mean 'gpusPerNode'?", {}});
 }
 
+TEST_F(NegativeTest, ATokenizerWithoutItsLibrary) {
+  // The libraries read tokenizer.library (data-prep, huggingface.libsonnet,
+  // nemo2.libsonnet): without it the expansion stopped in a library with
+  // "field does not exist: library" (found by the normalized-spec contract).
+  std::string spec = Replace(kBaseSpec, "    preset: llama2-7b\n",
+                             "    preset: llama2-7b\n    tokenizer: {type: meta-llama/Llama-2-7b-hf}\n");
+  Expect({"tokenizer-library", spec, At(spec, "tokenizer:") + "spec.model.tokenizer", {}});
+  Expect({"tokenizer-library-name", spec, "library", {}});
+}
+
 TEST_F(NegativeTest, WrongType) {
   std::string spec = Replace(kBaseSpec, "nodes: 2", "nodes: two");
   Expect({"type", spec,
