@@ -115,6 +115,7 @@ bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& spec
       }
       result.spec = CompiledSpec{};
       if (!loaded.attempted) compiler.Load(specs[i], &loaded);
+      compiler.Resolve(loaded);
       if (!compiler.Prepare(&loaded, &result.spec, &result.prepared, &result.diags, &result.sources)) {
         Done(&result);
         continue;

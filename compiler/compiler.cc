@@ -77,24 +77,39 @@ bool Compiler::Init(Diagnostics* diags) {
 void Compiler::IndexLibraries() {
   profile_files_ = ProfileFiles(data_, options_.jpaths);
   if (options_.jpaths.empty()) return;  // the schema holds the built-in profiles' options
+  for (const auto& [name, file] : ProfileFiles(data_, {})) builtin_profiles_.insert(name);
   user_runtime_files_ = UserRuntimeFiles(options_.jpaths);
+}
+
+void Compiler::Resolve(const LoadedSpec& loaded) const {
   // A --jpath profile (one whose name nemoc's profiles/ lacks) brings options
-  // the schema does not hold: what it says about itself is read now, once, so
-  // that Prepare evaluates nothing. A --jpath file that is not a profile (a
-  // helper library) is not one; a profile that fails to evaluate fails the
-  // specs that name it, with its error.
-  const std::map<std::string, std::string> builtin = ProfileFiles(data_, {});
-  std::unique_ptr<JsonnetExpander> expander;
-  for (const auto& [name, file] : profile_files_) {
-    if (builtin.count(name) != 0) continue;
-    if (expander == nullptr) expander = MakeExpander();
+  // the schema does not hold: what it says about itself is evaluated here,
+  // once per run and only when a spec names it (an unrelated profile of the
+  // directory, broken or costly, is never evaluated). Names after --set, as
+  // Prepare will see them; a spec that fails here is reported by Prepare.
+  if (options_.jpaths.empty() || !loaded.attempted || !loaded.ok) return;
+  Document with_sets;
+  const Document* doc = &loaded.doc;
+  if (!options_.sets.empty()) {
+    with_sets = loaded.doc;
+    Diagnostics ignored;
+    for (const auto& assignment : options_.sets) ApplySetOverride(assignment, &with_sets, &ignored);
+    doc = &with_sets;
+  }
+  const nlohmann::json::json_pointer targets_ptr("/spec/targets");
+  if (!doc->root.contains(targets_ptr) || !doc->root.at(targets_ptr).is_array()) return;
+  for (const auto& target : doc->root.at(targets_ptr)) {
+    if (!target.is_object() || !target.contains("profile") || !target["profile"].is_string()) continue;
+    const std::string name = target["profile"].get<std::string>();
+    if (builtin_profiles_.count(name) != 0 || profile_files_.count(name) == 0) continue;
+    std::lock_guard<std::mutex> lock(profiles_mu_);
+    if (profile_descriptions_.count(name) != 0) continue;
     ProfileDescription description;
-    bool is_profile = true;
     {
       EvalWatch watch("profile " + name);
-      description.ok = expander->DescribeProfile(name, &description.json, &description.diags, &is_profile);
+      description.ok =
+          MakeExpander()->DescribeProfile(name, &description.json, &description.diags, &description.is_profile);
     }
-    if (!is_profile) continue;
     profile_descriptions_.emplace(name, std::move(description));
   }
 }
@@ -206,22 +221,32 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   }
   bool ok = true;
   for (const auto& [name, file] : extra) {
-    auto described = profile_descriptions_.find(name);
-    if (described == profile_descriptions_.end()) {
-      // Not a profile (a helper library of a --jpath directory).
+    ProfileDescription described;
+    {
+      std::lock_guard<std::mutex> lock(profiles_mu_);
+      auto it = profile_descriptions_.find(name);
+      if (it == profile_descriptions_.end()) {
+        diags->Error("internal.profile", "profile " + name + " was not described before Prepare (Compiler::Resolve)");
+        ok = false;
+        continue;
+      }
+      described = it->second;
+    }
+    if (!described.is_profile) {
+      // A helper library of a --jpath directory.
       diags->Error("spec.unknown-profile", "profile " + name + ": " + DisplayPath(file) +
-                                               " does not extend profile.libsonnet, so it is not a profile",
+                                               " does not extend nemoc/profile.libsonnet, so it is not a profile",
                    {DisplayPath(file), 0, 0}, "docs/extending.md says what a profile file holds");
       ok = false;
       continue;
     }
-    diags->Append(described->second.diags);
-    if (!described->second.ok) {
+    diags->Append(described.diags);
+    if (!described.ok) {
       ok = false;
       continue;
     }
     std::string err;
-    if (!ComposeProfileOptions(name, described->second.json["options"], &schema, &err)) {
+    if (!ComposeProfileOptions(name, described.json["options"], &schema, &err)) {
       diags->Error("profile.options", "profile " + name + ": " + err, {DisplayPath(file), 0, 0},
                    "libsonnet/profile.libsonnet documents options: target field -> its JSON Schema");
       ok = false;
@@ -459,6 +484,7 @@ bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnosti
     Load(path, &loaded);
     preloaded = &loaded;
   }
+  Resolve(*preloaded);
   PreparedSpec prepared;
   if (!Prepare(preloaded, out, &prepared, diags, sources)) return false;
   return CompilePrepared(&prepared, out, diags, sources, expander);

@@ -6,10 +6,12 @@
 //   Init     (I/O, once)  the data directory's tables and the library roots: the
 //                         input schema, models.json, accelerators.json, the
 //                         output schemas, which profiles and runtimes exist,
-//                         what each --jpath profile says about itself
-//                         (profile.libsonnet), jpath.shadows-builtin.
+//                         jpath.shadows-builtin.
 //   Load     (I/O)        reads the spec through the FileReader (file_reader.h):
 //                         input.* and yaml.* (spec_loader.h), spec.stale-schema.
+//   Resolve  (Jsonnet)    what each --jpath profile the spec's targets name says
+//                         about itself (profile.libsonnet), once per run; a
+//                         profile no spec names is never evaluated.
 //   Prepare  (pure)       1. spec.secret (secret_scanner.h)  2. --set (set_override.h)
 //                         3. schema.* and spec.wrong-profile (schema_validator.h;
 //                            a --jpath profile's options composed in)
@@ -143,7 +145,11 @@ class Compiler {
   ///
   /// Load reads the spec (and a modeline's schema copy) through the reader.
   bool Load(const std::string& path, LoadedSpec* loaded) const;
-  /// Prepare takes the loaded spec (moved from `loaded`); it reads nothing.
+  /// Resolve describes the --jpath profiles the loaded spec's targets name
+  /// (after --set), each once per run, so that Prepare evaluates nothing.
+  void Resolve(const LoadedSpec& loaded) const;
+  /// Prepare takes the loaded, resolved spec (moved from `loaded`); it reads
+  /// nothing.
   bool Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prepared, Diagnostics* diags,
                SourceTexts* sources) const;
   bool CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagnostics* diags,
@@ -179,7 +185,7 @@ class Compiler {
   // profile its targets name that the schema does not hold (a profile found
   // through --jpath) composed in. Thread-safe; each set composed once.
   const InputSchema* InputSchemaForSpec(const Document& doc, Diagnostics* diags) const;
-  // Init: what the library roots hold.
+  // Init: what the library roots hold (file listings; nothing is evaluated).
   void IndexLibraries();
   // Whether --target selected target `name` (every target without --target).
   bool Selected(const std::string& name) const;
@@ -199,19 +205,22 @@ class Compiler {
   mutable std::string input_schema_error_;
   FileReader* reader_;
   std::string schema_text_;  // data_.schema()'s bytes (Init)
-  // What the library roots hold (Init): every profile file by name, the
-  // runtimes of --jpath directories, and what each --jpath profile the input
-  // schema lacks says about itself (its errors are appended to a spec's
-  // diagnostics when the spec names it).
+  // What the library roots hold (Init): every profile file by name, nemoc's
+  // own profiles (the schema holds their options), the runtimes of --jpath
+  // directories.
   std::map<std::string, std::string> profile_files_;
+  std::set<std::string> builtin_profiles_;
   std::map<std::string, std::string> user_runtime_files_;
+  // What each --jpath profile a spec names says about itself (Resolve); its
+  // errors are appended to the diagnostics of every spec that names it.
   struct ProfileDescription {
     bool ok = false;
+    bool is_profile = true;  // false: a helper library, not a profile
     nlohmann::json json;
     Diagnostics diags;
   };
-  std::map<std::string, ProfileDescription> profile_descriptions_;
-  mutable std::mutex profiles_mu_;  // composed_schemas_
+  mutable std::map<std::string, ProfileDescription> profile_descriptions_;
+  mutable std::mutex profiles_mu_;  // profile_descriptions_, composed_schemas_
   // Sorted profile names joined by ',' -> the schema with their options.
   mutable std::map<std::string, std::unique_ptr<InputSchema>> composed_schemas_;
   ModelCatalog catalog_;

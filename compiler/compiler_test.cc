@@ -75,6 +75,7 @@ TEST(CompilerStages, PrepareAndFinishReadNoFile) {
     // The spec, then the schema copy its modeline names (../schemas/project.schema.json).
     ASSERT_FALSE(reader.paths.empty());
     EXPECT_EQ(path, reader.paths[0]);
+    compiler.Resolve(loaded);
     reader.paths.clear();
     PreparedSpec prepared;
     CompiledSpec out;
@@ -92,6 +93,27 @@ TEST(CompilerStages, PrepareAndFinishReadNoFile) {
     }
   }
   EXPECT_GT(targets, 10u);
+}
+
+TEST(CompilerStages, AJpathProfileIsDescribedByResolveNotPrepare) {
+  // tests/extending: a profile and a runtime that exist only under --jpath.
+  RecordingReader reader;
+  CompileOptions options;
+  options.jpaths = {std::string(NEMOC_SOURCE_DIR) + "/tests/extending/jpath"};
+  Compiler compiler(SourceData(), options, &reader);
+  Diagnostics diags;
+  ASSERT_TRUE(compiler.Init(&diags));
+  LoadedSpec loaded;
+  ASSERT_TRUE(compiler.Load(std::string(NEMOC_SOURCE_DIR) + "/tests/extending/my-cloud.yaml", &loaded));
+  reader.paths.clear();
+  compiler.Resolve(loaded);
+  EXPECT_FALSE(reader.paths.empty()) << "Resolve reads the profile's libraries";
+  reader.paths.clear();
+  PreparedSpec prepared;
+  CompiledSpec out;
+  SourceTexts sources;
+  ASSERT_TRUE(compiler.Prepare(&loaded, &out, &prepared, &diags, &sources));
+  EXPECT_TRUE(reader.paths.empty()) << "Prepare read " << reader.paths.front();
 }
 
 TEST(CompilerStages, ASpecReadThroughTheReaderNeedNotBeOnDisk) {

@@ -45,6 +45,7 @@ class ContractsTest : public ::testing::Test {
     PreparedSpec prepared;
     CompiledSpec out;
     SourceTexts sources;
+    compiler.Resolve(loaded);
     EXPECT_TRUE(compiler.Prepare(&loaded, &out, &prepared, &diags, &sources));
     return prepared.normalized;
   }
@@ -89,6 +90,7 @@ TEST_F(ContractsTest, TheExpansionOfEverySpecKeepsItsContract) {
     CompiledSpec out;
     SourceTexts sources;
     Diagnostics spec_diags;
+    compiler.Resolve(loaded);
     ASSERT_TRUE(compiler.Prepare(&loaded, &out, &prepared, &spec_diags, &sources));
     std::map<std::string, TargetExpansion> expansions;
     EXPECT_TRUE(expander->Expand(prepared.normalized, prepared.doc, &expansions, &spec_diags,

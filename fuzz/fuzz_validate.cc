@@ -67,6 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   nemoc::PreparedSpec prepared;
   nemoc::Diagnostics diags;
   nemoc::SourceTexts sources;
+  data->compiler->Resolve(loaded);  // no --jpath: nothing to describe
   if (data->compiler->Prepare(&loaded, &out, &prepared, &diags, &sources)) {
     for (const auto& target : prepared.normalized["spec"]["targets"]) {
       const std::string name = target["name"].get<std::string>();

@@ -93,6 +93,25 @@ TEST_F(LibraryRootsTest, ALibraryOfYourOwnWithABuiltInsNameReplacesNothing) {
   EXPECT_NE(std::string::npos, listed.out.find("from my k8s.libsonnet")) << listed.out;
 }
 
+TEST_F(LibraryRootsTest, AProfileNoSpecNamesIsNeverEvaluated) {
+  // A directory of profiles: only those a spec names are evaluated (a broken
+  // or costly neighbour does not fail, slow down or bound the build).
+  scratch_.Write("lib/broken.libsonnet", "error 'never evaluate me'\n");
+  scratch_.Write("lib/my-cloud.libsonnet",
+                 "(import 'nemoc/profiles/vanilla-k8s.libsonnet') + { name: 'my-cloud', description:: 'mine' }\n");
+  for (const std::string profile : {"vanilla-k8s", "my-cloud"}) {
+    const std::string spec = Spec(profile);
+    RunResult r = RunNemoc({"build", "--jpath", scratch_.path() + "/lib", "--out", scratch_.path() + "/" + profile, spec});
+    EXPECT_EQ(0, r.exit_code) << profile << ": " << r.err;
+    EXPECT_EQ(std::string::npos, r.err.find("never evaluate me")) << r.err;
+  }
+  // Named, it is reported at its file.
+  RunResult broken = RunNemoc({"build", "--jpath", scratch_.path() + "/lib", "--out", scratch_.path() + "/b", Spec("broken")});
+  EXPECT_EQ(1, broken.exit_code) << broken.err;
+  EXPECT_NE(std::string::npos, broken.err.find(scratch_.path() + "/lib/broken.libsonnet:1:1: error: ")) << broken.err;
+  EXPECT_NE(std::string::npos, broken.err.find("never evaluate me")) << broken.err;
+}
+
 TEST_F(LibraryRootsTest, ARuntimeWithABuiltInsNameReplacesItAndIsNamed) {
   scratch_.Write("lib/runtimes/pytorchjob.libsonnet",
                  "(import 'nemoc/runtimes/pytorchjob.libsonnet') + { describe:: 'patched PyTorchJob' }\n");
