@@ -93,7 +93,7 @@ void Compiler::Resolve(const LoadedSpec& loaded) const {
   if (!options_.sets.empty()) {
     with_sets = loaded.doc;
     Diagnostics ignored;
-    for (const auto& assignment : options_.sets) ApplySetOverride(assignment, &with_sets, &ignored);
+    ApplySets(&with_sets, &ignored);
     doc = &with_sets;
   }
   const nlohmann::json::json_pointer targets_ptr("/spec/targets");
@@ -115,14 +115,12 @@ void Compiler::Resolve(const LoadedSpec& loaded) const {
 }
 
 void Compiler::WarnShadowedLibraries(Diagnostics* diags) const {
-  // The precedence (jsonnet_expander.cc ResolveImport): nemoc's libraries
-  // are imported as nemoc/<path>, so a --jpath file replaces one only at
-  // nemoc/<path> of its directory (a helper that happens to be called
-  // k8s.libsonnet replaces nothing); profiles and runtimes are found by name,
-  // --jpath directories first, so <name>.libsonnet and
-  // runtimes/<name>.libsonnet with a built-in's name replace it. Either may
-  // be meant (a patched profile) or not: the build says so, naming both.
+  // Which file replaces which is the expander's precedence
+  // (JsonnetExpander::BuiltinReplacedBy, docs/extending.md). Either may be
+  // meant (a patched profile) or not: the build says so, naming both.
   namespace fs = std::filesystem;
+  if (options_.jpaths.empty()) return;
+  const std::unique_ptr<JsonnetExpander> expander = MakeExpander();
   constexpr size_t kMaxEntries = 10000;  // a --jpath pointed at a huge tree is not walked forever
   for (const auto& jpath : options_.jpaths) {
     std::vector<std::pair<std::string, std::string>> shadows;  // --jpath file, built-in file
@@ -132,20 +130,8 @@ void Compiler::WarnShadowedLibraries(Diagnostics* diags) const {
          !ec && it != end && entries < kMaxEntries; it.increment(ec), ++entries) {
       std::error_code file_ec;
       if (!it->is_regular_file(file_ec)) continue;
-      const std::string rel = it->path().lexically_relative(jpath).string();
-      fs::path shadowed;
-      if (rel.rfind("nemoc/profiles/", 0) == 0) {
-        shadowed = fs::path(data_.profiles()) / rel.substr(15);
-      } else if (rel.rfind("nemoc/", 0) == 0) {
-        shadowed = fs::path(data_.libsonnet()) / rel.substr(6);
-      } else if (rel.rfind("runtimes/", 0) == 0) {
-        shadowed = fs::path(data_.libsonnet()) / rel;
-      } else if (rel.find('/') == std::string::npos) {
-        shadowed = fs::path(data_.profiles()) / rel;
-      }
-      if (!shadowed.empty() && fs::is_regular_file(shadowed, file_ec)) {
-        shadows.emplace_back(it->path().string(), shadowed.string());
-      }
+      const std::string builtin = expander->BuiltinReplacedBy(it->path().lexically_relative(jpath).string());
+      if (!builtin.empty()) shadows.emplace_back(it->path().string(), builtin);
     }
     std::sort(shadows.begin(), shadows.end());  // directory order is the file system's
     for (const auto& [mine, builtin] : shadows) {
@@ -312,6 +298,12 @@ const Document& PreparedSpec::DocFor(const std::string& name) const {
   return it != target_docs.end() ? it->second : doc;
 }
 
+bool Compiler::ApplySets(Document* doc, Diagnostics* diags) const {
+  bool ok = true;
+  for (const auto& assignment : options_.sets) ok = ApplySetOverride(assignment, doc, diags) && ok;
+  return ok;
+}
+
 bool Compiler::Selected(const std::string& name) const {
   return options_.only_targets.empty() ||
          std::find(options_.only_targets.begin(), options_.only_targets.end(), name) !=
@@ -338,9 +330,7 @@ bool Compiler::UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpan
   Document with_sets;
   if (!options_.sets.empty()) {
     with_sets = loaded->doc;  // CompileFile applies --set itself, after its checks
-    for (const auto& assignment : options_.sets) {
-      if (!ApplySetOverride(assignment, &with_sets, &ignored)) return false;
-    }
+    if (!ApplySets(&with_sets, &ignored)) return false;
   }
   const Document& doc = options_.sets.empty() ? loaded->doc : with_sets;
   const nlohmann::json& root = doc.root;
@@ -543,11 +533,7 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   }
   if (!clean) return false;
 
-  bool sets_ok = true;
-  for (const auto& assignment : options_.sets) {
-    sets_ok = ApplySetOverride(assignment, &doc, diags) && sets_ok;
-  }
-  if (!sets_ok) return false;
+  if (!ApplySets(&doc, diags)) return false;
   const InputSchema* input_schema = InputSchemaForSpec(doc, diags);
   if (input_schema == nullptr) return false;
   if (!input_schema->Validate(doc, yaml11_bools, diags)) {

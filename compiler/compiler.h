@@ -187,6 +187,9 @@ class Compiler {
   const InputSchema* InputSchemaForSpec(const Document& doc, Diagnostics* diags) const;
   // Init: what the library roots hold (file listings; nothing is evaluated).
   void IndexLibraries();
+  // This build's --set assignments applied to `doc`, every one (each problem
+  // reported in `diags`); false when any failed.
+  bool ApplySets(Document* doc, Diagnostics* diags) const;
   // Whether --target selected target `name` (every target without --target).
   bool Selected(const std::string& name) const;
   // A warning per --jpath file that replaces a built-in library or profile.

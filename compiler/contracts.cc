@@ -4,52 +4,10 @@
 #include <stdexcept>
 #include <vector>
 
-// valijson reports schema problems through throwRuntimeError(), which calls
-// abort() unless VALIJSON_USE_EXCEPTIONS is set. A damaged bundle must give a
-// diagnostic, not kill the compiler. The build defines VALIJSON_USE_EXCEPTIONS=1
-// for every translation unit (CMakeLists.txt); the fallback below only matters
-// for standalone builds of this file, where it is the only valijson user.
-#ifndef VALIJSON_USE_EXCEPTIONS
-#define VALIJSON_USE_EXCEPTIONS 1
-#endif
-
-// Keep our -Wall -Wextra -Werror build quiet about third-party code (GCC 12
-// also reports false "maybe-uninitialized" positives inside <regex>, which
-// valijson pulls in first, when sanitizers are on).
-#if defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wall"
-#pragma clang diagnostic ignored "-Wextra"
-#pragma clang diagnostic ignored "-Wshadow"
-#pragma clang diagnostic ignored "-Wconversion"
-#elif defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wunused-variable"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#pragma GCC diagnostic ignored "-Wrestrict"
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validation_results.hpp>
-#include <valijson/validator.hpp>
-#if defined(__clang__)
-#pragma clang diagnostic pop
-#elif defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+#include "valijson.h"
 
 #include "file_reader.h"
+#include "schema_validator.h"
 
 namespace nemoc {
 
@@ -79,19 +37,6 @@ bool LoadSchema(FileReader& reader, const std::string& path, Schema* schema, std
   return true;
 }
 
-// "<root> [spec] [targets] [0]" -> "/spec/targets/0".
-std::string Pointer(const std::vector<std::string>& context) {
-  std::string pointer;
-  for (const auto& step : context) {
-    if (step == "<root>") continue;
-    std::string s = step;
-    if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
-    if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
-    pointer += "/" + s;
-  }
-  return pointer.empty() ? "/" : pointer;
-}
-
 bool Check(const Schema& schema, const nlohmann::json& instance, const std::string& what, std::string* err) {
   valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::ValidationResults results;
@@ -108,7 +53,8 @@ bool Check(const Schema& schema, const nlohmann::json& instance, const std::stri
   size_t deepest = 0;
   std::vector<std::pair<size_t, std::string>> all;
   while (results.popError(error)) {
-    all.emplace_back(error.context.size(), Pointer(error.context) + ": " + error.description);
+    const std::string pointer = ContextToPointer(error.context);
+    all.emplace_back(error.context.size(), (pointer.empty() ? "/" : pointer) + ": " + error.description);
     deepest = std::max(deepest, error.context.size());
   }
   for (const auto& [depth, text] : all) {

@@ -111,6 +111,42 @@ JsonnetExpander::~JsonnetExpander() {
   if (vm_ != nullptr) jsonnet_destroy(vm_);
 }
 
+// Where nemoc/<below> is in the built-in roots: <below> in the first one
+// (libsonnet/), <path> in a later one called <dir> for below = <dir>/<path>
+// (profiles/).
+std::vector<std::string> JsonnetExpander::BuiltinCandidates(const std::string& below) const {
+  std::vector<std::string> candidates;
+  if (user_roots_ < roots_.size()) candidates.push_back((fs::path(roots_[user_roots_]) / below).string());
+  for (size_t i = user_roots_ + 1; i < roots_.size(); ++i) {
+    const std::string dir = fs::path(roots_[i]).parent_path().filename().string() + "/";
+    if (StartsWith(below, dir)) candidates.push_back((fs::path(roots_[i]) / below.substr(dir.size())).string());
+  }
+  return candidates;
+}
+
+std::string JsonnetExpander::BuiltinReplacedBy(const std::string& rel) const {
+  // What the same import finds when no --jpath directory has the file.
+  std::string below;
+  const fs::path path(rel);
+  const std::string stem = path.stem().string();
+  if (StartsWith(rel, kNamespace)) {
+    below = rel.substr(std::string(kNamespace).size());  // nemoc/<path>: always namespaced
+  } else if (path.extension() == ".libsonnet" && SafeLibraryName(stem) &&
+             path.parent_path() == "runtimes") {
+    below = rel;  // RuntimeImport: runtimes/<name>.libsonnet of a --jpath directory first
+  } else if (path.extension() == ".libsonnet" && SafeLibraryName(stem) && !path.has_parent_path() &&
+             profile_root_) {
+    below = "profiles/" + rel;  // ProfileImport: <name>.libsonnet of a --jpath directory first
+  } else {
+    return "";  // any other file is found only by imports of your own
+  }
+  for (const auto& candidate : BuiltinCandidates(below)) {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+  }
+  return "";
+}
+
 bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& rel,
                                     std::string* found, std::string* content,
                                     std::string* err) {
@@ -143,12 +179,8 @@ bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& 
     for (size_t i = 0; i < user_roots_ && i < roots_.size(); ++i) {
       candidates.push_back((fs::path(roots_[i]) / rel).string());
     }
-    const std::string below = rel.substr(std::string(kNamespace).size());
-    if (user_roots_ < roots_.size()) candidates.push_back((fs::path(roots_[user_roots_]) / below).string());
-    for (size_t i = user_roots_ + 1; i < roots_.size(); ++i) {
-      const std::string dir = fs::path(roots_[i]).parent_path().filename().string() + "/";
-      if (StartsWith(below, dir)) candidates.push_back((fs::path(roots_[i]) / below.substr(dir.size())).string());
-    }
+    const std::vector<std::string> builtin = BuiltinCandidates(rel.substr(std::string(kNamespace).size()));
+    candidates.insert(candidates.end(), builtin.begin(), builtin.end());
   } else {
     // Any other name: the importing file's directory first (when it is inside
     // a root), then the roots in order, --jpath ones first.

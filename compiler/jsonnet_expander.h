@@ -149,6 +149,13 @@ class JsonnetExpander {
   /// failure returns false with a message (exposed for tests).
   bool ResolveImport(const std::string& base, const std::string& rel,
                      std::string* found, std::string* content, std::string* err);
+  /// The built-in library a --jpath directory's file at `rel` (relative to
+  /// that directory) replaces for nemoc's own imports, by the precedence
+  /// ResolveImport and the entry apply (docs/extending.md): nemoc/<path>,
+  /// runtimes/<name>.libsonnet and a top-level <profile>.libsonnet; "" when it
+  /// replaces nothing.
+  std::string BuiltinReplacedBy(const std::string& rel) const;
+
 
  private:
   bool Evaluate(const std::string& params_json, const std::string& only_target, bool bundled,
@@ -171,6 +178,8 @@ class JsonnetExpander {
   // built-in runtime and those named, ending in `call`.
   std::string ProfileImport(const std::string& name) const;
   std::string RuntimeImport(const std::string& name) const;
+  // Where nemoc/<below> is in the built-in roots, in order.
+  std::vector<std::string> BuiltinCandidates(const std::string& below) const;
   bool EntrySnippet(const std::set<std::string>& profiles, const std::set<std::string>& runtimes,
                     const std::string& call, std::string* snippet, std::string* error) const;
   // The contracts' check (CheckContracts), before Collect.

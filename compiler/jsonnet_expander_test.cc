@@ -243,6 +243,55 @@ TEST_F(JsonnetExpanderTestResolve, RecordsEachImportedFileOnce) {
   EXPECT_EQ(sources, (SourceTexts{{DisplayPath(a), "'a'"}, {DisplayPath(b), "'b'"}}));
 }
 
+// BuiltinReplacedBy (the jpath.shadows-builtin warning) states the same
+// precedence as the imports nemoc makes: for every file of a --jpath
+// directory, the import nemoc uses for it finds that file, and without the
+// directory finds exactly the built-in BuiltinReplacedBy names.
+TEST_F(JsonnetExpanderTestResolve, BuiltinReplacedByAgreesWithTheImportsNemocMakes) {
+  const std::string lib = Mkdir("lib");
+  const std::string profiles = Mkdir("profiles");
+  const std::string user = Mkdir("user");
+  const std::string k8s = Write("lib/k8s.libsonnet", "'k8s'");
+  const std::string order = Write("lib/stages/order.libsonnet", "'order'");
+  const std::string runtime = Write("lib/runtimes/jobset.libsonnet", "'jobset'");
+  const std::string profile = Write("profiles/gke-a4.libsonnet", "'gke'");
+  struct Case {
+    std::string rel;      // the file in the --jpath directory
+    std::string import;   // the import nemoc makes that could find it
+    std::string builtin;  // what BuiltinReplacedBy must say
+  };
+  const std::vector<Case> cases = {
+      {"nemoc/k8s.libsonnet", "nemoc/k8s.libsonnet", k8s},
+      {"nemoc/stages/order.libsonnet", "nemoc/stages/order.libsonnet", order},
+      {"nemoc/profiles/gke-a4.libsonnet", "nemoc/profiles/gke-a4.libsonnet", profile},
+      {"runtimes/jobset.libsonnet", "runtimes/jobset.libsonnet", runtime},  // RuntimeImport
+      {"gke-a4.libsonnet", "gke-a4.libsonnet", profile},                    // ProfileImport
+      // Replace nothing: nemoc's libraries import each other as nemoc/<path>.
+      {"k8s.libsonnet", "nemoc/k8s.libsonnet", ""},
+      {"stages/order.libsonnet", "nemoc/stages/order.libsonnet", ""},
+      {"nemoc/mine.libsonnet", "nemoc/mine.libsonnet", ""},
+      {"runtimes/mine.libsonnet", "nemoc/runtimes/mine.libsonnet", ""},
+      {"notes.txt", "nemoc/notes.txt", ""},
+  };
+  for (const auto& c : cases) Write("user/" + c.rel, "'mine'");
+  JsonnetExpander with({user, lib, profiles}, 1);
+  JsonnetExpander without({lib, profiles}, 0);
+  for (const auto& c : cases) {
+    EXPECT_EQ(with.BuiltinReplacedBy(c.rel), c.builtin) << c.rel;
+    const Resolved mine = Resolve(&with, "", c.import);
+    const Resolved builtin = Resolve(&without, "", c.import);
+    if (c.builtin.empty()) {
+      EXPECT_TRUE(!mine.ok || mine.found != fs::canonical(fs::path(user) / c.rel).string() ||
+                  !builtin.ok)
+          << c.rel << " would replace " << builtin.found;
+    } else {
+      ASSERT_TRUE(mine.ok && builtin.ok) << c.rel << ": " << mine.err << builtin.err;
+      EXPECT_EQ(mine.found, fs::canonical(fs::path(user) / c.rel).string()) << c.rel;
+      EXPECT_EQ(builtin.found, c.builtin) << c.rel;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Expand
 

@@ -7,13 +7,7 @@
 #include <regex>
 #include <sstream>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validator.hpp>
-#pragma GCC diagnostic pop
+#include "valijson.h"
 
 #include "edit_distance.h"
 
@@ -60,6 +54,8 @@ std::string SchemaTypeName(const nlohmann::json& schema) {
   return out;
 }
 
+}  // namespace
+
 // valijson context ["<root>", "[spec]", "[targets]", "[0]"] -> "/spec/targets/0".
 std::string ContextToPointer(const std::vector<std::string>& context) {
   std::string pointer;
@@ -73,6 +69,8 @@ std::string ContextToPointer(const std::vector<std::string>& context) {
   }
   return pointer;
 }
+
+namespace {
 
 std::string Subject(const std::string& pointer) {
   std::string dotted = PointerToDotted(pointer);

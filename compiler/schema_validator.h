@@ -86,6 +86,10 @@ bool ComposeProfileOptions(const std::string& profile, const nlohmann::json& opt
 /// A short, single-line rendering of a JSON value for messages.
 std::string Excerpt(const nlohmann::json& value);
 
+/// valijson's error context ["<root>", "[spec]", "[targets]", "[0]"] as a JSON
+/// pointer ("/spec/targets/0"; "" for the root), each token escaped.
+std::string ContextToPointer(const std::vector<std::string>& context);
+
 }  // namespace nemoc
 
 #endif  // NEMOC_SCHEMA_VALIDATOR_H_
