@@ -5,10 +5,8 @@
 local chain = import 'nemoc/stages/chain.libsonnet';
 local fabrics = import 'nemoc/fabrics.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
-local kueue = import 'nemoc/kueue.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
 local profile = import 'nemoc/profile.libsonnet';
-local storage = import 'nemoc/storage.libsonnet';
 
 profile + {
   name: 'eks-efa',
@@ -110,25 +108,9 @@ profile + {
   // conversion, engine build, serving): the instance type's GPU nodes and
   // shared storage, no EFA devices.
   localPlacement(ctx)::
-    local pod = storage.pod(ctx);
-    {
-      annotations: {},
-      workloadLabels: kueue.workloadLabels(ctx),
-      // Kueue admits the workload by flipping suspend to false.
-      suspend: kueue.suspend(ctx),
-      resources: {},
-      capabilities: [],
-      privilegeReason: '',
-      privileged: false,
-      hostNetwork: false,
-      env: {},
+    $.placementDefaults(ctx) + {
       nodeSelector: { 'node.kubernetes.io/instance-type': ctx.target.instanceType } + ctx.target.nodeSelector,
       tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-      initContainers: [],
-      volumes: pod.volumes,
-      mounts: pod.mounts,
-      prologue: null,
-      fabric: 'none (single node)',
     },
 
   // Placement of multi-node workloads (training, NCCL preflight): the local

@@ -5,7 +5,6 @@
 local chain = import 'nemoc/stages/chain.libsonnet';
 local fabrics = import 'nemoc/fabrics.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
-local kueueLib = import 'nemoc/kueue.libsonnet';
 local nemoVersions = import 'nemoc/nemo/versions.libsonnet';
 local profile = import 'nemoc/profile.libsonnet';
 local storage = import 'nemoc/storage.libsonnet';
@@ -98,9 +97,8 @@ profile + {
   // Kueue queue (Jobs only; Deployments ignore workloadLabels and suspend),
   // no gIB fabric.
   localPlacement(ctx)::
-    local kueue = kueueOf(ctx.target);
     local pod = storage.pod(ctx);
-    {
+    $.placementDefaults(ctx) + {
       annotations: if pod.usesGcsFuse then {
         'gke-gcsfuse/volumes': 'true',
         // "0": no limit on the FUSE sidecar; training I/O must not be throttled.
@@ -108,25 +106,11 @@ profile + {
         'gke-gcsfuse/memory-limit': '0',
         'gke-gcsfuse/ephemeral-storage-limit': '0',
       } else {},
-      workloadLabels: kueueLib.workloadLabels(ctx),
-      // Kueue admits the workload by flipping suspend to false.
-      suspend: kueueLib.suspend(ctx),
-      resources: {},
-      capabilities: [],
-      privilegeReason: '',
-      privileged: false,
-      hostNetwork: false,
-      env: {},
       nodeSelector: { 'cloud.google.com/gke-accelerator': $.gkeAccelerator } + ctx.target.nodeSelector,
       tolerations: [
         { key: 'nvidia.com/gpu', operator: 'Exists' },
         { key: 'cloud.google.com/impending-node-termination', operator: 'Exists' },
       ],
-      initContainers: [],
-      volumes: pod.volumes,
-      mounts: pod.mounts,
-      prologue: null,
-      fabric: 'none (single node)',
     },
 
   // Placement of multi-node workloads (training, NCCL preflight): the local

@@ -4,10 +4,8 @@
 // setup of the NeMo Framework Launcher's Kubernetes support.
 local chain = import 'nemoc/stages/chain.libsonnet';
 local fabrics = import 'nemoc/fabrics.libsonnet';
-local kueue = import 'nemoc/kueue.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
 local profile = import 'nemoc/profile.libsonnet';
-local storage = import 'nemoc/storage.libsonnet';
 
 profile + {
   name: 'vanilla-k8s',
@@ -89,26 +87,9 @@ profile + {
   // conversion, engine build, serving): GPU nodes and shared storage, no
   // inter-node fabric.
   localPlacement(ctx)::
-    local pod = storage.pod(ctx);
-    {
-      annotations: {},
-      workloadLabels: kueue.workloadLabels(ctx),
-      // Kueue admits the workload by flipping suspend to false.
-      suspend: kueue.suspend(ctx),
-      resources: {},
-      capabilities: [],
-      privilegeReason: '',
-      privileged: false,
-      hostNetwork: false,
-      env: {},
-      nodeSelector: ctx.target.nodeSelector,
+    $.placementDefaults(ctx) + {
       // GPU Operator clusters commonly taint GPU nodes; tolerating it is harmless elsewhere.
       tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
-      initContainers: [],
-      volumes: pod.volumes,
-      mounts: pod.mounts,
-      prologue: null,
-      fabric: 'none (single node)',
     },
 
   // Placement of multi-node workloads (training, NCCL preflight): the local
