@@ -66,6 +66,12 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
     PrintDiagnostics(diags, compiler ? compiler->sources() : SourceTexts{});
     return code;
   };
+  if (options.stat && options.format != "text") {
+    // Said rather than ignored: --stat is a form of the text diff.
+    diags.Error("usage.diff-stat", "--stat applies to the text diff (-o text); -o json already gives each "
+                                   "file's added and removed lines, -o markdown summarises the changes");
+    return fail(kExitUsage);
+  }
   if (!MakeCompiler(flags, &compiler, &diags)) return fail(ExitCodeFor(diags));
   if (!CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs,
                   /*skip_up_to_date=*/true)) {

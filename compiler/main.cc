@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     diff->footer(kDiffHelp);
     diff_flags.Register(diff, /*with_out_dir=*/true);
     DiffFlags diff_options;
-    diff->add_flag("--stat", diff_options.stat, "Lines added and removed per file instead of the patch");
+    diff->add_flag("--stat", diff_options.stat, "Lines added and removed per file instead of the patch (text output only)");
     diff->add_option("-o,--output", diff_options.format,
                      "Output format: text (a unified diff), json (the changes, for scripts), or markdown "
                      "(a summary for a pull-request comment: stages, objects, changed facts)")

@@ -377,6 +377,23 @@ TEST_F(GitRepoTest, DiffSaysWhenAChangeReplacesTraining) {
   EXPECT_NE(r.err.find("replaces a running or finished training"), std::string::npos) << r.err;
 }
 
+// --stat is a form of the text diff: with -o json or -o markdown it is a
+// usage error, not silently dropped; with the text output it counts lines.
+TEST_F(GitRepoTest, DiffStatWithAnotherOutputFormatIsAUsageError) {
+  scratch_.Write("spec.yaml", kSpec);
+  ASSERT_EQ(Nemoc({"build", "--quiet", "spec.yaml"}).exit_code, 0);
+  scratch_.Write("spec.yaml", Replace(kSpec, "maxSteps: 10", "maxSteps: 20"));
+  for (const std::string format : {"json", "markdown"}) {
+    RunResult r = Nemoc({"diff", "--stat", "-o", format, "spec.yaml"});
+    EXPECT_EQ(r.exit_code, 2) << format << ": " << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find("--stat applies to the text diff"), std::string::npos) << format << ": " << r.out << r.err;
+  }
+  RunResult r = Nemoc({"diff", "--stat", "-o", "text", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("|"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("@@"), std::string::npos) << r.out;  // counts, not the patch
+}
+
 // E12: a commit step that cannot succeed is found before anything is written.
 TEST_F(GitRepoTest, CommitThatCannotSucceedWritesNothing) {
   scratch_.Write("spec.yaml", kSpec);
