@@ -231,6 +231,23 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
       ok = false;
       continue;
     }
+    // Its default runtime: a built-in one or one of a --jpath directory.
+    const nlohmann::json& default_runtime = described.json["defaultRuntime"];
+    const auto& builtin_runtimes = runtime_schema.value("enum", nlohmann::json::array());
+    if (!default_runtime.is_string() ||
+        (runtime_schema.contains("enum") &&
+         std::find(builtin_runtimes.begin(), builtin_runtimes.end(), default_runtime) == builtin_runtimes.end() &&
+         user_runtime_files_.count(default_runtime.get<std::string>()) == 0)) {
+      std::string known;
+      for (const auto& r : builtin_runtimes) known += (known.empty() ? "" : ", ") + (r.is_string() ? r.get<std::string>() : r.dump());
+      diags->Error("profile.runtime",
+                   "profile " + name + ": defaults.runtime " + default_runtime.dump() +
+                       " is neither a built-in runtime nor runtimes/<name>.libsonnet of a --jpath directory",
+                   {DisplayPath(file), 0, 0},
+                   "built-in runtimes: " + known);
+      ok = false;
+      continue;
+    }
     std::string err;
     if (!ComposeProfileOptions(name, described.json["options"], &schema, &err)) {
       diags->Error("profile.options", "profile " + name + ": " + err, {DisplayPath(file), 0, 0},
@@ -317,6 +334,15 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   auto expander = std::make_unique<JsonnetExpander>(roots, options_.jpaths.size(), reader_);
   expander->DumpEntriesTo(options_.dump_entry_dir);
   expander->CheckContracts(contracts_.get());
+  // A --jpath profile's default runtime, as Resolve described it: the
+  // expander brings a --jpath runtime into an evaluation only when needed.
+  expander->ProfileDefaultRuntime([this](const std::string& profile) {
+    std::lock_guard<std::mutex> lock(profiles_mu_);
+    auto it = profile_descriptions_.find(profile);
+    if (it == profile_descriptions_.end() || !it->second.json.is_object()) return std::string();
+    const auto runtime = it->second.json.find("defaultRuntime");
+    return runtime != it->second.json.end() && runtime->is_string() ? runtime->get<std::string>() : std::string();
+  });
   return expander;
 }
 

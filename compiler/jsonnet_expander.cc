@@ -457,21 +457,20 @@ bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
   return true;
 }
 
-namespace {
-
-// The profiles a normalized spec's targets name, and the runtimes they name
-// explicitly (a runtime of a --jpath directory is named by its target).
-void AddProfiles(const nlohmann::json& normalized, std::set<std::string>* profiles,
-                 std::set<std::string>* runtimes) {
+void JsonnetExpander::AddProfiles(const nlohmann::json& normalized, std::set<std::string>* profiles,
+                                  std::set<std::string>* runtimes) const {
   for (const auto& target : normalized["spec"]["targets"]) {
-    profiles->insert(target["profile"].get<std::string>());
+    const std::string profile = target["profile"].get<std::string>();
+    profiles->insert(profile);
     if (target.contains("runtime") && target["runtime"].is_string()) {
       runtimes->insert(target["runtime"].get<std::string>());
+    } else if (user_profiles_.count(profile) != 0 && default_runtime_) {
+      // A built-in profile runs a built-in runtime, which every evaluation has.
+      const std::string runtime = default_runtime_(profile);
+      if (user_runtimes_.count(runtime) != 0) runtimes->insert(runtime);
     }
   }
 }
-
-}  // namespace
 
 // How an entry imports runtime `name`: a --jpath directory's
 // runtimes/<name>.libsonnet when one has it (first, like profiles), else the

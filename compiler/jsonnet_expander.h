@@ -5,6 +5,7 @@
 #ifndef NEMOC_JSONNET_EXPANDER_H_
 #define NEMOC_JSONNET_EXPANDER_H_
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -58,7 +59,8 @@ class JsonnetExpander {
   /// then the built-in libsonnet/ and profiles/). Each must be a directory.
   /// The first `user_roots` are the --jpath ones: the runtimes/ directories
   /// of the others hold the built-in runtimes, which every evaluation gets
-  /// (a --jpath runtime only when a target names it). Library files are read
+  /// (a --jpath runtime only when a target names it, or a target without one
+  /// has a --jpath profile that runs it by default: ProfileDefaultRuntime). Library files are read
   /// through `reader` (nullptr: the file system; see file_reader.h).
   explicit JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots = 0,
                            FileReader* reader = nullptr);
@@ -73,6 +75,13 @@ class JsonnetExpander {
   /// spec it is given and the result the libraries return against the
   /// written contracts: a violation is an "internal.contract" error.
   void CheckContracts(const Contracts* contracts) { contracts_ = contracts; }
+  /// The runtime a --jpath profile runs by default ("" when not known): a
+  /// target without a runtime of its own then brings that runtime into the
+  /// evaluation when it is a --jpath one. Compiler answers from the
+  /// descriptions Resolve made.
+  void ProfileDefaultRuntime(std::function<std::string(const std::string& profile)> lookup) {
+    default_runtime_ = std::move(lookup);
+  }
 
   /// Evaluates libsonnet's entry point once for every target of `normalized`.
   /// Diagnostics returned by profiles (by JSON pointer) are located in `doc`.
@@ -178,6 +187,10 @@ class JsonnetExpander {
   // built-in runtime and those named, ending in `call`.
   std::string ProfileImport(const std::string& name) const;
   std::string RuntimeImport(const std::string& name) const;
+  // The profiles and runtimes the targets of `normalized` use (a target's
+  // runtime, or its --jpath profile's default --jpath runtime).
+  void AddProfiles(const nlohmann::json& normalized, std::set<std::string>* profiles,
+                   std::set<std::string>* runtimes) const;
   // Where nemoc/<below> is in the built-in roots, in order.
   std::vector<std::string> BuiltinCandidates(const std::string& below) const;
   bool EntrySnippet(const std::set<std::string>& profiles, const std::set<std::string>& runtimes,
@@ -195,6 +208,7 @@ class JsonnetExpander {
   size_t user_roots_ = 0;  // the first roots_ are the --jpath ones
   std::set<std::string> builtin_runtimes_;  // libsonnet/runtimes/<name>.libsonnet
   std::set<std::string> user_runtimes_;     // <--jpath>/runtimes/<name>.libsonnet
+  std::function<std::string(const std::string&)> default_runtime_;  // ProfileDefaultRuntime
   std::set<std::string> user_profiles_;     // <--jpath>/<name>.libsonnet (profiles or helpers)
   bool profile_root_ = false;               // a built-in root is profiles/ (nemoc/profiles/...)
   // Import candidate -> its canonical path ("" = not a regular file). The

@@ -49,8 +49,8 @@ local builders = {
   context(spec, profile, runtimes, target, index)::
     local runtime = if std.objectHasEx(target, 'runtime', false) then target.runtime else profile.defaults.runtime;
     local runtimeImpl = if std.objectHasEx(runtimes, runtime, false) then runtimes[runtime]
-    else error ('profile ' + profile.name + ' runs runtime ' + runtime + ' by default, which is not a built-in runtime: '
-                + 'name a runtime of your own on the target (spec.targets[].runtime)');
+    else error ('profile ' + profile.name + ' runs runtime ' + runtime + ' by default, which no library root has '
+                + '(nemoc checks a --jpath profile\'s default before expanding)');
     // What GitOps and the platform bundle read about every runtime's kinds
     // (runtime.libsonnet: workload.health, platform), with the core kinds'.
     // Two runtimes may emit one kind (a runtime of your own reusing JobSet),

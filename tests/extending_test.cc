@@ -192,6 +192,38 @@ TEST_F(ExtendingTest, AMissingMemberIsNamedAtTheFileThatLacksIt) {
   EXPECT_FALSE(fs::exists(Out()));
 }
 
+// A profile of your own may run a runtime of your own by default: a target
+// without a runtime brings it into the evaluation (JsonnetExpander::
+// AddProfiles asks the profile's description). A default no library root
+// has is a located error at the profile's file, before any expansion.
+TEST_F(ExtendingTest, AJpathProfileMayRunAJpathRuntimeByDefault) {
+  ScratchDir jpath;
+  for (const auto& [rel, text] : ReadAll(Jpath())) jpath.Write(rel, text);
+  const std::string profile = ReadFile(Jpath() + "/my-cloud.libsonnet");
+  ASSERT_NE(profile.find("defaults: { runtime: 'jobset' }"), std::string::npos);
+  jpath.Write("my-cloud.libsonnet", Replace(profile, "defaults: { runtime: 'jobset' }", "defaults: { runtime: 'my-runtime' }"));
+  const std::string spec = Replace(ReadFile(Spec()), "      runtime: my-runtime\n", "");
+  ASSERT_EQ(spec.find("runtime:"), std::string::npos) << spec;
+  const std::string path = scratch_.Write("my-cloud.yaml", spec);
+  RunResult r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string target : {"lab", "lab2"}) {
+    const std::string jobset = FileStartingWith(Out() + "/my-cloud-demo/" + target + "/30-train", "jobset-");
+    EXPECT_NE(jobset.find("- name: rank\n"), std::string::npos) << target << ":\n" << jobset;  // my-runtime's
+    EXPECT_NE(jobset.find("example.com/pod-sets: several"), std::string::npos) << target;
+  }
+
+  jpath.Write("my-cloud.libsonnet", Replace(profile, "defaults: { runtime: 'jobset' }", "defaults: { runtime: 'my-runtme' }"));
+  fs::remove_all(Out());
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(jpath.path() + "/my-cloud.libsonnet: error: profile my-cloud: defaults.runtime \"my-runtme\" is "
+                       "neither a built-in runtime nor runtimes/<name>.libsonnet of a --jpath directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(Out()));
+}
+
 TEST_F(ExtendingTest, InitAndProfilesKnowTheProfileOfYourOwn) {
   RunResult listed = RunNemoc({"profiles", "--jpath", Jpath()});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
