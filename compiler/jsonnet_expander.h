@@ -60,8 +60,9 @@ class JsonnetExpander {
   /// The first `user_roots` are the --jpath ones: the runtimes/ directories
   /// of the others hold the built-in runtimes, which every evaluation gets
   /// (a --jpath runtime only when a target names it, or a target without one
-  /// has a --jpath profile that runs it by default: ProfileDefaultRuntime). Library files are read
-  /// through `reader` (nullptr: the file system; see file_reader.h).
+  /// has a --jpath profile that runs it by default: ProfileDefaultRuntime).
+  /// Library files are read through `reader` (nullptr: the file system; see
+  /// file_reader.h).
   explicit JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots = 0,
                            FileReader* reader = nullptr);
   ~JsonnetExpander();
@@ -164,7 +165,6 @@ class JsonnetExpander {
   /// runtimes/<name>.libsonnet and a top-level <profile>.libsonnet; "" when it
   /// replaces nothing.
   std::string BuiltinReplacedBy(const std::string& rel) const;
-
 
  private:
   bool Evaluate(const std::string& params_json, const std::string& only_target, bool bundled,

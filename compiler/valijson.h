@@ -8,7 +8,7 @@
 // abort() unless VALIJSON_USE_EXCEPTIONS is set. A damaged bundle must give a
 // diagnostic, not kill the compiler. The build defines VALIJSON_USE_EXCEPTIONS=1
 // for every translation unit (CMakeLists.txt); the fallback below only matters
-// for standalone builds of this file, where it is the only valijson user.
+// when a file including this header is compiled outside that build.
 #ifndef VALIJSON_USE_EXCEPTIONS
 #define VALIJSON_USE_EXCEPTIONS 1
 #endif
