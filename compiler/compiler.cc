@@ -220,9 +220,9 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
     }
     if (!described.is_profile) {
       // A helper library of a --jpath directory.
-      diags->Error("spec.unknown-profile", "profile " + name + ": " + DisplayPath(file) +
+      diags->Error("spec.unknown-profile", "profile " + name + ": " + file +
                                                " does not extend nemoc/profile.libsonnet, so it is not a profile",
-                   {DisplayPath(file), 0, 0}, "docs/extending.md says what a profile file holds");
+                   {file, 0, 0}, "docs/extending.md says what a profile file holds");
       ok = false;
       continue;
     }
@@ -243,14 +243,14 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
       diags->Error("profile.runtime",
                    "profile " + name + ": defaults.runtime " + default_runtime.dump() +
                        " is neither a built-in runtime nor runtimes/<name>.libsonnet of a --jpath directory",
-                   {DisplayPath(file), 0, 0},
+                   {file, 0, 0},
                    "built-in runtimes: " + known);
       ok = false;
       continue;
     }
     std::string err;
     if (!ComposeProfileOptions(name, described.json["options"], &schema, &err)) {
-      diags->Error("profile.options", "profile " + name + ": " + err, {DisplayPath(file), 0, 0},
+      diags->Error("profile.options", "profile " + name + ": " + err, {file, 0, 0},
                    "libsonnet/profile.libsonnet documents options: target field -> its JSON Schema");
       ok = false;
     }

@@ -71,11 +71,11 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
 
 }  // namespace
 
-std::string DisplayPath(const std::string& path) {
-  std::error_code ec;
-  fs::path relative = fs::relative(path, fs::current_path(ec), ec);
-  if (!ec && !relative.empty() && relative.string().size() < path.size()) {
-    return relative.string();
+std::string JsonnetExpander::ShownPath(const std::string& path) const {
+  for (size_t i = 0; i < roots_.size(); ++i) {
+    if (StartsWith(path, roots_[i])) return shown_roots_[i] + path.substr(roots_[i].size());
+    // The root itself (an import error lists the roots searched).
+    if (path + "/" == roots_[i]) return shown_roots_[i];
   }
   return path;
 }
@@ -90,6 +90,9 @@ JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots, size_t 
     std::string s = canonical.string();
     if (s.back() != '/') s += '/';
     roots_.push_back(s);
+    std::string shown = fs::path(library_roots[i]).lexically_normal().string();
+    if (shown.empty() || shown.back() != '/') shown += '/';
+    shown_roots_.push_back(shown);
     // The built-in runtimes: those of the built-in roots; the runtimes of
     // your own: those of the --jpath ones.
     if (i < user_roots) {
@@ -238,7 +241,7 @@ bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& 
     return true;
   }
   std::string searched;
-  for (const auto& root : roots_) searched += (searched.empty() ? "" : ", ") + DisplayPath(root);
+  for (const auto& root : roots_) searched += (searched.empty() ? "" : ", ") + ShownPath(root);
   *err = "import '" + rel + "' not found in the library roots (" + searched + ")";
   return false;
 }
@@ -658,7 +661,7 @@ void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::st
   std::string message = first;
   std::smatch m;
   if (std::regex_match(first, m, static_error)) {
-    location = {DisplayPath(m[1]), std::stoi(m[2]), std::stoi(m[3])};
+    location = {ShownPath(m[1]), std::stoi(m[2]), std::stoi(m[3])};
     message = m[4];
   } else {
     if (StartsWith(message, "RUNTIME ERROR: ")) message = message.substr(15);
@@ -669,7 +672,7 @@ void JsonnetExpander::ReportJsonnetError(const std::string& error, const std::st
       bool in_root = false;
       for (const auto& root : roots_) in_root = in_root || StartsWith(file, root);
       if (!in_root) continue;
-      location = {DisplayPath(file), std::stoi(m[2]), std::stoi(m[3])};
+      location = {ShownPath(file), std::stoi(m[2]), std::stoi(m[3])};
       break;
     }
   }
@@ -697,7 +700,7 @@ bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* o
   // The profile's file, as the entry snippet's import found it.
   Location file;
   for (const auto& call : import_calls_) {
-    if (file.file.empty() && call.rel == name + ".libsonnet") file = {DisplayPath(call.found), 1, 1};
+    if (file.file.empty() && call.rel == name + ".libsonnet") file = {ShownPath(call.found), 1, 1};
   }
   if (!evaluated) {
     Diagnostics raised;
@@ -962,7 +965,7 @@ bool JsonnetExpander::RootPath(const std::string& key, std::string* path) const 
 
 SourceTexts JsonnetExpander::LibrarySources() const {
   SourceTexts sources;
-  for (const auto& f : imported_) sources[DisplayPath(f.path)] = f.content;
+  for (const auto& f : imported_) sources[ShownPath(f.path)] = f.content;
   return sources;
 }
 

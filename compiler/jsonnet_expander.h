@@ -145,8 +145,15 @@ class JsonnetExpander {
     imported_.clear();
     import_calls_.clear();
   }
-  /// Library sources by display path, to quote lines in diagnostics.
+  /// Library sources by shown path (ShownPath), to quote lines in diagnostics.
   SourceTexts LibrarySources() const;
+  /// How a diagnostic names a library file: the one rule for paths nemoc
+  /// prints (README "How paths are shown"). A file inside a library root is
+  /// its root as the caller named it (the --jpath argument, nemoc's absolute
+  /// data directory) joined with its path below that root, whatever the
+  /// working directory and wherever symlinks point; any other path is
+  /// printed as it is.
+  std::string ShownPath(const std::string& path) const;
 
   /// Machine-independent name of a file or directory inside a library root:
   /// "<root index>:<path below the root>" ("-" for ""). False when `path` is
@@ -205,6 +212,9 @@ class JsonnetExpander {
   FileReader* reader_;
   const Contracts* contracts_ = nullptr;
   std::vector<std::string> roots_;  // canonical, with trailing '/'
+  // roots_[i] as the caller named it (a --jpath argument, nemoc's data
+  // directory), lexically normal, with trailing '/': what ShownPath prints.
+  std::vector<std::string> shown_roots_;
   size_t user_roots_ = 0;  // the first roots_ are the --jpath ones
   std::set<std::string> builtin_runtimes_;  // libsonnet/runtimes/<name>.libsonnet
   std::set<std::string> user_runtimes_;     // <--jpath>/runtimes/<name>.libsonnet
@@ -221,9 +231,6 @@ class JsonnetExpander {
   bool bundled_ = false;
 };
 
-/// Display form of a library path (relative to the working directory when
-/// that is shorter).
-std::string DisplayPath(const std::string& path);
 
 /// A profile or runtime name nemoc splices into an import: only names the
 /// schema's profile field allows (a lowercase letter, then lowercase letters,
