@@ -3,7 +3,7 @@
 # rebuilt nemoc with different code never trusts trees an older one made.
 # Run as: cmake -DSRC=<source dir> -DOUT=<header> -P source_digest.cmake
 file(GLOB files "${SRC}/compiler/*.cc" "${SRC}/compiler/*.h")
-list(FILTER files EXCLUDE REGEX "_test\\.cc$")
+list(FILTER files EXCLUDE REGEX "_(perf)?test\\.cc$")
 list(SORT files)
 set(all "")
 foreach(f IN LISTS files)

@@ -3,10 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -784,88 +782,21 @@ TEST(SecretScannerTree, CleanTreeReturnsTrueAndAddsNothing) {
   EXPECT_TRUE(diags.empty());
 }
 
-// ---------------------------------------------------------------------------
-// Speed: the scanner runs on every generated file.
-
-// Wall-clock and CPU time of one scan (CI machines are often busy: the CPU
-// time is what the scanner costs, the bound is checked on the smaller).
-struct Timing {
-  double wall_ms;
-  double cpu_ms;
-  double best() const { return std::min(wall_ms, cpu_ms); }
-};
-
-Timing TimeScan(const std::string& text, size_t* count) {
-  const std::clock_t cpu_start = std::clock();
-  const auto start = std::chrono::steady_clock::now();
-  *count = FindSecrets(text).size();
-  const auto end = std::chrono::steady_clock::now();
-  const std::clock_t cpu_end = std::clock();
-  return {std::chrono::duration<double, std::milli>(end - start).count(),
-          1000.0 * static_cast<double>(cpu_end - cpu_start) / CLOCKS_PER_SEC};
-}
-
-TEST(SecretScannerSpeed, OneMebibyteOfRandomText) {
-  constexpr size_t kSize = 1 << 20;
-  std::string text;
-  text.reserve(kSize);
-  uint64_t x = 42;
-  while (text.size() < kSize) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    const uint32_t r = static_cast<uint32_t>(x >> 33);
-    text += (r % 61 == 0) ? '\n' : static_cast<char>(' ' + r % 95);
+// The generated trees the scanner reads on every build are clean: no finding
+// in the committed output of an example (its speed is a perftest).
+TEST(SecretScannerTree, GeneratedYamlAndSummaryHaveNoFindings) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(NEMOC_SOURCE_DIR) / "out/llama2-70b-sft/onprem")) {
+    if (entry.is_regular_file()) files.push_back(entry.path());
   }
-  size_t count = 0;
-  TimeScan(text, &count);  // warm up
-  const Timing t = TimeScan(text, &count);
-  std::printf("[ timing   ] 1 MiB of random printable text: %.2f ms (CPU %.2f ms), %zu findings\n",
-              t.wall_ms, t.cpu_ms, count);
-  EXPECT_LT(t.best(), 500.0);
-}
-
-TEST(SecretScannerSpeed, OneMebibyteOfGeneratedYaml) {
-  std::string sample;
-  for (const char* file : {"out/llama2-70b-sft/onprem/00-base/configmap-llama2-70b-sft-train-config.yaml",
-                           "out/llama2-70b-sft/onprem/30-train/pytorchjob-llama2-70b-sft-train.yaml",
-                           "out/llama2-70b-sft/onprem/SUMMARY.md"}) {
-    std::ifstream in(fs::path(NEMOC_SOURCE_DIR) / file, std::ios::binary);
+  std::sort(files.begin(), files.end());
+  ASSERT_GT(files.size(), 5u);
+  for (const fs::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
     std::ostringstream bytes;
     bytes << in.rdbuf();
-    sample += bytes.str();
-  }
-  ASSERT_FALSE(sample.empty());
-  std::string text;
-  while (text.size() < (1u << 20)) text += sample;
-  size_t count = 0;
-  TimeScan(text, &count);
-  const Timing t = TimeScan(text, &count);
-  std::printf("[ timing   ] %zu bytes of generated YAML/Markdown: %.2f ms (CPU %.2f ms), %zu findings\n",
-              text.size(), t.wall_ms, t.cpu_ms, count);
-  EXPECT_EQ(count, 0u);
-  EXPECT_LT(t.best(), 500.0);
-}
-
-TEST(SecretScannerSpeed, AdversarialInputsStayLinear) {
-  const std::string ngc = "nvapi-" + Fake(kUrlSafeChars, 64, 1);
-  const std::vector<std::pair<std::string, std::string>> patterns = {
-      {"repeated nvapi- prefixes", "nvapi-"},
-      {"repeated eyJ runs", "eyJ-"},
-      {"one long line of password keys", "password: \"x password: "},
-      {"env value keys on one line", "{name: A, value: b} "},
-      {"colons", ":"},
-      {"private key headers", "-----BEGIN PRIVATE KEY-----"},
-      {"url authorities", "a://b:c"},
-      {"bearer", "bearer "},
-      {"repeated keys", ngc + " "},
-  };
-  for (const auto& [name, unit] : patterns) {
-    std::string text;
-    while (text.size() < (1u << 20)) text += unit;
-    size_t count = 0;
-    const Timing t = TimeScan(text, &count);
-    std::printf("[ timing   ] 1 MiB of %s: %.2f ms (CPU %.2f ms), %zu findings\n", name.c_str(),
-                t.wall_ms, t.cpu_ms, count);
-    EXPECT_LT(t.best(), 1000.0) << name;
+    ASSERT_FALSE(bytes.str().empty()) << file;
+    EXPECT_TRUE(FindSecrets(bytes.str()).empty()) << file;
   }
 }
 

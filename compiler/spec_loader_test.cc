@@ -427,7 +427,9 @@ TEST(SpecLoaderErrors, UndefinedAliasIsASyntaxError) {
   EXPECT_EQ(Found(Load("a: *nope\n").diags), (Codes{"yaml.syntax@1:4"}));
 }
 
-TEST(SpecLoaderErrors, BillionLaughsIsRejectedQuickly) {
+// Refused without expanding the aliases: five located errors and a summary,
+// never 9^9 nodes (how long it takes is spec_loader_perftest.cc's).
+TEST(SpecLoaderErrors, BillionLaughsIsRefusedWithoutExpandingIt) {
   std::string text = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
   for (char c = 'b'; c <= 'i'; ++c) {
     std::string prev(1, static_cast<char>(c - 1));
@@ -436,10 +438,7 @@ TEST(SpecLoaderErrors, BillionLaughsIsRejectedQuickly) {
     text += "]\n";
   }
   text += "j: [*i,*i,*i,*i,*i,*i,*i,*i,*i]\n";
-  auto start = std::chrono::steady_clock::now();
   Loaded l = Load(text);
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(elapsed, std::chrono::milliseconds(100));
   EXPECT_FALSE(l.ok);
   ASSERT_FALSE(l.diags.items().empty());
   EXPECT_EQ(Found(l.diags)[0], "yaml.alias@2:8");

@@ -1,0 +1,34 @@
+// Speed of the spec loader on hostile YAML. A perftest (see
+// secret_scanner_perftest.cc): bench/run --quick runs it; ctest never does.
+#include "spec_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace nemoc {
+namespace {
+
+// Nine levels of nine aliases each (9^9 nodes if expanded): refused, quickly.
+TEST(SpecLoaderPerf, BillionLaughsIsRejectedQuickly) {
+  std::string text = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    std::string prev(1, static_cast<char>(c - 1));
+    text += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) text += (i ? ",*" : "*") + prev;
+    text += "]\n";
+  }
+  text += "j: [*i,*i,*i,*i,*i,*i,*i,*i,*i]\n";
+  Document doc;
+  Diagnostics diags;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(LoadSpecText("spec.yaml", text, &doc, &diags, {}, nullptr));
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::printf("[ timing   ] billion laughs refused in %.2f ms\n", ms);
+  EXPECT_LT(ms, 100.0);
+}
+
+}  // namespace
+}  // namespace nemoc
