@@ -30,7 +30,7 @@ bool BundlePresent() {
 }
 
 // Messages of all diagnostics, one per line, for failure output and checks.
-std::string Messages(const Diagnostics& d) {
+std::string SchemaMessages(const Diagnostics& d) {
   std::string out;
   for (const Diagnostic& x : d.items()) {
     out += std::string(SeverityName(x.severity)) + " [" + x.code + "] " +
@@ -124,7 +124,7 @@ class KubeSchemasTest : public ::testing::Test {
   Diagnostics Check(const json& object) {
     Diagnostics d;
     bool ok = schemas_->Validate(object, kFile, &d);
-    EXPECT_EQ(ok, d.empty()) << Messages(d);
+    EXPECT_EQ(ok, d.empty()) << SchemaMessages(d);
     for (const Diagnostic& x : d.items()) EXPECT_EQ(x.location.file, kFile);
     return d;
   }
@@ -135,7 +135,7 @@ class KubeSchemasTest : public ::testing::Test {
 TEST_F(KubeSchemasTest, ValidObjectsPass) {
   for (const json& obj : {ConfigMap(), Namespace(), PyTorchJob(), Job(), Deployment()}) {
     Diagnostics d = Check(obj);
-    EXPECT_TRUE(d.empty()) << obj["kind"] << ":\n" << Messages(d);
+    EXPECT_TRUE(d.empty()) << obj["kind"] << ":\n" << SchemaMessages(d);
   }
 }
 
@@ -148,11 +148,11 @@ TEST_F(KubeSchemasTest, PropertyNamedDescriptionIsKept) {
              {"value", 1000},
              {"description", "for training jobs"}};
   Diagnostics d = Check(pc);
-  EXPECT_TRUE(d.empty()) << Messages(d);
+  EXPECT_TRUE(d.empty()) << SchemaMessages(d);
 
   pc["descripton"] = "typo";
   d = Check(pc);
-  ASSERT_EQ(d.error_count(), 1u) << Messages(d);
+  ASSERT_EQ(d.error_count(), 1u) << SchemaMessages(d);
   EXPECT_NE(d.items()[0].message.find("\"descripton\""), std::string::npos);
   EXPECT_EQ(d.items()[0].hint, "did you mean \"description\"?");
 }
@@ -161,7 +161,7 @@ TEST_F(KubeSchemasTest, UnknownFieldNamesPathAndField) {
   json cm = ConfigMap("cfg");
   cm["metadata"]["lables"] = {{"a", "b"}};
   Diagnostics d = Check(cm);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   const Diagnostic& e = d.items()[0];
   EXPECT_EQ(e.severity, Severity::kError);
   EXPECT_EQ(e.code, "output.schema");
@@ -174,7 +174,7 @@ TEST_F(KubeSchemasTest, AllUnknownFieldsOfAnObjectAreListed) {
   cm["metadata"]["lables"] = {{"a", "b"}};
   cm["metadata"]["namspace"] = "ml";
   Diagnostics d = Check(cm);
-  std::string all = Messages(d);
+  std::string all = SchemaMessages(d);
   EXPECT_EQ(d.error_count(), 2u) << all;
   EXPECT_NE(all.find("unknown field \"lables\""), std::string::npos) << all;
   EXPECT_NE(all.find("unknown field \"namspace\""), std::string::npos) << all;
@@ -184,7 +184,7 @@ TEST_F(KubeSchemasTest, UnknownRootField) {
   json cm = ConfigMap("cfg");
   cm["spec"] = json::object();
   Diagnostics d = Check(cm);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].message, "ConfigMap cfg: unknown field \"spec\"");
 }
 
@@ -192,7 +192,7 @@ TEST_F(KubeSchemasTest, WrongType) {
   json dep = Deployment();
   dep["spec"]["replicas"] = "2";
   Diagnostics d = Check(dep);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].code, "output.schema");
   EXPECT_EQ(d.items()[0].message,
             "Deployment serve: spec.replicas: expected integer, got string \"2\"");
@@ -202,7 +202,7 @@ TEST_F(KubeSchemasTest, MissingRequired) {
   json job = Job();
   job["spec"]["template"]["spec"].erase("containers");
   Diagnostics d = Check(job);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].message,
             "Job prep: spec.template.spec: Missing required property 'containers'.");
 }
@@ -212,7 +212,7 @@ TEST_F(KubeSchemasTest, NestedErrorInPyTorchJobHasReadablePath) {
   job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
      ["resources"]["limits"]["nvidia.com/gpu"] = true;
   Diagnostics d = Check(job);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].message,
             "PyTorchJob x: spec.pytorchReplicaSpecs.Worker.template.spec."
             "containers[0].resources.limits[\"nvidia.com/gpu\"]: expected integer "
@@ -225,11 +225,11 @@ TEST_F(KubeSchemasTest, EnumViolation) {
              {"metadata", {{"name", "q"}, {"namespace", "ml"}}},
              {"spec", {{"clusterQueue", "cq"}, {"stopPolicy", "Hold"}}}};
   Diagnostics d = Check(lq);
-  EXPECT_TRUE(d.empty()) << Messages(d);
+  EXPECT_TRUE(d.empty()) << SchemaMessages(d);
 
   lq["spec"]["stopPolicy"] = "Sometimes";
   d = Check(lq);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].message,
             "LocalQueue q: spec.stopPolicy: value not allowed: string \"Sometimes\"; "
             "expected \"None\", \"Hold\" or \"HoldAndDrain\"");
@@ -240,7 +240,7 @@ TEST_F(KubeSchemasTest, UnknownKind) {
               {"kind", "Foo"},
               {"metadata", {{"name", "f"}}}};
   Diagnostics d = Check(foo);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].code, "output.unknown-kind");
   EXPECT_NE(d.items()[0].message.find("Foo f: "), std::string::npos);
   EXPECT_NE(d.items()[0].message.find("example.com/v1"), std::string::npos);
@@ -251,14 +251,14 @@ TEST_F(KubeSchemasTest, WrongApiVersionForKind) {
   json dep = Deployment();
   dep["apiVersion"] = "extensions/v1beta1";
   Diagnostics d = Check(dep);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].code, "output.unknown-kind");
   EXPECT_EQ(d.items()[0].hint, "kind Deployment is known with apiVersion \"apps/v1\"");
 
   json cm = ConfigMap();
   cm["kind"] = "Configmap";
   d = Check(cm);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].code, "output.unknown-kind");
   EXPECT_EQ(d.items()[0].hint, "did you mean kind \"ConfigMap\"?");
 }
@@ -267,11 +267,11 @@ TEST_F(KubeSchemasTest, MissingKindOrNotAnObject) {
   json cm = ConfigMap();
   cm.erase("kind");
   Diagnostics d = Check(cm);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].code, "output.unknown-kind");
 
   d = Check(json::array({1, 2}));
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].code, "output.schema");
 }
 
@@ -282,7 +282,7 @@ TEST_F(KubeSchemasTest, ListIsValidatedItemByItem) {
                {"kind", "List"},
                {"items", {ConfigMap("good"), bad, Namespace()}}};
   Diagnostics d = Check(list);
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].message,
             "ConfigMap bad: data.n: expected string, got integer 1");
 }
@@ -297,15 +297,15 @@ TEST_F(KubeSchemasTest, MessagesAreCappedPerDocument) {
     containers.push_back(c);
   }
   Diagnostics d = Check(dep);
-  EXPECT_EQ(d.error_count(), 10u) << Messages(d);
-  ASSERT_EQ(d.items().size(), 11u) << Messages(d);
+  EXPECT_EQ(d.error_count(), 10u) << SchemaMessages(d);
+  ASSERT_EQ(d.items().size(), 11u) << SchemaMessages(d);
   EXPECT_EQ(d.items().back().severity, Severity::kNote);
   EXPECT_NE(d.items().back().message.find("4 more"), std::string::npos)
-      << Messages(d);
+      << SchemaMessages(d);
   EXPECT_NE(d.items()[0].message.find("spec.template.spec.containers[1].image: "
                                       "expected string, got integer 0"),
             std::string::npos)
-      << Messages(d);
+      << SchemaMessages(d);
 }
 
 TEST_F(KubeSchemasTest, SchemasLoadLazily) {
@@ -345,7 +345,7 @@ TEST_F(KubeSchemasTest, ConcurrentValidationGivesSameResults) {
   for (const json& doc : docs) {
     Diagnostics d;
     schemas_->Validate(doc, kFile, &d);
-    expected.push_back(Messages(d));
+    expected.push_back(SchemaMessages(d));
   }
   ASSERT_TRUE(expected[0].empty()) << expected[0];
   ASSERT_FALSE(expected[1].empty());
@@ -368,7 +368,7 @@ TEST_F(KubeSchemasTest, ConcurrentValidationGivesSameResults) {
           const json& doc = docs[(i + static_cast<size_t>(t)) % docs.size()];
           Diagnostics d;
           fresh->Validate(doc, kFile, &d);
-          got[t].push_back(Messages(d));
+          got[t].push_back(SchemaMessages(d));
         }
       }
     });
@@ -454,16 +454,16 @@ TEST(KubeSchemasOpenTest, BrokenSchemaFileGivesDiagnosticNotCrash) {
   for (const char* kind : {"A", "B", "C"}) {
     Diagnostics d;
     EXPECT_FALSE(s->Validate({{"apiVersion", "v1"}, {"kind", kind}}, kFile, &d));
-    ASSERT_EQ(d.items().size(), 1u) << Messages(d);
-    EXPECT_EQ(d.items()[0].code, "output.schema-bundle") << Messages(d);
+    ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
+    EXPECT_EQ(d.items()[0].code, "output.schema-bundle") << SchemaMessages(d);
   }
   EXPECT_EQ(s->loaded_count(), 3u);
   Diagnostics d;
   EXPECT_TRUE(s->Validate(
       {{"apiVersion", "v1"}, {"kind", "D"}, {"description", "x"}, {"n", 2}}, kFile, &d))
-      << Messages(d);
+      << SchemaMessages(d);
   EXPECT_FALSE(s->Validate({{"apiVersion", "v1"}, {"kind", "D"}, {"n", 3}}, kFile, &d));
-  ASSERT_EQ(d.items().size(), 1u) << Messages(d);
+  ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].message, "D: n: value not allowed: integer 3; expected 1 or 2");
 }
 

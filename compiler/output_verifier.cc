@@ -45,7 +45,7 @@ int SuffixBudget(const nlohmann::json& object) {
   return 0;
 }
 
-std::string Describe(const nlohmann::json& object) {
+std::string DescribeObject(const nlohmann::json& object) {
   return object.value("kind", "object") + " " +
          object.value("/metadata/name"_json_pointer, std::string("(unnamed)"));
 }
@@ -160,7 +160,7 @@ bool VerifyObjects(const std::map<std::string, nlohmann::json>& files,
     const std::string kind = object["kind"].get<std::string>();
     const std::string api_version = object["apiVersion"].get<std::string>();
     const std::string name = object["metadata"]["name"].get<std::string>();
-    const std::string where = Describe(object);
+    const std::string where = DescribeObject(object);
     const auto runtime_suffix =
         pod_name_suffixes != nullptr ? pod_name_suffixes->find(path) : std::map<std::string, int>::const_iterator();
     const bool from_runtime = pod_name_suffixes != nullptr && runtime_suffix != pod_name_suffixes->end();

@@ -7,7 +7,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string Emit(const json& module) {
+std::string EmitModule(const json& module) {
   std::string out, err;
   EXPECT_TRUE(EmitPython(module, &out, &err)) << err;
   return out;
@@ -84,7 +84,7 @@ TEST(PythonEmitterTest, ValuesBecomePythonLiterals) {
       "    a.fn = llm.pretrain\n"
       "    a.path = 'rank-' + os.environ.get('RANK')\n"
       "    return a\n",
-      Emit(module));
+      EmitModule(module));
 }
 
 TEST(PythonEmitterTest, WholeModuleWithImportsDocstringsCommentsAndMain) {
@@ -120,7 +120,7 @@ TEST(PythonEmitterTest, WholeModuleWithImportsDocstringsCommentsAndMain) {
       "    return recipe\n"
       "\n\nif __name__ == '__main__':\n"
       "    run.cli.main(llm.pretrain, default_factory=recipe)\n",
-      Emit(module));
+      EmitModule(module));
 }
 
 TEST(PythonEmitterTest, LongCallsOpenOneArgumentPerLine) {
@@ -144,7 +144,7 @@ TEST(PythonEmitterTest, LongCallsOpenOneArgumentPerLine) {
       "            verbose=True,\n"
       "        ),\n"
       "    ]\n",
-      Emit(module));
+      EmitModule(module));
 }
 
 TEST(PythonEmitterTest, CommentsAndDocstringsCannotBreakOutOfThemselves) {
@@ -158,7 +158,7 @@ TEST(PythonEmitterTest, CommentsAndDocstringsCannotBreakOutOfThemselves) {
       "\n\ndef f():\n"
       "    # line one\n"
       "    # x = 1?\n",
-      Emit(module));
+      EmitModule(module));
 }
 
 TEST(PythonEmitterTest, MalformedDescriptionsAreRefused) {

@@ -66,10 +66,10 @@ SourcePos PosOfOffsetIn(const std::string& text, size_t offset) {
   return pos;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDecimalDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsOctDigit(char c) { return c >= '0' && c <= '7'; }
 bool IsHexDigit(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  return IsDecimalDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
 template <typename Pred>
@@ -153,22 +153,22 @@ bool IsCoreFloat(std::string_view s) {
   const size_t n = s.size();
   if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
   size_t int_digits = 0;
-  while (i < n && IsDigit(s[i])) ++i, ++int_digits;
+  while (i < n && IsDecimalDigit(s[i])) ++i, ++int_digits;
   if (int_digits == 0) {
     if (i >= n || s[i] != '.') return false;
     ++i;
     size_t frac_digits = 0;
-    while (i < n && IsDigit(s[i])) ++i, ++frac_digits;
+    while (i < n && IsDecimalDigit(s[i])) ++i, ++frac_digits;
     if (frac_digits == 0) return false;
   } else if (i < n && s[i] == '.') {
     ++i;
-    while (i < n && IsDigit(s[i])) ++i;
+    while (i < n && IsDecimalDigit(s[i])) ++i;
   }
   if (i < n && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
     if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
     size_t exp_digits = 0;
-    while (i < n && IsDigit(s[i])) ++i, ++exp_digits;
+    while (i < n && IsDecimalDigit(s[i])) ++i, ++exp_digits;
     if (exp_digits == 0) return false;
   }
   return i == n;
@@ -289,7 +289,7 @@ Typed Integer(const std::string& text) {
   }
   double d = 0;
   for (char c : s) {
-    int digit = IsDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10;
+    int digit = IsDecimalDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10;
     d = d * base + digit;
   }
   if (!std::isfinite(d)) return NotFinite(text);

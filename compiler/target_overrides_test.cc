@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-const char kSpec[] =
+const char kOverridesSpec[] =
     "apiVersion: nemoc.dev/v1alpha1\n"                            // 1
     "kind: Project\n"                                            // 2
     "metadata: {name: demo}\n"                                   // 3
@@ -44,7 +44,7 @@ const char kSpec[] =
 Document Load(std::set<std::string>* yaml11 = nullptr) {
   Document doc;
   Diagnostics diags;
-  EXPECT_TRUE(LoadSpecText("spec.yaml", kSpec, &doc, &diags, {}, yaml11)) << diags.items().size();
+  EXPECT_TRUE(LoadSpecText("spec.yaml", kOverridesSpec, &doc, &diags, {}, yaml11)) << diags.items().size();
   return doc;
 }
 

@@ -24,7 +24,7 @@ std::string Sh(const std::string& dir, const std::string& command, int* exit_cod
   return Shell("cd '" + dir + "' && " + command + " 2>&1", exit_code);
 }
 
-const char kSpec[] = R"(apiVersion: nemoc.dev/v1alpha1
+const char kGitopsSpec[] = R"(apiVersion: nemoc.dev/v1alpha1
 kind: Project
 metadata:
   name: demo
@@ -76,7 +76,7 @@ class GitRepoTest : public ::testing::Test {
 };
 
 TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   // First commit: every generated file, and nothing else (the spec stays untracked).
   RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -103,7 +103,7 @@ TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
   // A changed spec: one commit naming the target; the training job gets a
   // new content-hashed name, the old file is removed in the same commit.
   const std::string before = Sh(dir(), "ls out/demo/onprem/30-train");
-  scratch_.Write("spec.yaml", Replace(kSpec, "maxSteps: 10", "maxSteps: 20"));
+  scratch_.Write("spec.yaml", Replace(kGitopsSpec, "maxSteps: 10", "maxSteps: 20"));
   r = Nemoc({"build", "--commit", "spec.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Commits(), 4);
@@ -119,10 +119,10 @@ TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
 }
 
 TEST_F(GitRepoTest, DeletedStageIsRemovedInTheCommit) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   ASSERT_EQ(Nemoc({"build", "--commit", "spec.yaml"}).exit_code, 0);
   // Without the GitOps section the gitops/ directory goes, in one commit.
-  std::string spec = kSpec;
+  std::string spec = kGitopsSpec;
   spec = Replace(spec, "  gitops:\n    repoURL: https://git.example/acme/infra.git\n"
                        "    engines: [argocd, flux]\n", "");
   scratch_.Write("spec.yaml", spec);
@@ -140,7 +140,7 @@ TEST_F(GitRepoTest, DeletedPipelineStageIsRemovedInTheCommit) {
   // A spec with an evaluation stage, then the same spec without it: the
   // stage directory and its Flux Kustomization go in one commit.
   const std::string with_eval =
-      Replace(kSpec, "      data: {mock: true}\n", "      data: {mock: true}\n    evaluate: {}\n");
+      Replace(kGitopsSpec, "      data: {mock: true}\n", "      data: {mock: true}\n    evaluate: {}\n");
   scratch_.Write("spec.yaml", with_eval);
   RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -148,7 +148,7 @@ TEST_F(GitRepoTest, DeletedPipelineStageIsRemovedInTheCommit) {
   ASSERT_TRUE(fs::exists(dir() + "/out/demo/onprem/40-evaluate/kustomization.yaml"));
   ASSERT_NE(Sh(dir(), "git ls-files out/demo/onprem/40-evaluate"), "");
 
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   r = Nemoc({"build", "--commit", "spec.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Commits(), 4);
@@ -166,7 +166,7 @@ TEST_F(GitRepoTest, DeletedPipelineStageIsRemovedInTheCommit) {
 }
 
 TEST_F(GitRepoTest, CheckFindsHandEditsAndBuildCommitRefusesThem) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   ASSERT_EQ(Nemoc({"build", "--commit", "spec.yaml"}).exit_code, 0);
   RunResult r = Nemoc({"check", "spec.yaml"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -201,7 +201,7 @@ TEST_F(GitRepoTest, CheckFindsHandEditsAndBuildCommitRefusesThem) {
 }
 
 TEST_F(GitRepoTest, OtherBranchIsAdvancedWithoutTouchingTheWorkTree) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   ScratchDir elsewhere;
   // Run from another directory, naming the repository and a new branch.
   RunResult r = RunNemoc({"build", "--commit", "--repo", dir(), "--branch", "deploy",
@@ -225,7 +225,7 @@ TEST_F(GitRepoTest, OtherBranchIsAdvancedWithoutTouchingTheWorkTree) {
 class CommitFlowTest : public GitRepoTest, public ::testing::WithParamInterface<bool> {
  protected:
   std::string Spec(int steps) const {
-    std::string spec = Replace(kSpec, "maxSteps: 10", "maxSteps: " + std::to_string(steps));
+    std::string spec = Replace(kGitopsSpec, "maxSteps: 10", "maxSteps: " + std::to_string(steps));
     return GetParam() ? spec : Replace(spec, "nodes: 2", "nodes: 1");  // 1 node: no RDMA warning
   }
   void ExpectClean(const std::string& step) {
@@ -281,7 +281,7 @@ INSTANTIATE_TEST_SUITE_P(WithAndWithoutWarnings, CommitFlowTest, ::testing::Bool
 // downstream alone leaves training alone.
 TEST_F(GitRepoTest, RetrainingRenamesWhatConsumesTheCheckpoint) {
   const std::string with_eval =
-      Replace(kSpec, "      data: {mock: true}\n", "      data: {mock: true}\n    evaluate: {}\n");
+      Replace(kGitopsSpec, "      data: {mock: true}\n", "      data: {mock: true}\n    evaluate: {}\n");
   auto files = [&](const std::string& spec) {
     scratch_.Write("spec.yaml", spec);
     RunResult r = Nemoc({"build", "--quiet", "spec.yaml"});
@@ -308,7 +308,7 @@ TEST_F(GitRepoTest, RetrainingRenamesWhatConsumesTheCheckpoint) {
 // changed conversion (here only its precision) renames the engine Job too,
 // and a retraining renames both.
 TEST_F(GitRepoTest, ReconvertingRebuildsTheEngine) {
-  const std::string chain = Replace(kSpec, "      data: {mock: true}\n",
+  const std::string chain = Replace(kGitopsSpec, "      data: {mock: true}\n",
                                     "      data: {mock: true}\n    convert: {to: huggingface, precision: bf16}\n"
                                     "    tensorrtLLM: {}\n");
   auto names = [&](const std::string& spec) {
@@ -337,9 +337,9 @@ TEST_F(GitRepoTest, ReconvertingRebuildsTheEngine) {
 // E11: project team-llama/target prod and project team/target llama-prod
 // share no Argo CD or Flux object name.
 TEST_F(GitRepoTest, ProjectDerivedNamesAreUniqueAcrossProjects) {
-  std::string a = Replace(kSpec, "name: demo", "name: team-llama");
+  std::string a = Replace(kGitopsSpec, "name: demo", "name: team-llama");
   a = Replace(a, "- name: onprem", "- name: prod");
-  std::string b = Replace(kSpec, "name: demo", "name: team");
+  std::string b = Replace(kGitopsSpec, "name: demo", "name: team");
   b = Replace(b, "- name: onprem", "- name: llama-prod");
   scratch_.Write("a.yaml", a);
   scratch_.Write("b.yaml", b);
@@ -367,11 +367,11 @@ TEST_F(GitRepoTest, ProjectDerivedNamesAreUniqueAcrossProjects) {
 
 // F8: diff says when a change replaces a running or finished training.
 TEST_F(GitRepoTest, DiffSaysWhenAChangeReplacesTraining) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   ASSERT_EQ(Nemoc({"build", "--quiet", "spec.yaml"}).exit_code, 0);
   RunResult r = Nemoc({"diff", "spec.yaml"});
   EXPECT_EQ(r.err.find("replaces a running or finished training"), std::string::npos) << r.err;
-  scratch_.Write("spec.yaml", Replace(kSpec, "maxSteps: 10", "maxSteps: 20"));
+  scratch_.Write("spec.yaml", Replace(kGitopsSpec, "maxSteps: 10", "maxSteps: 20"));
   r = Nemoc({"diff", "spec.yaml"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("replaces a running or finished training"), std::string::npos) << r.err;
@@ -380,9 +380,9 @@ TEST_F(GitRepoTest, DiffSaysWhenAChangeReplacesTraining) {
 // --stat is a form of the text diff: with -o json or -o markdown it is a
 // usage error, not silently dropped; with the text output it counts lines.
 TEST_F(GitRepoTest, DiffStatWithAnotherOutputFormatIsAUsageError) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   ASSERT_EQ(Nemoc({"build", "--quiet", "spec.yaml"}).exit_code, 0);
-  scratch_.Write("spec.yaml", Replace(kSpec, "maxSteps: 10", "maxSteps: 20"));
+  scratch_.Write("spec.yaml", Replace(kGitopsSpec, "maxSteps: 10", "maxSteps: 20"));
   for (const std::string format : {"json", "markdown"}) {
     RunResult r = Nemoc({"diff", "--stat", "-o", format, "spec.yaml"});
     EXPECT_EQ(r.exit_code, 2) << format << ": " << r.out << r.err;
@@ -396,7 +396,7 @@ TEST_F(GitRepoTest, DiffStatWithAnotherOutputFormatIsAUsageError) {
 
 // E12: a commit step that cannot succeed is found before anything is written.
 TEST_F(GitRepoTest, CommitThatCannotSucceedWritesNothing) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   const std::string head = Sh(dir(), "git rev-parse HEAD");
   scratch_.Write(".git/index.lock", "");
   RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
@@ -429,8 +429,8 @@ TEST_F(GitRepoTest, CommitThatCannotSucceedWritesNothing) {
 // write undid the other project). Every round both succeed, both commits are
 // on the branch, and the work tree, index and HEAD agree.
 TEST_F(GitRepoTest, ConcurrentCommitsOfTwoProjectsLoseNothing) {
-  scratch_.Write("a.yaml", Replace(kSpec, "name: demo", "name: alpha"));
-  scratch_.Write("b.yaml", Replace(kSpec, "name: demo", "name: beta"));
+  scratch_.Write("a.yaml", Replace(kGitopsSpec, "name: demo", "name: alpha"));
+  scratch_.Write("b.yaml", Replace(kGitopsSpec, "name: demo", "name: beta"));
   Sh(dir(), "git add a.yaml b.yaml && git commit -q -m specs");
   constexpr int kRounds = 8;
   for (int round = 0; round < kRounds; ++round) {
@@ -461,7 +461,7 @@ TEST_F(GitRepoTest, ConcurrentCommitsOfTwoProjectsLoseNothing) {
 // E14: what `git commit` does and libgit2 does not -- commit hooks and signing --
 // is refused before anything is written; --no-verify commits without the hooks.
 TEST_F(GitRepoTest, HooksAndSigningAreRefusedBeforeAnythingIsWritten) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   const std::string head = Sh(dir(), "git rev-parse HEAD");
   scratch_.Write(".git/hooks/pre-commit", "#!/bin/sh\nexit 1\n");
   Sh(dir(), "chmod +x .git/hooks/pre-commit");
@@ -502,7 +502,7 @@ TEST_F(GitRepoTest, HooksAndSigningAreRefusedBeforeAnythingIsWritten) {
 
 // E13: only names git itself accepts for a branch.
 TEST_F(GitRepoTest, BranchMustBeAValidBranchName) {
-  scratch_.Write("spec.yaml", kSpec);
+  scratch_.Write("spec.yaml", kGitopsSpec);
   for (const char* branch : {"HEAD", "@", "-x", "refs/heads/x", "a..b", "x.lock"}) {
     RunResult r = Nemoc({"build", "--commit", std::string("--branch=") + branch, "spec.yaml"});
     EXPECT_EQ(r.exit_code, 2) << branch << ": " << r.out << r.err;
@@ -515,7 +515,7 @@ TEST_F(GitRepoTest, BranchMustBeAValidBranchName) {
 
 TEST(GitCommitUsageTest, OutsideARepositoryIsAnError) {
   ScratchDir scratch;
-  scratch.Write("spec.yaml", kSpec);
+  scratch.Write("spec.yaml", kGitopsSpec);
   RunResult r = RunNemoc({"build", "--commit", "spec.yaml"}, scratch.path());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("is not in a Git repository"), std::string::npos) << r.err;
