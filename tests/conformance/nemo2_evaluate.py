@@ -91,20 +91,26 @@ CASES = [("llama3-8b", "lora", 1, "{tensor: 1}", "{tasks: [mmlu, gsm8k]}"),
 
 STUBS = {  # and nemo2_checkpoints.EXP_MANAGER_STUBS
     # The Job's program polls the model server every 10 s until its deadline. A virtual clock
-    # (time.sleep advances time.monotonic by what was asked and waits at most 50 ms) runs it with
-    # the same calls, in the same order, to the same exits, in a fraction of a second instead of
-    # 10 s per poll (issue #39: this test slept 58 of its 67 s). Loaded by Python's site module
-    # in every process started with this PYTHONPATH (the program and the torchrun stand-in).
-    "sitecustomize.py": """import time
+    # runs it with the same calls, in the same order, to the same exits, in a fraction of a second
+    # instead of 10 s per poll (issue #39: this test slept 58 of its 67 s): time.sleep advances
+    # time.monotonic by what was asked and waits 0.2 s, after waiting (at most 10 s) until the
+    # torchrun stand-in has recorded its call and can take SIGINT, and listens unless it is to hang
+    # or exit (it creates NEMOC_READY), as a real server has long done by the program's first
+    # poll. Loaded by Python's site module in every process started with this PYTHONPATH (the
+    # program and the stand-in, which never sleeps).
+    "sitecustomize.py": """import os, time
 _offset = [0.0]
 _monotonic, _sleep = time.monotonic, time.sleep
 def sleep(seconds):
+    ready, waited = os.environ.get("NEMOC_READY"), 0.0
+    while ready and not os.path.exists(ready) and waited < 10:
+        _sleep(0.01)
+        waited += 0.01
+    _sleep(min(seconds, 0.2))
     _offset[0] += seconds
-    _sleep(min(seconds, 0.05))
 time.sleep = sleep
 time.monotonic = lambda: _monotonic() + _offset[0]
-""",
-    "nemo/collections/__init__.py": "",
+""",    "nemo/collections/__init__.py": "",
     "nemo/collections/llm/__init__.py": "",
     "nemo/collections/llm/api.py": """
 import json, os
@@ -146,12 +152,14 @@ import http.server, json, os, signal, sys
 with open(os.environ["NEMOC_CALLS"], "a") as f:
     f.write(json.dumps({"fn": "torchrun", "argv": sys.argv[1:]}) + "\\n")
 if os.environ.get("NEMOC_SERVER_EXIT"):
+    open(os.environ["NEMOC_READY"], "w").close()
     sys.exit(int(os.environ["NEMOC_SERVER_EXIT"]))
 def stop(signum, frame):
     open(os.environ["NEMOC_SIGINT"], "w").close()
     sys.exit(0)
 signal.signal(signal.SIGINT, stop)
 if os.environ.get("NEMOC_SERVER_HANG"):  # up, never healthy
+    open(os.environ["NEMOC_READY"], "w").close()
     signal.pause()
 class Health(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -160,7 +168,9 @@ class Health(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 http.server.HTTPServer.allow_reuse_address = True
-http.server.HTTPServer(("127.0.0.1", %d), Health).serve_forever()
+server = http.server.HTTPServer(("127.0.0.1", %d), Health)  # bound and listening
+open(os.environ["NEMOC_READY"], "w").close()
+server.serve_forever()
 """ % PORT
 
 
@@ -187,9 +197,14 @@ def run_program(case, program, args, tmp, errors):
     _, _, script, gpus, tp, pp, batch, ready, *tasks = args
     os.makedirs(os.path.join(out, tasks[0], "triton_model"))  # a previous run's results and lm-eval cache
     open(os.path.join(out, tasks[0], "lm_cache_rank0.db"), "w").close()
-    calls, sigint = os.path.join(root, "calls.jsonl"), os.path.join(root, "sigint")
-    env = dict(os.environ, PYTHONPATH=site, NEMOC_CALLS=calls, NEMOC_SIGINT=sigint,
+    calls, sigint, ready_file = (os.path.join(root, name) for name in ("calls.jsonl", "sigint", "ready"))
+    env = dict(os.environ, PYTHONPATH=site, NEMOC_CALLS=calls, NEMOC_SIGINT=sigint, NEMOC_READY=ready_file,
                PATH=os.path.join(root, "bin") + os.pathsep + os.environ.get("PATH", ""))
+
+    def fresh():  # what one run of the program leaves, removed before the next
+        for path in (calls, sigint, ready_file):
+            if os.path.exists(path):
+                os.remove(path)
     env.pop("NEMOC_SERVER_EXIT", None)
     env.pop("NEMOC_SERVER_HANG", None)
     argv = ["/usr/bin/python3", "-c", program, ckpts, out] + args[2:]
@@ -215,21 +230,21 @@ def run_program(case, program, args, tmp, errors):
     if not os.path.exists(sigint):
         errors.append(f"{case}: the model server was not stopped with SIGINT")
     # A server that dies before it is ready fails the Job with its exit code.
-    os.remove(calls)
+    fresh()
     run = subprocess.run(argv, capture_output=True, text=True, env=dict(env, NEMOC_SERVER_EXIT="3"), timeout=120)
     if run.returncode == 0 or "the model server exited (code 3) before it was ready" not in run.stderr:
         errors.append(f"{case}: a dead server: exit {run.returncode}, {run.stderr!r}")
     if any(json.loads(line)["fn"] == "evaluate" for line in open(calls)):
         errors.append(f"{case}: evaluated without a server")
     # A server that never gets healthy fails the Job at the deadline, and is stopped.
-    os.remove(calls)
+    fresh()
     hung = argv[:argv.index(ready, 8)] + ["2"] + argv[argv.index(ready, 8) + 1:]
     run = subprocess.run(hung, capture_output=True, text=True, env=dict(env, NEMOC_SERVER_HANG="1"), timeout=120)
     if run.returncode == 0 or "the model server was not ready after 2 s" not in run.stderr or not os.path.exists(sigint):
         errors.append(f"{case}: a server never ready: exit {run.returncode}, {run.stderr!r}")
     # No finished *last checkpoint: the Job fails and says why, before starting a server.
     empty = unfinished_checkpoints(root)
-    os.remove(calls)
+    fresh()
     run = subprocess.run(["/usr/bin/python3", "-c", program, empty, out] + args[2:], capture_output=True,
                          text=True, env=env, timeout=120)
     if run.returncode == 0 or NO_CHECKPOINT + empty not in run.stderr or os.path.exists(calls):
