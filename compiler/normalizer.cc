@@ -1,6 +1,7 @@
 #include "normalizer.h"
 #include "file_reader.h"
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -32,6 +33,31 @@ nlohmann::json ResolveStorage(const nlohmann::json& storage, const std::string& 
                                          : out["results"];
   out["separateData"] = storage.contains("data");
   return out;
+}
+
+std::string ImageName(const nlohmann::json& image) {
+  return image.value("repository", "") + ":" + image.value("tag", "");
+}
+
+// Two images run one TensorRT-LLM release: NGC tritonserver tags name theirs
+// by the container release (YY.MM: 24.07 ships TensorRT-LLM 0.11, 25.01 ships
+// 0.17; libsonnet/triton_templates.json tritonReleases), so two such tags of
+// one YY.MM agree whatever their suffix; any other image is the same image.
+bool SameTensorRtLlmRelease(const nlohmann::json& a, const nlohmann::json& b) {
+  auto triton_release = [](const nlohmann::json& image) -> std::string {
+    const std::string repository = image.value("repository", "");
+    const std::string tag = image.value("tag", "");
+    const bool ngc = repository == "nvcr.io/nvidia/tritonserver";
+    const bool dated = tag.size() >= 5 && std::isdigit(static_cast<unsigned char>(tag[0])) &&
+                       std::isdigit(static_cast<unsigned char>(tag[1])) && tag[2] == '.' &&
+                       std::isdigit(static_cast<unsigned char>(tag[3])) &&
+                       std::isdigit(static_cast<unsigned char>(tag[4])) &&
+                       (tag.size() == 5 || !std::isdigit(static_cast<unsigned char>(tag[5])));
+    return ngc && dated ? tag.substr(0, 5) : "";
+  };
+  const std::string ra = triton_release(a), rb = triton_release(b);
+  if (!ra.empty() && !rb.empty()) return ra == rb;
+  return ImageName(a) == ImageName(b);
 }
 
 }  // namespace
@@ -246,6 +272,33 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     // hellaswag; NeMo 2's Evals Factory has no hellaswag completions config
     // (libsonnet/stages/evaluate.libsonnet launcherTasks, nemo2Tasks).
     if (!evaluate.contains("tasks")) evaluate["tasks"] = nlohmann::json::array({nemo2 ? "mmlu" : "hellaswag"});
+  }
+  // One TensorRT-LLM release per engine (field-review.md A26, issue #42 item 2):
+  // a serialized engine loads only in the TensorRT-LLM release that built it,
+  // so the Job that builds it and the Triton that serves it run one release.
+  // The one written follows into the other (the schema default, nemoc's newest
+  // tested tritonserver release, only when neither is written); both written
+  // must agree, or the spec is refused at the server's image.
+  if (stages.contains("tensorrtLLM") && stages.contains("serve")) {
+    const nlohmann::json& raw = doc.root["spec"]["stages"];
+    const bool engine_written = raw["tensorrtLLM"].is_object() && raw["tensorrtLLM"].contains("image");
+    const bool serve_written = raw["serve"].is_object() && raw["serve"].value("triton", nlohmann::json::object()).contains("image");
+    nlohmann::json& engine_image = stages["tensorrtLLM"]["image"];
+    nlohmann::json& serve_image = stages["serve"]["triton"]["image"];
+    if (engine_written && !serve_written) {
+      serve_image = engine_image;
+    } else if (serve_written && !engine_written) {
+      engine_image = serve_image;
+    } else if (engine_written && serve_written && !SameTensorRtLlmRelease(engine_image, serve_image)) {
+      const std::string pointer = "/spec/stages/serve/triton/image";
+      diags->Error("spec.engine-release",
+                   "spec.stages.serve.triton.image " + ImageName(serve_image) +
+                       " is not the TensorRT-LLM release of spec.stages.tensorrtLLM.image " +
+                       ImageName(engine_image) + ", which builds the engine: an engine loads only in the "
+                       "TensorRT-LLM release that built it",
+                   doc.map.Locate(doc.map.Has(pointer + "/tag") ? pointer + "/tag" : pointer),
+                   "set one of the two images (the other follows it), or both to one release");
+    }
   }
   // Triton serves the engine the tensorrtLLM stage builds, with its limits.
   if (stages.contains("serve")) {

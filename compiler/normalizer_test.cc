@@ -1,6 +1,7 @@
 #include "normalizer.h"
 
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -442,7 +443,7 @@ TEST(NormalizerTestPipeline, LaterStagesInheritWhatEarlierStagesFix) {
   EXPECT_EQ(2, stages["serve"]["triton"]["tensorParallel"]);
   EXPECT_EQ(1, stages["serve"]["triton"]["replicas"]);
   // Triton and TensorRT-LLM share one image default; the preflight uses training's image.
-  const json triton = {{"repository", "nvcr.io/nvidia/tritonserver"}, {"tag", "24.07-trtllm-python-py3"},
+  const json triton = {{"repository", "nvcr.io/nvidia/tritonserver"}, {"tag", "25.01-trtllm-python-py3"},
                        {"pullPolicy", "IfNotPresent"}};
   EXPECT_EQ(triton, stages["serve"]["triton"]["image"]);
   EXPECT_EQ(triton, stages["tensorrtLLM"]["image"]);
@@ -457,6 +458,79 @@ TEST(NormalizerTestPipeline, LaterStagesInheritWhatEarlierStagesFix) {
   EXPECT_EQ(1, n.out["spec"]["stages"]["serve"]["triton"]["tensorParallel"]);
   EXPECT_EQ((json{{"repository", "r.io/triton"}, {"tag", "t1"}, {"pullPolicy", "IfNotPresent"}}),
             n.out["spec"]["stages"]["serve"]["triton"]["image"]);
+}
+
+// One TensorRT-LLM release per engine (field-review.md A26): the image written
+// on one of the two stages follows into the other; two written must agree.
+TEST(NormalizerTestPipeline, TheEngineAndItsServerRunOneTensorRtLlmRelease) {
+  const auto spec = [](const std::string& engine, const std::string& serve) {
+    return Replace(kBase, "  stages:\n",
+                   "  stages:\n    tensorrtLLM: {" + engine + "}\n    serve: {triton: {" + serve + "}}\n");
+  };
+  const json t2407 = {{"repository", "nvcr.io/nvidia/tritonserver"}, {"tag", "24.07-trtllm-python-py3"},
+                      {"pullPolicy", "Always"}};
+  const std::string written = "image: {repository: nvcr.io/nvidia/tritonserver, tag: 24.07-trtllm-python-py3, "
+                              "pullPolicy: Always}";
+  // Only the engine's: the server follows it (was: the server kept the 24.07 default
+  // while a 25.01 engine was built, and crashed at model load).
+  Normalized n = NormalizeSpec(spec(written, ""));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ(t2407, n.out["spec"]["stages"]["tensorrtLLM"]["image"]);
+  EXPECT_EQ(t2407, n.out["spec"]["stages"]["serve"]["triton"]["image"]);
+  // Only the server's: the engine follows it.
+  n = NormalizeSpec(spec("", written));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ(t2407, n.out["spec"]["stages"]["tensorrtLLM"]["image"]);
+  EXPECT_EQ(t2407, n.out["spec"]["stages"]["serve"]["triton"]["image"]);
+  // Neither: the schema default, nemoc's newest tested release, for both.
+  n = NormalizeSpec(spec("", ""));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ("25.01-trtllm-python-py3", n.out["spec"]["stages"]["tensorrtLLM"]["image"]["tag"]);
+  EXPECT_EQ(n.out["spec"]["stages"]["tensorrtLLM"]["image"], n.out["spec"]["stages"]["serve"]["triton"]["image"]);
+  // Both, one NGC release with another suffix or pull policy: accepted as written.
+  n = NormalizeSpec(spec(written, "image: {repository: nvcr.io/nvidia/tritonserver, tag: 24.07-trtllm-python-py3-x}"));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ("24.07-trtllm-python-py3-x", n.out["spec"]["stages"]["serve"]["triton"]["image"]["tag"]);
+  // Both, two releases: refused at the server's tag (line 15 of the spec).
+  n = NormalizeSpec(spec(written, "image: {repository: nvcr.io/nvidia/tritonserver, tag: 25.01-trtllm-python-py3}"));
+  EXPECT_FALSE(n.ok);
+  const Lines got = RenderAll(n.diags);
+  ASSERT_EQ(1u, got.size()) << ::testing::PrintToString(got);
+  EXPECT_EQ(0u, got[0].find("error spec.engine-release@15:"));
+  EXPECT_NE(std::string::npos, got[0].find("spec.stages.serve.triton.image nvcr.io/nvidia/tritonserver:25.01-trtllm-"
+                                           "python-py3 is not the TensorRT-LLM release of spec.stages.tensorrtLLM."
+                                           "image nvcr.io/nvidia/tritonserver:24.07-trtllm-python-py3"))
+      << got[0];
+  // Images that are not NGC tritonserver releases must be the same image.
+  n = NormalizeSpec(spec("image: {repository: r.io/trtllm, tag: '0.17'}", "image: {repository: r.io/triton, tag: '0.17'}"));
+  EXPECT_FALSE(n.ok);
+  n = NormalizeSpec(spec("image: {repository: r.io/trtllm, tag: '0.17'}", "image: {repository: r.io/trtllm, tag: '0.17'}"));
+  EXPECT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+}
+
+// The default Triton image is the newest release nemoc writes the model
+// repository for (field-review.md F22), and so runs on every GPU nemoc knows.
+TEST(NormalizerTestPipeline, TheDefaultTritonImageIsTheNewestServedReleaseAndRunsEverywhere) {
+  std::ifstream schema_in(kSchemaPath);
+  const json schema = json::parse(schema_in);
+  const std::string tag = schema["definitions"]["tritonImage"]["default"]["tag"];
+  std::ifstream serve_in(NEMOC_SOURCE_DIR "/libsonnet/stages/serve.libsonnet");
+  const std::string serve((std::istreambuf_iterator<char>(serve_in)), std::istreambuf_iterator<char>());
+  const size_t at = serve.find("served:: [");
+  ASSERT_NE(std::string::npos, at);
+  const std::string list = serve.substr(at, serve.find(']', at) - at);
+  const std::string newest = list.substr(list.rfind("'", list.size() - 2) + 1,
+                                         list.rfind("'") - list.rfind("'", list.size() - 2) - 1);
+  std::ifstream templates_in(NEMOC_SOURCE_DIR "/libsonnet/triton_templates.json");
+  const json templates = json::parse(templates_in);
+  ASSERT_TRUE(templates.contains(newest)) << newest;
+  EXPECT_EQ(templates[newest]["tritonReleases"][0].get<std::string>(), tag.substr(0, 5)) << newest;
+  std::ifstream gpus_in(NEMOC_SOURCE_DIR "/libsonnet/accelerators.json");
+  const json gpus = json::parse(gpus_in);
+  for (const auto& [name, gpu] : gpus["accelerators"].items()) {
+    if (!gpu.contains("minimumRelease") || !gpu["minimumRelease"].contains("tritonserver")) continue;
+    EXPECT_LE(gpu["minimumRelease"]["tritonserver"].get<std::string>(), tag.substr(0, 5)) << name;
+  }
 }
 
 TEST(NormalizerTestTrain, StageImagesDefaultToSpecImage) {

@@ -571,8 +571,8 @@ TEST_F(NegativeTest, ContinuedPretrainingWithNemo2Builds) {
 }
 
 // A14: B200 (gke-a4, p6-b200) needs containers built with CUDA for Blackwell:
-// a NeMo 24.07 image is refused at its tag, a default Triton 24.07 image at
-// the stage that uses it (accelerators.json minimumRelease).
+// a NeMo 24.07 image is refused at its tag, and so is a Triton 24.07 image
+// (accelerators.json minimumRelease); the default Triton image runs there.
 TEST_F(NegativeTest, ContainerOlderThanTheAcceleratorIsLocated) {
   std::string spec = Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}",
                              "profile: gke-a4\n      kueue: {clusterQueue: a4, covers: [nvidia.com/gpu]}");
@@ -588,9 +588,17 @@ TEST_F(NegativeTest, ContainerOlderThanTheAcceleratorIsLocated) {
           {}});
   spec = Replace(spec, "tag: \"24.07\"", "tag: \"25.02\"");
   spec = Replace(spec, "  targets:", "    tensorrtLLM:\n      checkpoint: hf/llama2-7b\n  targets:");
+  // The default Triton image is nemoc's newest tested release (F22), which runs on B200: the
+  // engine builds with no image set. A written 24.07 is refused at its tag.
+  RunResult built = RunNemoc({"build", "--quiet", "--out", out(), scratch_.Write("b200.yaml", spec)});
+  EXPECT_EQ(0, built.exit_code) << built.err;
+  before_ = TreeFingerprint(out());
+  spec = Replace(spec, "      checkpoint: hf/llama2-7b\n",
+                 "      checkpoint: hf/llama2-7b\n"
+                 "      image: {repository: nvcr.io/nvidia/tritonserver, tag: 24.07-trtllm-python-py3}\n");
   Expect({"triton-on-b200", spec,
-          At(spec, "tensorrtLLM:") + "target onprem: b200-180gb needs a Triton 25.01 or later container; "
-                                     "the default image tag 24.07-trtllm-python-py3 is Triton 24.07",
+          At(spec, "24.07-trtllm") + "target onprem: b200-180gb needs a Triton 25.01 or later container; "
+                                     "image tag 24.07-trtllm-python-py3 is Triton 24.07",
           {}});
 }
 
