@@ -72,6 +72,17 @@ profile + {
     'p5en.48xlarge': { gpus: 8, gpu: 'h200-141gb', efa: 16 },
     'p6-b200.48xlarge': { gpus: 8, gpu: 'b200-180gb', efa: 8 },
   },
+  // GPU instance types a single-node stage may run on (targets[].stageNodes:
+  // a 1-GPU engine build and Triton need no p5): the G families' sizes as
+  // Amazon EC2's accelerated-computing instance table lists them (g5: A10G,
+  // g6: L4, g6e: L40S). The bundle's NVIDIA device plugin selects these and
+  // the training types (platform.libsonnet, B20); a stage node type outside
+  // both would never get nvidia.com/gpu, so it is a located error.
+  stageInstances:: [family + '.' + size
+                    for family in ['g5', 'g6', 'g6e']
+                    for size in ['xlarge', '2xlarge', '4xlarge', '8xlarge', '12xlarge', '16xlarge', '24xlarge', '48xlarge']],
+  // Every GPU node type an eks-efa cluster schedules nemoc's pods on.
+  gpuInstanceTypes:: k8s.stringSet(std.objectFields($.instances) + $.stageInstances),
 
   // Hugepages for libfabric's bounce buffers, requested only when libfabric
   // uses them (B7): fabrics.efa sets FI_EFA_USE_HUGE_PAGE=0 (os.fork() in data
@@ -166,6 +177,18 @@ profile + {
        pointer: '/spec/stages/' + k + '/gpusPerNode',
        message: 'gpusPerNode ' + ctx.spec.stages[k].gpusPerNode + ' exceeds the ' + instance.gpus + ' GPUs of ' + target.instanceType,
      } for k in chain.present(ctx) if ctx.spec.stages[k].gpusPerNode > instance.gpus])
+    // B20: a stage node type the bundle's device plugin does not select never
+    // gets nvidia.com/gpu, and its pods stay Pending.
+    + [{
+         code: 'profile.stage-instance-type',
+         pointer: ctx.targetPointer + '/stageNodes/' + stage + '/instanceType',
+         message: 'stageNodes.' + stage + ': instance type ' + target.stageNodes[stage].instanceType
+                  + " is not a GPU type the cluster bundle's NVIDIA device plugin serves",
+         hint: 'GPU types for single-node stages: ' + std.join(', ', $.stageInstances),
+       }
+       for stage in (if std.objectHasEx(target, 'stageNodes', false) then std.objectFields(target.stageNodes) else [])
+       if std.objectHasEx(target.stageNodes[stage], 'instanceType', false)
+          && !std.member($.gpuInstanceTypes, target.stageNodes[stage].instanceType)]
     + (if std.objectHasEx(target, 'gpu', false) then [{
          code: 'profile.gpu',
          pointer: ctx.targetPointer + '/gpu',

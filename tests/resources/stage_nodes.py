@@ -6,15 +6,22 @@ with exactly that node selection (instanceType -> node.kubernetes.io/instance-ty
 nodeSelector); other stages keep the training nodes; the TensorRT-LLM build and Triton always
 select the same nodes (an engine runs only on the GPU model it was built on). At least one
 target must move a stage (examples/llama31-8b-pipeline.yaml eks: engine + Triton on g6e).
+
+B20: every instance type a GPU pod selects is one the cluster bundle's NVIDIA device plugin runs on
+(its node.kubernetes.io/instance-type affinity, k8s-device-plugin v0.20.0
+deployments/helm/nvidia-device-plugin/templates/daemonset-device-plugin.yml:268): on another type
+nvidia.com/gpu is never advertised and the pod stays Pending. A stage node type the plugin does not
+serve is refused at its instanceType (profile.stage-instance-type).
 Usage: stage_nodes.py <nemoc> <source dir>
 """
 import glob
 import os
+import re
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from nemoc_specs import all_specs, build_all, pod_specs, require_yaml  # noqa: E402
+from nemoc_specs import all_specs, build, build_all, containers, mappings, pod_specs, require_yaml, resources_of  # noqa: E402
 
 yaml = require_yaml()
 
@@ -28,9 +35,62 @@ def selectors(obj):
     return [pod.get("nodeSelector") or {} for pod in pod_specs(obj)]
 
 
+def plugin_instance_types(out, cluster):
+    """The instance types the cluster bundle's NVIDIA device plugin selects (None: no such affinity)."""
+    found = None
+    for path in glob.glob(os.path.join(out, "_clusters", cluster, "**", "*nvidia-device-plugin*.yaml"), recursive=True):
+        with open(path) as f:
+            for doc in yaml.safe_load_all(f):
+                for m in mappings(doc):
+                    if m.get("key") == "node.kubernetes.io/instance-type" and m.get("operator") == "In":
+                        found = set(found or ()) | set(m.get("values") or ())
+                # Argo CD carries Helm values as a string: parse it too.
+                for m in mappings(doc):
+                    if isinstance(m.get("values"), str) and "instance-type" in m["values"]:
+                        for inner in mappings(yaml.safe_load(m["values"])):
+                            if inner.get("key") == "node.kubernetes.io/instance-type" and inner.get("operator") == "In":
+                                found = set(found or ()) | set(inner.get("values") or ())
+    return found
+
+
+def gpu_instance_types(tree):
+    """{instance type: file} of every pod under tree that requests nvidia.com/gpu."""
+    types = {}
+    for path in glob.glob(os.path.join(tree, "*", "*.yaml")):
+        with open(path) as f:
+            for doc in yaml.safe_load_all(f):
+                for pod in pod_specs(doc):
+                    gpus = any("nvidia.com/gpu" in (resources_of(c).get("limits") or {}) for c in containers(pod))
+                    kind = (pod.get("nodeSelector") or {}).get("node.kubernetes.io/instance-type")
+                    if gpus and kind:
+                        types[kind] = path
+    return types
+
+
+def refused_stage_type(errors):
+    """A stage node type the device plugin does not serve is a located error."""
+    example = os.path.join(SRC, "examples", "llama31-8b-pipeline.yaml")
+    text = open(example).read()
+    bad = text.replace("serve: {instanceType: g6e.4xlarge}", "serve: {instanceType: m6i.4xlarge}")
+    if bad == text:
+        errors.append("the example no longer puts serve on g6e.4xlarge: update refused_stage_type")
+        return
+    with tempfile.TemporaryDirectory(prefix="nemoc-stage-type-") as tmp:
+        spec = os.path.join(tmp, "bad.yaml")
+        with open(spec, "w") as f:
+            f.write(bad)
+        run = build(NEMOC, SRC, os.path.join(tmp, "out"), [spec])
+        line = bad[:bad.index("m6i.4xlarge")].count("\n") + 1
+        want = re.compile(re.escape(spec) + ":%d:\\d+: error: target eks: stageNodes.serve: instance type m6i.4xlarge "
+                          "is not a GPU type the cluster bundle's NVIDIA device plugin serves" % line)
+        if run.returncode != 1 or not want.search(run.stderr) or os.path.exists(os.path.join(tmp, "out")):
+            errors.append(f"a stage on m6i.4xlarge: exit {run.returncode}, expected the located refusal:\n{run.stderr[-1500:]}")
+
+
 def main():
     specs = all_specs(SRC)
-    errors, moved = [], 0
+    errors, moved, served = [], 0, 0
+    refused_stage_type(errors)
     with tempfile.TemporaryDirectory(prefix="nemoc-stage-nodes-") as out:
         run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
@@ -67,11 +127,24 @@ def main():
                                     errors.append(f"{where}: left the training instance type without stageNodes")
                 if "tensorrtLLM" in seen and "serve" in seen and seen["tensorrtLLM"] != seen["serve"]:
                     errors.append(f"{doc['metadata']['name']}/{t['name']}: engine built on {seen['tensorrtLLM']}, served on {seen['serve']}")
+                # B20: the device plugin of the target's cluster runs where its GPU pods run.
+                summary = open(os.path.join(tree, "SUMMARY.md")).read()
+                cluster = re.search(r"\(cluster `([^`]+)`", summary)
+                plugin = plugin_instance_types(out, cluster.group(1)) if cluster else None
+                if plugin is not None:
+                    for kind, path in sorted(gpu_instance_types(tree).items()):
+                        served += 1
+                        if kind not in plugin:
+                            errors.append(f"{os.path.relpath(path, out)}: GPU pod on {kind}, which the NVIDIA device "
+                                          f"plugin of cluster {cluster.group(1)} does not select (B20)")
     if moved < 2:
         errors.append(f"too little to prove anything: {moved} stage pods moved by stageNodes")
+    if served < 2:
+        errors.append(f"too little to prove anything: {served} GPU instance types checked against a device plugin")
     for e in errors:
         print(e, file=sys.stderr)
-    print(f"{moved} stage pods on their stageNodes: {len(errors)} errors")
+    print(f"{moved} stage pods on their stageNodes, {served} GPU instance types served by their cluster's "
+          f"device plugin: {len(errors)} errors")
     return 1 if errors else 0
 
 
