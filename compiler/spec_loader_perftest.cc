@@ -26,7 +26,7 @@ TEST(SpecLoaderPerf, BillionLaughsIsRejectedQuickly) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(LoadSpecText("spec.yaml", text, &doc, &diags, {}, nullptr));
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[ timing   ] billion laughs refused in %.2f ms\n", ms);
+  std::printf("[ timing   ] YAML alias bomb (9^9 nodes if expanded): refused in %.2f ms\n", ms);
   EXPECT_LT(ms, 100.0);
 }
 
