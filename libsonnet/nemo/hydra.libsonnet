@@ -193,6 +193,11 @@ local deepMerge(a, b) =
       if std.objectHasEx(a, 'numExperts', false) then {
         num_moe_experts: a.numExperts,
         moe_router_topk: a.moeTopK,
+        // The router's load-balancing loss (A24): NeMo copies the key into Megatron's
+        // TransformerConfig (nemo1_extra_keys.json cites where, per tag), whose default is 0
+        // (Megatron core_r0.10.0 transformer_config.py:278); the launcher's Mixtral configs
+        // and NeMo 2's recipes use 0.01.
+        moe_aux_loss_coeff: 0.01,
       } else {}
     ),
 

@@ -6,7 +6,7 @@ binary under test, finds each target's NeMo 1 config.yaml (the train ConfigMap)
 and the image and script the train pods run it with, and checks it:
 
   values  the rules NeMo and Megatron enforce at start-up (field-review.md A1,
-          A2, A4, A5, A6, A8, A19), each citing the upstream line;
+          A2, A4, A5, A6, A8, A19, A24), each citing the upstream line;
   keys    the key set against NeMo's own base config for the container's NeMo
           version (../shared/upstream/nemo/<tag>/megatron_gpt_config.yaml for
           pretraining, megatron_gpt_finetuning_config.yaml for SFT/LoRA): every
@@ -151,6 +151,13 @@ def value_rules(cfg, tag, finetune, spec):
             problems.append("A5 expert_model_parallel_size > 1 with distributed_fused_adam (use mcore_distributed_optim)")
         if not model.get("megatron_amp_O2", False):
             problems.append("A5 expert parallelism needs megatron_amp_O2")
+    # A24: NeMo copies every TransformerConfig field the model config has into Megatron's
+    # TransformerConfig (megatron_base_model.py build_transformer_config, v2.1.0:566-574;
+    # nemo1_extra_keys.json cites the line per tag); Megatron's moe_aux_loss_coeff defaults to 0
+    # (core_r0.10.0 transformer_config.py:278), so without it the router trains with no
+    # load-balancing loss. The launcher's Mixtral configs and NeMo 2 use 0.01.
+    if (model.get("num_moe_experts") or 0) > 1 and not float(model.get("moe_aux_loss_coeff") or 0) > 0:
+        problems.append("A24 MoE without model.moe_aux_loss_coeff > 0 (Megatron's default 0: no load-balancing loss)")
     # A6: Megatron TransformerConfig (core_r0.8.0 transformer_config.py:403-413, core_r0.13.0 :1043-1054).
     activation = model.get("activation")
     if model.get("bias_activation_fusion", True) and activation is not None:
