@@ -195,15 +195,14 @@ int ComputeCapability(const nlohmann::json& gpu) {
   return std::regex_match(cc, m, pattern) ? std::stoi(m[1]) * 10 + std::stoi(m[2]) : 0;
 }
 
-// Release YY*100+MM of an NGC tritonserver image ("24.07-trtllm-python-py3"), else 0.
+}  // namespace
+
 int TritonRelease(const std::string& repository, const std::string& tag) {
   static const std::regex ngc("^(\\d{2})\\.(\\d{2})(?![0-9]).*");
   std::smatch m;
   if (Basename(repository) != "tritonserver" || !std::regex_match(tag, m, ngc)) return 0;
   return std::stoi(m[1]) * 100 + std::stoi(m[2]);
 }
-
-}  // namespace
 
 void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
                              const std::string& target_name, const std::string& accelerator,

@@ -20,6 +20,11 @@ namespace nemoc {
 /// "nemo25.02-gib1.0.5-A4").
 int NemoRelease(const std::string& repository, const std::string& tag);
 
+/// Release YY*100+MM of a tritonserver image ("24.07-trtllm-python-py3":
+/// 2407), which names the TensorRT-LLM release it ships; 0 for any other
+/// image or tag.
+int TritonRelease(const std::string& repository, const std::string& tag);
+
 /// NeMo 1 training scripts (megatron_gpt_*.py) are absent from this release on.
 constexpr int kLastNemo1Release = 2507;
 

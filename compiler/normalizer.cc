@@ -1,11 +1,11 @@
 #include "normalizer.h"
 #include "file_reader.h"
 
-#include <cctype>
 #include <fstream>
 #include <sstream>
 
 #include "edit_distance.h"
+#include "framework_check.h"
 
 namespace nemoc {
 
@@ -44,19 +44,12 @@ std::string ImageName(const nlohmann::json& image) {
 // 0.17; libsonnet/triton_templates.json tritonReleases), so two such tags of
 // one YY.MM agree whatever their suffix; any other image is the same image.
 bool SameTensorRtLlmRelease(const nlohmann::json& a, const nlohmann::json& b) {
-  auto triton_release = [](const nlohmann::json& image) -> std::string {
+  const auto ngc_release = [](const nlohmann::json& image) {
     const std::string repository = image.value("repository", "");
-    const std::string tag = image.value("tag", "");
-    const bool ngc = repository == "nvcr.io/nvidia/tritonserver";
-    const bool dated = tag.size() >= 5 && std::isdigit(static_cast<unsigned char>(tag[0])) &&
-                       std::isdigit(static_cast<unsigned char>(tag[1])) && tag[2] == '.' &&
-                       std::isdigit(static_cast<unsigned char>(tag[3])) &&
-                       std::isdigit(static_cast<unsigned char>(tag[4])) &&
-                       (tag.size() == 5 || !std::isdigit(static_cast<unsigned char>(tag[5])));
-    return ngc && dated ? tag.substr(0, 5) : "";
+    return repository == "nvcr.io/nvidia/tritonserver" ? TritonRelease(repository, image.value("tag", "")) : 0;
   };
-  const std::string ra = triton_release(a), rb = triton_release(b);
-  if (!ra.empty() && !rb.empty()) return ra == rb;
+  const int ra = ngc_release(a), rb = ngc_release(b);
+  if (ra != 0 && rb != 0) return ra == rb;
   return ImageName(a) == ImageName(b);
 }
 
