@@ -220,15 +220,14 @@ local releases = (import 'nemoc/platform_releases.json').components;
     else if name == 'nvidia-device-plugin' then {
       // The chart's default affinity needs NFD labels (pci-10de.present,
       // NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/values.yaml:64-85);
-      // EKS has no NFD, so select the GPU instance types instead: every one
-      // the profile knows, not only the target's, because one device plugin
-      // serves every target naming the cluster (decision F3) -- the training
-      // types and the G types single-node stages may run on (stageNodes: the
-      // engine build and Triton on g6e; B20).
+      // EKS has no NFD, so select the GPU instance types instead
+      // (profile.gpuInstanceTypes): every one the profile knows, not only the
+      // target's, because one device plugin serves every target naming the
+      // cluster (decision F3) -- on eks-efa the training types and the G types
+      // single-node stages may run on (stageNodes: the engine build and Triton
+      // on g6e; B20).
       affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{
-        matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In',
-                             values: if std.objectHasEx(ctx.profile, 'gpuInstanceTypes', true) then ctx.profile.gpuInstanceTypes
-                                     else std.objectFields(ctx.profile.instances) }],
+        matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ctx.profile.gpuInstanceTypes }],
       }] } } },
     }
     else if name == 'kueue' then kueue.chartValues(ctx)
