@@ -3,6 +3,7 @@
 // runs nemoc_perftests and its bounds are the bench's, so a loaded CI
 // machine cannot fail a functional test (issue #39).
 #include "secret_scanner.h"
+#include "test_inputs.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +12,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,20 +20,10 @@
 namespace nemoc {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr std::string_view kUrlSafeChars =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
 
-std::string Fake(std::string_view alphabet, size_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    out += alphabet[(x >> 33) % alphabet.size()];
-  }
-  return out;
-}
+using test_inputs::Fake;
 
 // Wall-clock and CPU time of one scan (CI machines are often busy: the CPU
 // time is what the scanner costs, the bound is checked on the smaller).
@@ -75,18 +63,9 @@ TEST(SecretScannerPerf, OneMebibyteOfRandomText) {
 
 TEST(SecretScannerPerf, OneMebibyteOfGeneratedYaml) {
   std::string sample;
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(NEMOC_SOURCE_DIR) / "out/llama2-70b-sft/onprem")) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
+  const auto files = test_inputs::CommittedTreeFiles("out/llama2-70b-sft/onprem");
   ASSERT_GT(files.size(), 5u);
-  for (const fs::path& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    sample += bytes.str();
-  }
+  for (const auto& [file, bytes] : files) sample += bytes;
   ASSERT_FALSE(sample.empty());
   std::string text;
   while (text.size() < (1u << 20)) text += sample;

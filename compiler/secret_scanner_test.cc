@@ -1,4 +1,5 @@
 #include "secret_scanner.h"
+#include "test_inputs.h"
 
 #include <gtest/gtest.h>
 
@@ -32,15 +33,7 @@ constexpr std::string_view kBase32Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 constexpr std::string_view kHexChars = "0123456789abcdef";
 constexpr std::string_view kDigitChars = "0123456789";
 
-std::string Fake(std::string_view alphabet, size_t n, uint64_t seed) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    out += alphabet[(x >> 33) % alphabet.size()];
-  }
-  return out;
-}
+using test_inputs::Fake;
 
 std::string Base64(std::string_view in, bool url = false) {
   const std::string_view chars =
@@ -785,18 +778,11 @@ TEST(SecretScannerTree, CleanTreeReturnsTrueAndAddsNothing) {
 // The generated trees the scanner reads on every build are clean: no finding
 // in the committed output of an example (its speed is a perftest).
 TEST(SecretScannerTree, GeneratedYamlAndSummaryHaveNoFindings) {
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(NEMOC_SOURCE_DIR) / "out/llama2-70b-sft/onprem")) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
+  const auto files = test_inputs::CommittedTreeFiles("out/llama2-70b-sft/onprem");
   ASSERT_GT(files.size(), 5u);
-  for (const fs::path& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    ASSERT_FALSE(bytes.str().empty()) << file;
-    EXPECT_TRUE(FindSecrets(bytes.str()).empty()) << file;
+  for (const auto& [file, bytes] : files) {
+    ASSERT_FALSE(bytes.empty()) << file;
+    EXPECT_TRUE(FindSecrets(bytes).empty()) << file;
   }
 }
 

@@ -1,4 +1,5 @@
 #include "spec_loader.h"
+#include "test_inputs.h"
 
 #include <chrono>
 #include <filesystem>
@@ -430,14 +431,7 @@ TEST(SpecLoaderErrors, UndefinedAliasIsASyntaxError) {
 // Refused without expanding the aliases: five located errors and a summary,
 // never 9^9 nodes (how long it takes is spec_loader_perftest.cc's).
 TEST(SpecLoaderErrors, BillionLaughsIsRefusedWithoutExpandingIt) {
-  std::string text = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
-  for (char c = 'b'; c <= 'i'; ++c) {
-    std::string prev(1, static_cast<char>(c - 1));
-    text += std::string(1, c) + ": &" + c + " [";
-    for (int i = 0; i < 9; ++i) text += (i ? ",*" : "*") + prev;
-    text += "]\n";
-  }
-  text += "j: [*i,*i,*i,*i,*i,*i,*i,*i,*i]\n";
+  const std::string text = test_inputs::BillionLaughsYaml();
   Loaded l = Load(text);
   EXPECT_FALSE(l.ok);
   ASSERT_FALSE(l.diags.items().empty());
