@@ -45,6 +45,50 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
       local preset = if std.objectHasEx(model, 'preset', false) then model.preset else '';
       ['--llama31=' + (if std.startsWith(preset, 'llama3.1-') then 'True' else '')],
 
+  // Field review A21. NVIDIA/NeMo v2.0.0 and v2.1.0 (NeMo 24.09, 24.12)
+  // convert_llama_hf_to_nemo.py :107-112 map a Hugging Face rope_scaling of
+  // rope_type 'llama3' (every Llama 3.1 config.json) to
+  // seq_len_interpolation_factor = factor (8), and :122 sets
+  // scale_positional_embedding = args.llama31 (True): Megatron then applies
+  // Llama 3.1's frequency scaling AND divides positions by 8 -- RoPE scaled
+  // twice, a silently wrong model. Upstream fixed it in commit bce4a77ef4
+  // ("fix llama3", #11580; v2.2.0+ :112-116 set the factor to None for
+  // 'llama3'). Every reader of the import takes its model_config.yaml: the
+  // fine-tuning (cfg.model merged over it, megatron_gpt_finetuning.py:62),
+  // the LoRA merge and the evaluation. So the Job runs the converter (runpy,
+  // argv unchanged) and then appends a corrected model_config.yaml to the
+  // .nemo: NeMo writes it as an uncompressed tar (save_restore_connector.py
+  // v2.0.0/v2.1.0 :591 "w:") and extracts members in order
+  // (_safe_extract :612-618), so the later member wins; tarfile's getmember
+  // also returns the last occurrence. Appending costs one small member
+  // instead of rewriting 16-140 GB. The program changes nothing when the
+  // config does not carry both (a converter that is already right).
+  doubleRopeTags:: ['v2.0.0', 'v2.1.0'],
+  ropeFixProgram:: |||
+    import io, os, runpy, sys, tarfile
+    from omegaconf import OmegaConf
+    sys.argv = sys.argv[1:]
+    out = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--output_path=")][-1]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    with tarfile.open(out, "r:") as tar:
+        member = [m for m in tar.getmembers() if os.path.normpath(m.name) == "model_config.yaml"][-1]
+        cfg = OmegaConf.create(tar.extractfile(member).read().decode())
+    if cfg.get("scale_positional_embedding") and cfg.get("seq_len_interpolation_factor") is not None:
+        cfg.seq_len_interpolation_factor = None
+        data = OmegaConf.to_yaml(cfg).encode()
+        info = tarfile.TarInfo(member.name)
+        info.size, info.mtime, info.mode = len(data), member.mtime, member.mode
+        with tarfile.open(out, "a:") as tar:
+            tar.addfile(info, io.BytesIO(data))
+        print("nemoc: " + out + ": seq_len_interpolation_factor set to null (Llama 3.1 RoPE is scale_positional_embedding)")
+  |||,
+  ropeFix(ctx, argv)::
+    local tag = versions.tag($.reader(ctx).image);
+    local preset = if std.objectHasEx(ctx.spec.model, 'preset', false) then ctx.spec.model.preset else '';
+    if ctx.spec.model.converters.fromHuggingface == $.llamaScript && std.member($.doubleRopeTags, tag)
+       && std.startsWith(preset, 'llama3.1-')
+    then [argv[0], '-c', $.ropeFixProgram] + argv[1:] else argv,
+
   // The Mixtral importer reads <input>/config.json with open() before
   // from_pretrained (load_hf_model_args asserts os.path.exists: NVIDIA/NeMo r2.0.0rc1 :151-155,
   // v2.4.0 scripts/checkpoint_converters/convert_mixtral_hf_to_nemo.py
@@ -88,13 +132,13 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
     local model = ctx.spec.model;
     if $.nemo2(ctx) then
       ['python3', '-c', $.nemo2Program, model.nemo2.recipe, model.source.huggingface, paths.importedNemo2(ctx)]
-    else [
+    else $.ropeFix(ctx, [
       'python3',
       model.converters.fromHuggingface,
       '--input_name_or_path=' + (if $.needsFolder(ctx) then $.hubDir(ctx) else model.source.huggingface),
       '--output_path=' + paths.importedNemo(ctx),
       '--precision=bf16',
-    ] + $.llama31Arg(ctx),
+    ] + $.llama31Arg(ctx)),
 
   files(ctx)::
     local placement = pod.placementFor(ctx, 'importModel');

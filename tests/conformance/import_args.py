@@ -14,6 +14,15 @@ args.llama31 is True exactly for Llama 3.1, and that 24.07 gets no --llama31 at 
 It also imports Mixtral 8x7B at 24.07 and 24.12: the Mixtral importer needs a local folder
 (it asserts <input>/config.json exists), which an init container downloads.
 
+Field review A21: at v2.0.0 and v2.1.0 (24.09, 24.12) the importer maps Llama 3.1's
+rope_scaling {rope_type: llama3, factor: 8} to seq_len_interpolation_factor = 8 (:107-112) and
+sets scale_positional_embedding = args.llama31 (:122): RoPE scaled twice. v2.2.0+ set the
+factor to None for 'llama3' (:112-116, commit bce4a77ef4). The test runs each generated import
+command line for real, with a stand-in converter that writes a .nemo (an uncompressed tar, as
+save_restore_connector.py :591 does) the way the script at that tag fills model_config.yaml,
+then extracts it as NeMo's _safe_extract does (every member in order, :612-618) and checks that
+the model every reader restores scales RoPE once.
+
 Usage: import_args.py <nemoc> <source dir>
 """
 import argparse
@@ -29,7 +38,57 @@ yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], os.path.abspath(sys.argv[2])
 SCRIPT = "/opt/NeMo/scripts/checkpoint_converters/convert_llama_hf_to_nemo.py"
 # release -> does the script at its tag declare --llama31 (v2.0.0+: :65-71; r2.0.0rc1: no)
-RELEASES = {"24.07": False, "24.09": True, "25.02": True}
+RELEASES = {"24.07": False, "24.09": True, "24.12": True, "25.02": True}
+# release -> does its importer map rope_type 'llama3' to seq_len_interpolation_factor (A21):
+# v2.0.0/v2.1.0 :107-112 yes; v2.2.0+ :112-116 None; r2.0.0rc1 reads rope_scaling['type'] (no Llama 3.1).
+MAPS_LLAMA3_FACTOR = {"24.07": False, "24.09": True, "24.12": True, "25.02": False}
+
+# The converter as the tag writes model_config.yaml, run in place of SCRIPT (argv unchanged).
+FAKE_CONVERTER = r"""
+import argparse, io, sys, tarfile
+p = argparse.ArgumentParser()
+p.add_argument("--input_name_or_path", type=str, required=True)
+p.add_argument("--output_path", type=str, required=True)
+p.add_argument("--precision", type=str, default="16")
+if %(declares)r:
+    p.add_argument("--llama31", type=bool, default=True, required=False)
+args = p.parse_args()
+llama31 = "meta-llama/Llama-3.1" in args.input_name_or_path
+cfg = "rotary_base: 500000.0\n" if llama31 else "rotary_base: 10000.0\n"
+if llama31 and %(maps)r:
+    cfg += "seq_len_interpolation_factor: 8.0\n"
+else:
+    cfg += "seq_len_interpolation_factor: null\n"
+cfg += "scale_positional_embedding: %%s\n" %% ("true" if getattr(args, "llama31", False) else "false")
+with tarfile.open(args.output_path, "w:") as tar:
+    for name, data in (("./model_config.yaml", cfg.encode()), ("./model_weights.ckpt", b"w")):
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+"""
+
+
+def restored_config(release, argv, tmp):
+    """Run the generated import argv with the stand-in converter of that release, then restore
+    model_config.yaml as NeMo does; returns the config dict."""
+    import subprocess
+    import tarfile
+    fake = os.path.join(tmp, "fake-converter-%s.py" % release)
+    with open(fake, "w") as f:
+        f.write(FAKE_CONVERTER % {"declares": RELEASES[release], "maps": MAPS_LLAMA3_FACTOR[release]})
+    nemo = os.path.join(tmp, "import-%s.nemo" % release)
+    run = [sys.executable if a == "python3" else a for a in argv]
+    run = [fake if a == SCRIPT else a for a in run]
+    run = ["--output_path=" + nemo if a.startswith("--output_path=") else a for a in run]
+    proc = subprocess.run(run, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError("import command failed: %s\n%s" % (run, proc.stderr))
+    out = os.path.join(tmp, "restored-%s" % release)
+    with tarfile.open(nemo, "r:") as tar:
+        for member in tar.getmembers():  # _safe_extract: every member, in order
+            tar.extract(member, out)
+    with open(os.path.join(out, "model_config.yaml")) as f:
+        return yaml.safe_load(f)
 PRESETS = {"llama2-7b": ("meta-llama/Llama-2-7b-hf", False), "llama3.1-8b": ("meta-llama/Llama-3.1-8B", True)}
 
 
@@ -143,6 +202,16 @@ def main():
                         continue
                     if declares and args.llama31 != is31:
                         failures.append(f"{release} {preset}: args.llama31 = {args.llama31} ({rest})")
+                    try:
+                        cfg = restored_config(release, argv, tmp)
+                    except RuntimeError as e:
+                        failures.append(f"{release} {preset}: {e}")
+                        continue
+                    scaled = (cfg["seq_len_interpolation_factor"] is not None) + bool(cfg["scale_positional_embedding"])
+                    if scaled != (1 if is31 else 0):
+                        failures.append(f"{release} {preset}: the imported .nemo scales RoPE {scaled} times "
+                                        f"(seq_len_interpolation_factor={cfg['seq_len_interpolation_factor']}, "
+                                        f"scale_positional_embedding={cfg['scale_positional_embedding']}), want {int(is31)}")
         checked += check_mixtral(tmp, base, failures)
     for f in failures:
         print("FAIL", f, file=sys.stderr)
