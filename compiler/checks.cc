@@ -148,6 +148,50 @@ std::string FamilyText(const nlohmann::json& spec) {
   return family.empty() ? std::string("a model without a preset") : "the " + family + " family";
 }
 
+// Field review A23. A NeMo 2 run's readers take its newest *-last
+// checkpoint directory. NeMo's ModelCheckpoint writes one at every
+// every_n_train_steps save and, at the end of training, only when
+// save_last and max_steps is not a multiple of an int val_check_interval
+// (on_train_end, NVIDIA/NeMo nemo/lightning/pytorch/callbacks/model_checkpoint.py
+// v2.1.0:281-292, v2.2.1/v2.3.0/v2.4.0:380-391). A maxSteps that is not a
+// multiple of checkpoint.every then leaves the last steps out of every
+// artifact (1100 steps, every 1000: the export holds step 1000). nemoc sets
+// val_check_interval only when the spec does (the recipe's own otherwise),
+// so it relies on the end save only for a valCheckInterval the spec sets.
+// NeMo 1 needs no rule: its readers load the .nemo saved from the final
+// weights (save_best_model: false, libsonnet/nemo/hydra.libsonnet).
+void CheckFinalStepSaved(const Document& doc, const nlohmann::json& stage, const std::string& key,
+                         const std::string& readers, Diagnostics* diags) {
+  const auto& checkpoint = stage.value("checkpoint", nlohmann::json::object());
+  if (stage.value("framework", "nemo1") != "nemo2" || !checkpoint.value("enabled", true) ||
+      !checkpoint.value("saveLast", true)) {
+    return;
+  }
+  const int64_t steps = stage.value("maxSteps", int64_t{1000}), every = checkpoint.value("every", int64_t{500});
+  if (every <= 0 || steps % every == 0) return;
+  const int64_t validation = stage.value("valCheckInterval", int64_t{0});
+  if (validation > 0 && steps % validation != 0) return;
+  int64_t divisor = 1;
+  for (int64_t d = std::min(every, steps); d >= 1; --d) {
+    if (steps % d == 0) {
+      divisor = d;
+      break;
+    }
+  }
+  const std::string base = "/spec/stages/" + key;
+  const std::string pointer = doc.map.Has(base + "/checkpoint/every") ? base + "/checkpoint/every"
+                              : doc.map.Has(base + "/maxSteps")       ? base + "/maxSteps"
+                                                                      : base;
+  diags->Error("spec.final-step-unsaved",
+               "spec.stages." + key + ".maxSteps " + std::to_string(steps) + " is not a multiple of checkpoint.every " +
+                   std::to_string(every) + ": NeMo 2 saves no checkpoint at step " + std::to_string(steps) +
+                   (validation > 0 ? " (valCheckInterval " + std::to_string(validation) + " divides it)" : "") +
+                   ", so " + readers + " would read step " + std::to_string(steps / every * every),
+               doc.map.Locate(pointer, /*prefer_key=*/pointer == base),
+               "set checkpoint.every to a divisor of maxSteps (e.g. " + std::to_string(divisor) +
+                   ") or maxSteps to a multiple of it (e.g. " + std::to_string((steps / every + 1) * every) + ")");
+}
+
 // The training chain (libsonnet/stages/chain.libsonnet): spec.stages.pretrain
 // runs pretraining and saves a .nemo at its end; spec.stages.train restores
 // it. NeMo 1 only: megatron_gpt_pretraining.py restores a .nemo
@@ -237,6 +281,7 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
                  doc.map.Locate("/spec/stages/pretrain/checkpoint/saveLast"),
                  "remove checkpoint.saveLast: false from spec.stages.pretrain");
   }
+  CheckFinalStepSaved(doc, pretrain, "pretrain", "spec.stages.train", diags);
 }
 
 void CheckTrainMode(const Document& doc, const nlohmann::json& spec, const std::string& key,
@@ -335,15 +380,16 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
       // (libsonnet/stages/nemo2-checkpoint.libsonnet): checkpoints must keep
       // a *-last copy.
       const auto& checkpoint = t["checkpoint"];
+      std::string names;
+      for (const auto& reader : readers) names += (names.empty() ? "spec.stages." : " and spec.stages.") + reader;
       if (checkpoint.value("enabled", true) && !checkpoint.value("saveLast", true)) {
-        std::string names;
-        for (const auto& reader : readers) names += (names.empty() ? "spec.stages." : " and spec.stages.") + reader;
         diags->Error("spec.missing-source",
                      names + " read" + (readers.size() == 1 ? "s" : "") + " the NeMo 2 training run's newest "
                      "*-last checkpoint, but checkpoint.saveLast is false",
                      doc.map.Locate("/spec/stages/train/checkpoint/saveLast"),
                      "remove checkpoint.saveLast: false or set a checkpoint on " + names);
       }
+      CheckFinalStepSaved(doc, t, "train", names, diags);
       if (ExportsNemo2(stages)) {
         const auto& convert = stages["convert"];
         // merge_lora and export_ckpt build the model on the CPU but with

@@ -111,6 +111,15 @@ local deepMerge(a, b) =
       // ModelCheckpoint refuses both intervals at once: step checkpoints only.
       every_n_epochs: 0,
       always_save_nemo: false,
+      // Field review A23. With save_best_model, on_train_end restores the
+      // best top-k checkpoint before saving the .nemo (NVIDIA/NeMo
+      // nemo/utils/callbacks/nemo_model_checkpoint.py v2.1.0:269-282,
+      // r2.0.0rc1..v2.4.0 alike); with monitor 'step' that is the newest
+      // every_n_train_steps save, so 1100 steps saved every 1000 gave a .nemo
+      // of step 1000. The fine-tuning conf sets it true
+      // (megatron_gpt_finetuning_config.yaml). Off, the .nemo every reader
+      // loads is the final step's weights.
+      save_best_model: false,
       // Evaluation and conversion read the final .nemo (paths.trainedNemo),
       // and so does the next stage of a training chain (paths.restoreNemo).
       save_nemo_on_train_end: train.mode != 'pretrain'
