@@ -144,7 +144,7 @@ local builders = {
     local convertBuilt = if $.present(withMerge, 'convert') then convert.built(withMerge) else null;
     local ctx = withMerge { convertBuilt: convertBuilt };
     local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + evaluate.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
-                        + serve.diagnostics(ctx) + nemo2.diagnostics(ctx)
+                        + serve.diagnostics(ctx) + nemo2.diagnostics(ctx) + train.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).

@@ -822,6 +822,28 @@ TEST_F(NegativeTest, ValidateWritesNothing) {
   EXPECT_EQ(before_, TreeFingerprint(out()));
 }
 
+// Field review A25: NeMo's checkpoint callback finds the monitor ('step') in
+// the whole checkpoint path on a resume and float()s what follows; a spec
+// part of the directory that holds it crashes every restart. Each part is
+// refused where the spec writes it; resume: never builds.
+TEST_F(NegativeTest, CheckpointPathHoldingTheMonitorName) {
+  std::string spec = Replace(kBaseSpec, "  name: neg\n", "  name: multistep-qa\n");
+  Expect({"checkpoint-path-project", spec,
+          At(spec, "multistep-qa") + "target onprem: the checkpoint directory /results/multistep-qa/onprem/train/"
+                                     "checkpoints contains \"step\" (the project name multistep-qa)",
+          {}});
+  spec = Replace(kBaseSpec, "    - name: onprem\n", "    - name: stepping\n");
+  Expect({"checkpoint-path-target", spec, At(spec, "stepping") + "target stepping: the checkpoint directory", {}});
+  spec = Replace(kBaseSpec, "      nfs: {server: nfs.internal, path: /export}\n",
+                 "      nfs: {server: nfs.internal, path: /export}\n      mountPath: /steps\n");
+  Expect({"checkpoint-path-mount", spec, At(spec, "/steps") + "target onprem: the checkpoint directory /steps/neg/", {}});
+  const std::string never =
+      Replace(Replace(kBaseSpec, "  name: neg\n", "  name: multistep-qa\n"), "      data: {mock: true}\n",
+              "      data: {mock: true}\n      checkpoint: {resume: never}\n");
+  RunResult r = RunNemoc({"build", "--quiet", "--out", out() + "-never", scratch_.Write("never.yaml", never)});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+}
+
 TEST_F(NegativeTest, UsageErrorsExitTwo) {
   EXPECT_EQ(2, RunNemoc({"build"}).exit_code);
   EXPECT_EQ(2, RunNemoc({"frobnicate"}).exit_code);

@@ -14,6 +14,38 @@ local paths = import 'nemoc/paths.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
 
 {
+  // Field review A25. On a resume, the checkpoint callback rebuilds its top-k
+  // from the checkpoint files by looking for the monitor's name in each file's
+  // whole path: checkpoint.find(monitor) (NVIDIA/NeMo NeMo 1
+  // nemo/utils/callbacks/nemo_model_checkpoint.py v2.1.0:93,116-121; NeMo 2
+  // nemo/lightning/pytorch/callbacks/model_checkpoint.py v2.3.0:146,233-241;
+  // the same at every tag nemoc accepts) and float()s what follows. nemoc
+  // monitors 'step'; a directory above the files whose name holds 'step'
+  // (project multistep-qa) makes that float('') and every restart after a
+  // preemption crashes. nemoc's own path parts (train, pretrain, checkpoints,
+  // hex hashes) cannot hold it; the spec's can: the results mount path, the
+  // project and the target name.
+  monitor:: 'step',
+  diagnostics(ctx)::
+    local checkpoint(k) = if std.objectHasEx(ctx.spec.stages[k], 'checkpoint', false) then ctx.spec.stages[k].checkpoint else {};
+    local resuming = [k for k in chain.present(ctx)
+                      if std.objectHasEx(checkpoint(k), 'enabled', false) && checkpoint(k).enabled
+                         && std.objectHasEx(checkpoint(k), 'resume', false) && checkpoint(k).resume == 'auto'];
+    local parts = [
+      { value: ctx.storage.results.mountPath, what: 'the results mount path', pointer: ctx.storagePointer + '/results/mountPath', hint: 'mount the results volume at a path without it (storage.results.mountPath)' },
+      { value: ctx.project, what: 'the project name', pointer: '/metadata/name', hint: 'name the project without it' },
+      { value: ctx.target.name, what: 'the target name', pointer: ctx.targetPointer + '/name', hint: 'name the target without it' },
+    ];
+    if std.length(resuming) == 0 then [] else [{
+      code: 'train.checkpoint-path',
+      pointer: p.pointer,
+      message: 'the checkpoint directory ' + paths.checkpointDir(chain.at(ctx, resuming[0])) + ' contains "' + $.monitor + '" ('
+               + p.what + ' ' + p.value + '): on a resume NeMo parses the monitored value after the first "' + $.monitor
+               + '" in the checkpoint path (nemo_model_checkpoint.py / model_checkpoint.py nemo_topk_check_previous_run), '
+               + 'so spec.stages.' + resuming[0] + ' would crash at every restart',
+      hint: p.hint + ', or set checkpoint.resume: never on spec.stages.' + std.join(', spec.stages.', resuming),
+    } for p in parts if std.length(std.findSubstr($.monitor, p.value)) > 0],
+
   // Output directory and app.kubernetes.io/component of the stage being built.
   dirOf(ctx):: order.dir[chain.key(ctx)],
   componentOf(ctx):: chain.key(ctx),
