@@ -533,6 +533,31 @@ TEST(NormalizerTestPipeline, TheDefaultTritonImageIsTheNewestServedReleaseAndRun
   }
 }
 
+// The default NeMo image (spec.image absent) is the newest release nemoc has
+// tables for (libsonnet/nemo/versions.json), at least every accelerator's
+// minimumRelease.nemo (field-review.md F22): a B200 spec needs no image.
+TEST(NormalizerTestPipeline, TheDefaultNemoImageIsTheNewestTestedReleaseAndRunsEverywhere) {
+  std::ifstream schema_in(kSchemaPath);
+  const json schema = json::parse(schema_in);
+  const json image = schema["properties"]["spec"]["properties"]["image"]["default"];
+  EXPECT_EQ("nvcr.io/nvidia/nemo", image["repository"].get<std::string>());
+  const std::string tag = image["tag"];
+  std::ifstream versions_in(NEMOC_SOURCE_DIR "/libsonnet/nemo/versions.json");
+  const json versions = json::parse(versions_in);
+  std::string newest;
+  for (const auto& [release, _] : versions["releases"].items()) newest = std::max(newest, release);
+  EXPECT_EQ(newest, tag);
+  std::ifstream gpus_in(NEMOC_SOURCE_DIR "/libsonnet/accelerators.json");
+  const json gpus = json::parse(gpus_in);
+  for (const auto& [name, gpu] : gpus["accelerators"].items()) {
+    if (!gpu.contains("minimumRelease") || !gpu["minimumRelease"].contains("nemo")) continue;
+    EXPECT_LE(gpu["minimumRelease"]["nemo"].get<std::string>(), tag) << name;
+  }
+  Normalized n = NormalizeSpec(Replace(kBase, "  image: {repository: nvcr.io/nvidia/nemo, tag: \"24.07\"}\n", ""));
+  ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ(tag, n.out["spec"]["stages"]["train"]["image"]["tag"].get<std::string>());
+}
+
 TEST(NormalizerTestTrain, StageImagesDefaultToSpecImage) {
   const json spec_image = {{"repository", "nvcr.io/nvidia/nemo"}, {"tag", "24.07"},
                            {"pullPolicy", "IfNotPresent"}};
