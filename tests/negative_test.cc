@@ -309,8 +309,9 @@ TEST_F(NegativeTest, StageNodesRules) {
   Expect({"instance-type", spec, At(spec, "instanceType: g6e") + "target onprem: instanceType applies to targets whose profile has an instanceType option (profile vanilla-k8s has none)", {}});
 }
 
-// Triton's model repository (issue #14, A15): its text models need a tokenizer, and its
-// config.pbtxt files follow the tensorrtllm_backend release of the image (24.07: v0.11.0, 25.01: v0.17.0).
+// Triton's model repository (issue #14, A15): its text models need a tokenizer, its
+// config.pbtxt files follow the tensorrtllm_backend release of the image (24.07: v0.11.0, 25.01: v0.17.0),
+// and modelName (the ensemble clients call) is not one of the models it wires.
 TEST_F(NegativeTest, TritonModelRepositoryNeedsTokenizerAndAKnownRelease) {
   std::string spec = Replace(kBaseSpec, "  stages:\n", "  stages:\n    serve: {engine: engines/llama}\n");
   Expect({"serve-tokenizer", spec,
@@ -322,6 +323,13 @@ TEST_F(NegativeTest, TritonModelRepositoryNeedsTokenizerAndAKnownRelease) {
   Expect({"serve-release", spec,
           At(spec, "24.08-trtllm") + "target onprem: nemoc writes the Triton model repository of tensorrtllm_backend "
                                      "v0.11.0 (Triton 24.07), v0.17.0 (Triton 25.01); image tag 24.08-trtllm-python-py3 is another release",
+          {}});
+  spec = Replace(kBaseSpec, "  stages:\n",
+                 "  stages:\n    serve:\n      engine: engines/llama\n      tokenizer: hf/llama\n"
+                 "      triton: {modelName: tensorrt_llm}\n");
+  Expect({"serve-model-name", spec,
+          At(spec, "tensorrt_llm}") + "target onprem: model name tensorrt_llm is taken by the model repository "
+                                      "(tensorrt_llm, preprocessing, postprocessing)",
           {}});
 }
 

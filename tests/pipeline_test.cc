@@ -5,6 +5,7 @@
 // engine) and with the spec (config.pbtxt parsed back).
 #include <filesystem>
 #include <functional>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -195,8 +196,8 @@ TEST(PipelineTest, StagesAgreeOnSharedPaths) {
     const json model_map = Find(Stage(target, "70-serve"), "ConfigMap");
     json pbtxt;
     std::string err;
-    ASSERT_TRUE(ParsePbtxtForTest(model_map["data"]["llama31-8b.config.pbtxt"].get<std::string>(), &pbtxt, &err)) << err;
-    EXPECT_EQ("llama31-8b", pbtxt["name"]);
+    ASSERT_TRUE(ParsePbtxtForTest(model_map["data"]["tensorrt_llm.config.pbtxt"].get<std::string>(), &pbtxt, &err)) << err;
+    EXPECT_EQ("tensorrt_llm", pbtxt["name"]);
     EXPECT_EQ("tensorrtllm", pbtxt["backend"]);
     EXPECT_EQ(64, pbtxt["max_batch_size"]);
     std::map<std::string, std::string> parameters;
@@ -217,7 +218,16 @@ TEST(PipelineTest, StagesAgreeOnSharedPaths) {
     std::map<std::string, std::string> pre_parameters;
     for (const auto& p : pre["parameters"]) pre_parameters[p["key"]] = p["value"]["string_value"];
     EXPECT_EQ(Arg(*build, "--checkpoint="), pre_parameters["tokenizer_dir"]);
-    EXPECT_EQ(1u, model_map["data"].count("ensemble.config.pbtxt"));
+    // modelName (llama31-8b) is the ensemble: the model a client calls with text.
+    json ensemble;
+    ASSERT_TRUE(ParsePbtxtForTest(model_map["data"]["llama31-8b.config.pbtxt"].get<std::string>(), &ensemble, &err)) << err;
+    EXPECT_EQ("llama31-8b", ensemble["name"]);
+    EXPECT_EQ("ensemble", ensemble["platform"]);
+    std::set<std::string> ensemble_inputs;
+    for (const auto& i : ensemble["input"]) ensemble_inputs.insert(i["name"].get<std::string>());
+    EXPECT_EQ(1u, ensemble_inputs.count("text_input"));
+    EXPECT_EQ(1u, ensemble_inputs.count("max_tokens"));
+    EXPECT_EQ(0u, model_map["data"].count("ensemble.config.pbtxt"));
     EXPECT_EQ(json({{"$enum", "KIND_CPU"}}), pbtxt["instance_group"][0]["kind"]);
   }
 }

@@ -3,8 +3,9 @@
 // with maxReplicas, a HorizontalPodAutoscaler. The model repository is a
 // ConfigMap (reviewed in Git; config.pbtxt files rendered by nemoc's protobuf
 // text emitter) holding tensorrtllm_backend's inflight_batcher_llm models for
-// the image's release: tensorrt_llm (named modelName), preprocessing,
-// postprocessing and ensemble (issue #14, A15); the engine stays on shared
+// the image's release: tensorrt_llm (the engine), preprocessing,
+// postprocessing and the ensemble wiring them, named modelName: the model
+// clients call with text (issue #14, A15); the engine stays on shared
 // storage where the TensorRT-LLM stage wrote it, named by gpt_model_path.
 local k8s = import 'nemoc/k8s.libsonnet';
 local paths = import 'nemoc/paths.libsonnet';
@@ -21,9 +22,16 @@ local pod = import 'nemoc/stages/pod.libsonnet';
 
   name(ctx):: k8s.boundedName(ctx.project + '-triton', 63),
   configMapName(ctx):: k8s.boundedName(ctx.project + '-triton-model', 63),
+  // The model a client calls: the ensemble (text_input, max_tokens -> text_output).
   modelName(ctx)::
     local triton = ctx.spec.stages.serve.triton;
     if std.objectHasEx(triton, 'modelName', false) then triton.modelName else ctx.project,
+  // The engine model and the Python models keep upstream's names: the ensemble's steps name
+  // them (ensemble/config.pbtxt), and tensorrt_llm is what MPI ranks 1+ load
+  // (triton-inference-server/tensorrtllm_backend v0.17.0 scripts/launch_triton_server.py:59-63,
+  // 123-128; v0.11.0 :57-61, 90-95).
+  engineModel:: 'tensorrt_llm',
+  reservedModels:: [$.engineModel, 'preprocessing', 'postprocessing'],
   selector(ctx):: {
     'app.kubernetes.io/part-of': ctx.project,
     'app.kubernetes.io/component': $.component,
@@ -142,25 +150,19 @@ local pod = import 'nemoc/stages/pod.libsonnet';
       else v;
     go(template),
 
-  // The model repository: tensorrt_llm (named modelName), preprocessing, postprocessing
-  // and the ensemble wiring them, each as tensorrtllm_backend's template for the
+  // The model repository: tensorrt_llm, preprocessing, postprocessing and the ensemble
+  // wiring them (named modelName), each as tensorrtllm_backend's template for the
   // backend version of the Triton image declares it: {model name: config message}.
   models(ctx)::
     local version = $.backendVersion(ctx);
     local templates = $.templates[version].models;
     local values = $.placeholderValues(ctx);
-    local model = $.modelName(ctx);
     local filled = { [m]: $.fill(templates[m], values) for m in std.objectFields(templates) };
-    local rename(name) = if name == 'tensorrt_llm' then model else name;
     {
-      [model]: filled.tensorrt_llm { name: model },
+      [$.engineModel]: filled.tensorrt_llm,
       preprocessing: filled.preprocessing,
       postprocessing: filled.postprocessing,
-      ensemble: filled.ensemble {
-        ensemble_scheduling+: {
-          step: [s { model_name: rename(s.model_name) } for s in super.step],
-        },
-      },
+      [$.modelName(ctx)]: filled.ensemble { name: $.modelName(ctx) },
     },
 
   // Python models nemoc writes itself (the image ships the Python backend and
@@ -172,10 +174,10 @@ local pod = import 'nemoc/stages/pod.libsonnet';
 
   diagnostics(ctx)::
     if !std.objectHasEx(ctx.spec.stages, 'serve', false) then [] else
-    (if std.member(['preprocessing', 'postprocessing', 'ensemble'], $.modelName(ctx)) then [{
+    (if std.member($.reservedModels, $.modelName(ctx)) then [{
        code: 'serve.model_name',
        pointer: '/spec/stages/serve/triton/modelName',
-       message: 'model name ' + $.modelName(ctx) + ' is taken by the model repository (preprocessing, postprocessing, ensemble)',
+       message: 'model name ' + $.modelName(ctx) + ' is taken by the model repository (' + std.join(', ', $.reservedModels) + ')',
        hint: 'choose another modelName',
      }] else [])
     + (if $.hasTokenizer(ctx) then [] else [{
@@ -221,7 +223,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
              '--allow-grpc=false',
              '--allow-metrics=false',
              '--model-control-mode=explicit',
-             '--load-model=' + $.modelName(ctx),
+             '--load-model=' + $.engineModel,
            ]
            for rank in std.range(1, tp - 1)
          ]),
@@ -257,7 +259,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
     } + {
       // Triton needs a version directory; the TensorRT-LLM backend reads the
       // engine from gpt_model_path and the ensemble has no files of its own.
-      [m + '.version-1']: if m == $.modelName(ctx) then 'engine: ' + engine + '\n' else 'ensemble of the models its config.pbtxt names\n'
+      [m + '.version-1']: if m == $.engineModel then 'engine: ' + engine + '\n' else 'ensemble of the models its config.pbtxt names\n'
       for m in std.objectFields(models)
       if !std.objectHasEx($.pythonModels, m, false)
     }, $.component),
@@ -357,12 +359,21 @@ local pod = import 'nemoc/stages/pod.libsonnet';
               + (if std.objectHasEx(triton, 'maxReplicas', false) then [$.autoscaler(ctx)] else []),
               {}),
 
+  // The request a client sends: Triton's generate endpoint on the ensemble with the ensemble's
+  // required inputs, as tensorrtllm_backend's README sends it (v0.17.0 README.md:269, v0.11.0
+  // :396; bad_words and stop_words are optional, ensemble/config.pbtxt v0.17.0:54-64).
+  clientRequest(ctx)::
+    'curl -X POST http://' + $.name(ctx) + '.' + ctx.namespace + ':' + $.ports.http + '/v2/models/' + $.modelName(ctx)
+    + '/generate -d \'{"text_input": "What is machine learning?", "max_tokens": 64}\'',
+
   summary(ctx)::
     local serve = ctx.spec.stages.serve;
     local triton = serve.triton;
     'Triton (TensorRT-LLM backend ' + $.backendVersion(ctx) + ') model ' + $.modelName(ctx)
-    + ' and ensemble (text_input, max_tokens -> text_output; tokenizer ' + $.tokenizerDir(ctx) + '), ' + triton.replicas
+    + ' takes text (ensemble of preprocessing, ' + $.engineModel + ' and postprocessing: text_input, max_tokens -> text_output; tokenizer '
+    + $.tokenizerDir(ctx) + '), ' + triton.replicas
     + (if std.objectHasEx(triton, 'maxReplicas', false) then ' to ' + triton.maxReplicas else '') + ' replica(s) × '
     + triton.tensorParallel + ' GPU, engine ' + paths.engineSource(ctx, serve)
-    + ', ports http ' + $.ports.http + ' grpc ' + $.ports.grpc + ' metrics ' + $.ports.metrics,
+    + ', ports http ' + $.ports.http + ' grpc ' + $.ports.grpc + ' metrics ' + $.ports.metrics
+    + '; a client sends `' + $.clientRequest(ctx) + '`',
 }

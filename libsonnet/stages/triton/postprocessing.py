@@ -2,6 +2,11 @@
 # tensorrt_llm model -> text, with the inputs and outputs of tensorrtllm_backend's
 # all_models/inflight_batcher_llm/postprocessing/config.pbtxt (v0.11.0: OUTPUT and the
 # OUT_* log probs/logits; v0.17.0: OUTPUT only). It returns only outputs its config declares.
+# Each beam's text is its first SEQUENCE_LENGTH ids (upstream v0.11.0
+# postprocessing/1/model.py:224-230, v0.17.0 :130-141): the engine writes a beam's ids from
+# position 0 and pads after them with -1 (tensorrtllm_backend v0.17.0
+# inflight_batcher_llm/src/model_instance_state.cc:966-977,990), so no padding side applies;
+# padding_side is upstream's ("left", v0.11.0 and v0.17.0 :81-84) and decode() never reads it.
 import json
 
 import numpy as np

@@ -6,6 +6,10 @@
 # outputs are declared (optional) and never produced. It returns only outputs its
 # config declares; OUT_PROMPT_TABLE_EXTRA_IDS only when the request gives
 # PROMPT_TABLE_EXTRA_ID (as upstream v0.17.0 preprocessing/1/model.py:336-373).
+# Prompts of one request are padded on the RIGHT (A22): the engine keeps the first
+# input_lengths tokens of each row (tensorrtllm_backend v0.17.0
+# inflight_batcher_llm/src/utils.cc:193-202), as upstream preprocessing pads them
+# (v0.11.0 preprocessing/1/model.py:284-292, v0.17.0 :608-616).
 import json
 
 import numpy as np
@@ -23,8 +27,11 @@ class TritonPythonModel:
         config = json.loads(args["model_config"])
         params = config["parameters"]
         self.add_special_tokens = _flag(params, "add_special_tokens", True)
+        # encode() never pads, so padding_side places no pad here (upstream passes "left",
+        # v0.17.0 preprocessing/1/model.py:107-110, and pads by hand in _create_request);
+        # "right" is the side the engine reads, should anything pad through the tokenizer.
         self.tokenizer = AutoTokenizer.from_pretrained(
-            params["tokenizer_dir"]["string_value"], legacy=False, padding_side="left", trust_remote_code=True)
+            params["tokenizer_dir"]["string_value"], legacy=False, padding_side="right", trust_remote_code=True)
         if not self.tokenizer.pad_token:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.end_id = self.tokenizer.encode(self.tokenizer.eos_token, add_special_tokens=False)[0]
@@ -41,9 +48,13 @@ class TritonPythonModel:
         return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
     def _tokens(self, query):
+        # [batch, longest] ids, each row its prompt then the tokenizer's pad id up to the
+        # longest (np.pad(seq, (0, max_len - len)), upstream v0.17.0
+        # preprocessing/1/model.py:608-616, v0.11.0 :284-292), and [batch, 1] lengths
+        # (:606 / :282): the engine takes ids[b][:lengths[b]] (v0.17.0 src/utils.cc:193-202).
         ids = [self.tokenizer.encode(self._text(q[0]), add_special_tokens=self.add_special_tokens) for q in query]
         width = max(len(i) for i in ids)
-        padded = np.array([[self.pad_id] * (width - len(i)) + i for i in ids], dtype=np.int32)
+        padded = np.array([i + [self.pad_id] * (width - len(i)) for i in ids], dtype=np.int32)
         return padded, np.array([[len(i)] for i in ids], dtype=np.int32)
 
     def _word_list(self, words, batch):
