@@ -97,7 +97,8 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
     // llm.PreTrainingDataModule gets the model's tokenizer, which
     // libsonnet/nemo/nemo2.libsonnet (tokenizers) writes for the Hugging Face
     // and SentencePiece libraries only.
-    const bool prepared = data.contains("prefixes") || data.contains("fromDataPrep");
+    // (Without a tokenizer at all the normalizer has said what to write.)
+    const bool prepared = (data.contains("prefixes") || data.contains("fromDataPrep")) && model.contains("tokenizer");
     const auto& tokenizer = model.value("tokenizer", nlohmann::json::object());
     const std::string library = tokenizer.value("library", "");
     const std::string tokenizer_pointer =

@@ -186,7 +186,12 @@ bool Normalize(const Document& doc, const InputSchema& schema,
       model["huggingface"] = (*entry)["huggingface"];
       model["defaultSeqLength"] = (*entry)["seqLength"];
       if (entry->contains("nemo2")) model["nemo2"] = (*entry)["nemo2"];
-      if (!model.contains("tokenizer")) {
+      // The preset's Hugging Face repository is its tokenizer, unless the
+      // catalog says where the tokenizer comes from instead (a preset whose
+      // repository has no tokenizer Hugging Face can load, field review A28):
+      // then there is no default, and a stage that reads the tokenizer is
+      // refused below.
+      if (!model.contains("tokenizer") && !entry->contains("tokenizer")) {
         model["tokenizer"] = {{"library", "huggingface"}, {"type", (*entry)["huggingface"]}};
       }
     }
@@ -313,6 +318,37 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     train["derived"] = {{"worldSize", sizes.world_size},
                         {"modelParallel", sizes.model_parallel},
                         {"dataParallel", sizes.data_parallel}};
+  }
+
+  // A preset without a default tokenizer (libsonnet/models.json "tokenizer"):
+  // the stages that build one from spec.model.tokenizer need it written. They
+  // are data preparation (stages/data-prep.libsonnet), NeMo 1 pretraining
+  // (its config's model.tokenizer, nemo/hydra.libsonnet) and NeMo 2
+  // pretraining on prepared data (PreTrainingDataModule's tokenizer,
+  // nemo/nemo2.libsonnet); fine-tuning restores the checkpoint's own.
+  const nlohmann::json* preset_entry =
+      model.contains("preset") ? catalog.Find(model["preset"].get<std::string>()) : nullptr;
+  if (preset_entry != nullptr && preset_entry->contains("tokenizer") && !model.contains("tokenizer")) {
+    std::string reader;
+    if (spec["stages"].contains("dataPrep")) reader = "spec.stages.dataPrep tokenizes with it";
+    for (const std::string& key : TrainingStages(spec["stages"])) {
+      const nlohmann::json& train = spec["stages"][key];
+      if (!reader.empty() || train.value("mode", "") != "pretrain") continue;
+      const nlohmann::json data = train.value("data", nlohmann::json::object());
+      if (train.value("framework", "nemo1") != "nemo2") {
+        reader = "spec.stages." + key + " (NeMo 1 pretraining) builds it";
+      } else if (data.contains("prefixes") || data.contains("fromDataPrep")) {
+        reader = "spec.stages." + key + " (NeMo 2 pretraining on prepared data) builds it";
+      }
+    }
+    if (!reader.empty()) {
+      const nlohmann::json& about = (*preset_entry)["tokenizer"];
+      diags->Error("spec.no-tokenizer",
+                   "preset " + model["preset"].get<std::string>() + " has no tokenizer nemoc can default to (" +
+                       about.value("why", std::string("libsonnet/models.json")) + ") and " + reader,
+                   doc.map.Locate("/spec/model/preset"),
+                   "set spec.model.tokenizer: " + about.value("use", std::string("the model's tokenizer")));
+    }
   }
 
   // Targets: storage and node selection resolved, so profiles read one place.

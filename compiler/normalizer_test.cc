@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -191,6 +192,43 @@ TEST(NormalizerTestCatalog, EveryModelIsCompleteAndConsistent) {
   }
 }
 
+// Field review A28: a preset whose Hugging Face repository has no tokenizer
+// AutoTokenizer can load says where its tokenizer comes from, with citations;
+// both Nemotron-4 presets are such presets (no public nvidia/nemotron-4-15b-base,
+// and nvidia/Nemotron-4-340B-Base is a NeMo checkpoint).
+TEST(NormalizerTestCatalog, PresetsWithoutAHubTokenizerCiteWhereTheirsComesFrom) {
+  // "<owner>/<repo> <tag> <path>:<line>[-<line>] (...)" or a Hugging Face page.
+  const std::regex citation(R"(^([A-Za-z0-9-]+/[A-Za-z0-9._-]+ [A-Za-z0-9.]+ [^ ]+:[0-9]+(-[0-9]+)?( \(.+\))?|huggingface\.co[/:].+)$)");
+  int nemotron = 0;
+  for (const auto& [name, entry] : CatalogJson()["models"].items()) {
+    SCOPED_TRACE(name);
+    if (entry["family"] == "nemotron") {
+      ++nemotron;
+      ASSERT_TRUE(entry.contains("tokenizer")) << "a nemotron preset must name where its tokenizer comes from";
+    }
+    if (!entry.contains("tokenizer")) continue;
+    const json& t = entry["tokenizer"];
+    ASSERT_TRUE(t.is_object());
+    EXPECT_TRUE(t.value("source", "") == "container" || t.value("source", "") == "hub" ||
+                t.value("source", "") == ".nemo")
+        << t.value("source", "");
+    for (const char* field : {"why", "use", "starter"}) {
+      EXPECT_FALSE(t.value(field, std::string()).empty()) << field;
+    }
+    ASSERT_TRUE(t.contains("cite") && t["cite"].is_array() && !t["cite"].empty());
+    for (const auto& c : t["cite"]) {
+      ASSERT_TRUE(c.is_string());
+      EXPECT_TRUE(std::regex_match(c.get<std::string>(), citation)) << c;
+    }
+    // The starter's value is a tokenizer the spec schema accepts.
+    Normalized n = NormalizeSpec(Replace(kBase, "    preset: llama2-7b\n",
+                                         "    preset: " + name + "\n    tokenizer: " +
+                                             t["starter"].get<std::string>() + "\n"));
+    EXPECT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  }
+  EXPECT_EQ(2, nemotron);
+}
+
 // ---------------------------------------------------------------------------
 // Presets and architectures.
 
@@ -228,6 +266,53 @@ TEST(NormalizerTestModel, ExplicitTokenizerIsKept) {
   ASSERT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
   EXPECT_EQ((json{{"library", "sentencepiece"}, {"model", "/tok/t.model"}}),
             n.out["spec"]["model"]["tokenizer"]);
+}
+
+// A preset without a default tokenizer (libsonnet/models.json tokenizer, field
+// review A28): nemoc writes no Hub id that does not exist or cannot be loaded;
+// the stages that build the tokenizer are refused at the preset, naming what works.
+TEST(NormalizerTestModel, APresetWithoutADefaultTokenizerRefusesTheStagesThatReadIt) {
+  const std::string nemotron = Replace(kBase, "preset: llama2-7b", "preset: nemotron4-15b");
+  const std::string refused =
+      "error spec.no-tokenizer@9:13: preset nemotron4-15b has no tokenizer nemoc can default to (NVIDIA "
+      "publishes no Hugging Face repository of Nemotron-4 15B; its tokenizer is the 256k SentencePiece "
+      "model a Nemotron-4 .nemo carries) and ";
+  const std::string hint =
+      " | set spec.model.tokenizer: {library: sentencepiece, model: <nemotron_2_256k.model on shared "
+      "storage, e.g. taken out of the .nemo>} or {library: huggingface, type: <a Hugging Face tokenizer "
+      "directory on shared storage>}";
+  // NeMo 1 pretraining (mock data too: the model builds its tokenizer).
+  Normalized n = NormalizeSpec(nemotron);
+  EXPECT_FALSE(n.ok);
+  EXPECT_EQ(Lines{refused + "spec.stages.train (NeMo 1 pretraining) builds it" + hint}, RenderAll(n.diags));
+  EXPECT_FALSE(n.out["spec"]["model"].contains("tokenizer"));
+  // NeMo 2 pretraining on prepared data.
+  n = NormalizeSpec(Replace(Replace(nemotron, "  image: {repository: nvcr.io/nvidia/nemo, tag: \"24.07\"}",
+                                    "  image: {repository: nvcr.io/nvidia/nemo, tag: \"25.02\"}"),
+                            "      data: {mock: true}\n",
+                            "      framework: nemo2\n      data: {prefixes: [{path: corpus_text_document}]}\n"));
+  EXPECT_EQ(Lines{refused + "spec.stages.train (NeMo 2 pretraining on prepared data) builds it" + hint},
+            RenderAll(n.diags));
+  // Data preparation.
+  n = NormalizeSpec(Replace(nemotron, "  stages:\n",
+                            "  stages:\n    dataPrep: {input: raw/corpus.jsonl}\n"));
+  EXPECT_EQ(Lines{refused + "spec.stages.dataPrep tokenizes with it" + hint}, RenderAll(n.diags));
+  // NeMo 2 pretraining on mock data (MockDataModule's own tokenizer) and fine-tuning
+  // (the checkpoint's) read none: built, without a tokenizer.
+  n = NormalizeSpec(Replace(Replace(nemotron, "tag: \"24.07\"", "tag: \"25.02\""), "      data: {mock: true}\n",
+                            "      framework: nemo2\n      data: {mock: true}\n"));
+  EXPECT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  n = NormalizeSpec(Replace(Replace(nemotron, "    preset: nemotron4-15b\n",
+                                    "    preset: nemotron4-15b\n    source: {nemo: models/nemotron.nemo}\n"),
+                            "      data: {mock: true}\n",
+                            "      mode: sft\n      data: {jsonl: {train: squad/train.jsonl}}\n"));
+  EXPECT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_FALSE(n.out["spec"]["model"].contains("tokenizer"));
+  // The spec's tokenizer is used.
+  n = NormalizeSpec(Replace(nemotron, "    preset: nemotron4-15b\n",
+                            "    preset: nemotron4-15b\n    tokenizer: {library: sentencepiece, model: /t/n.model}\n"));
+  EXPECT_TRUE(n.ok) << ::testing::PrintToString(RenderAll(n.diags));
+  EXPECT_EQ((json{{"library", "sentencepiece"}, {"model", "/t/n.model"}}), n.out["spec"]["model"]["tokenizer"]);
 }
 
 TEST(NormalizerTestModel, UnknownPresetWithDidYouMean) {

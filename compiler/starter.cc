@@ -202,6 +202,15 @@ bool StarterSpec(const StarterOptions& o, const nlohmann::json& starter, const M
     y += "    # the tokenizer is a gated Hugging Face repository.\n";
     y += "    source: {hfTokenSecret: hf-token}\n";
   }
+  // A preset whose Hub repository has no tokenizer to default to (field
+  // review A28): pretraining needs spec.model.tokenizer written, here the
+  // catalog's starter value, a file the user puts on the results volume.
+  if (model->contains("tokenizer")) {
+    const nlohmann::json& about = (*model)["tokenizer"];
+    y += "    # No default tokenizer (libsonnet/models.json): " + about.value("why", std::string()) + ".\n";
+    y += "    # Put that file at this path on the results volume before the training starts:\n";
+    y += "    tokenizer: " + about.value("starter", std::string()) + "\n";
+  }
   y += "  storage:\n";
   y += "    results:                         # logs and checkpoints, mounted by every pod\n";
   y += starter["storage"].get<std::string>();

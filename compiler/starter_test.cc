@@ -53,6 +53,20 @@ TEST(Starter, SmallModelFitsOneNodeWithoutModelParallelism) {
   EXPECT_NE(yaml.find("      parallelism: {tensor: 1, pipeline: 1}\n"), std::string::npos) << yaml;
 }
 
+// A preset without a default tokenizer (libsonnet/models.json tokenizer, field
+// review A28): the starter's pretraining would be refused without one, so it
+// writes the catalog's value and says where the file comes from.
+TEST(Starter, APresetWithoutADefaultTokenizerGetsOneWritten) {
+  for (const char* model : {"nemotron4-15b", "nemotron4-340b"}) {
+    const std::string yaml = Starter("vanilla-k8s", model);
+    EXPECT_NE(yaml.find("    # No default tokenizer (libsonnet/models.json): "), std::string::npos) << yaml;
+    EXPECT_NE(yaml.find("\n    tokenizer: {library: sentencepiece, model: /results/tokenizers/nemotron_2_256k.model}\n"),
+              std::string::npos)
+        << yaml;
+  }
+  EXPECT_EQ(Starter("vanilla-k8s", "llama3.1-8b").find("tokenizer:"), std::string::npos);
+}
+
 TEST(Starter, OneNodeNeedsNoFabric) {
   // vanilla-k8s: the rdma line is live for several nodes, commented out for one.
   const std::string one = Starter("vanilla-k8s", "llama2-7b");

@@ -73,7 +73,8 @@ local paths = import 'nemoc/paths.libsonnet';
   // preparation tokenizes with it) and the import stage's source.
   hubUses(ctx)::
     local stages = ctx.spec.stages;
-    local tokenizer = ctx.spec.model.tokenizer;
+    // (No tokenizer: a preset without a default one, and no stage that reads it.)
+    local tokenizer = std.get(ctx.spec.model, 'tokenizer', { library: '' });
     local train = if std.objectHasEx(stages, 'train', false) then stages.train else null;
     local pretraining = [k for k in chain.present(ctx) if stages[k].mode == 'pretrain'];
     local tokenizerFromHub =

@@ -84,6 +84,10 @@ local chain = import 'nemoc/stages/chain.libsonnet';
 
   evaluateDir(ctx):: $.resultsDir(ctx) + '/evaluate',
   huggingfaceDir(ctx):: $.resultsDir(ctx) + '/huggingface',
+  // Where NeMo 1's Llama converter torch.saves the raw state dict it then
+  // loads into the Hugging Face model (--output_path, stages/convert.libsonnet):
+  // beside huggingfaceDir, never in it, and removed when the converter ends.
+  convertScratchFile(ctx):: $.resultsDir(ctx) + '/convert-scratch/pytorch_model.bin',
   // A Hub repository downloaded to shared storage (the converter's --hf_input_path).
   hubSnapshotDir(ctx, repo):: $.resultsDir(ctx) + '/hub/' + repo,
   // HuggingFace checkpoint the TensorRT-LLM build reads.

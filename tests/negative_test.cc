@@ -223,7 +223,8 @@ TEST_F(NegativeTest, LatestTagRefused) {
 // convert_nemotron_nemo_to_hf.py): refused at stages.convert naming the release that has it.
 TEST_F(NegativeTest, ConversionOnAReleaseWithoutTheConverterIsRejectedNotIgnored) {
   std::string spec = Replace(Replace(kBaseSpec, "  targets:", "    convert: {}\n  targets:"),
-                             "preset: llama2-7b", "preset: nemotron4-15b");
+                             "preset: llama2-7b",
+                             "preset: nemotron4-15b\n    tokenizer: {library: sentencepiece, model: /t/n.model}");
   Expect({"stage", spec,
           At(spec, "convert") + "target onprem: /opt/NeMo/scripts/checkpoint_converters/convert_nemotron_nemo_to_hf.py "
                                 "is not in NeMo r2.0.0rc1 (24.07); NVIDIA/NeMo v2.0.0 is the first release that ships it",

@@ -67,7 +67,10 @@ TEST(Init, EveryProfileStarterBuildsAsIs) {
                             {"gke-a4", "", "gke-a4"},
                             {"gke-a4", "llama3.1-405b", "gke-a4"},
                             {"eks-efa", "mixtral-8x7b", "eks"},
-                            {"vanilla-k8s", "llama2-70b", "onprem"}};
+                            {"vanilla-k8s", "llama2-70b", "onprem"},
+                            // No default tokenizer (field review A28): the starter writes one.
+                            {"vanilla-k8s", "nemotron4-15b", "onprem"},
+                            {"eks-efa", "nemotron4-340b", "eks"}};
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.profile) + " " + c.model);
     ScratchDir dir;

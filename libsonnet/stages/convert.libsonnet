@@ -54,6 +54,11 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   // Nemotron: the config is written from the .nemo and the tokenizer taken
   // out of it; --hf_input_path is only config.json's _name_or_path (v2.1.0
   // :380-382, convert_hf_config/extract_nemotron_tokenizer): nothing to download.
+  // With --hf_output_path the script torch.saves the weights as
+  // <hf_output_path>/pytorch_model.bin and calls no save_pretrained (v2.0.0
+  // :334-338, v2.1.0..v2.4.0 :371-375): that file is the published model's
+  // weights, and stays. (The Mixtral converter only calls save_pretrained,
+  // v2.1.0 :241-246.)
   nemotronScript:: '/opt/NeMo/scripts/checkpoint_converters/convert_nemotron_nemo_to_hf.py',
   downloads(script):: script != $.nemotronScript,
 
@@ -67,6 +72,14 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   // The converter's command line, per script (their argparse differ, field
   // review A11). Llama: the original model's folder (--hf_input_path, local)
   // and the output folder (--hf_output_path); --cpu-only with gpus: 0.
+  // Its required --output_path is where convert() torch.saves the raw state
+  // dict before save_pretrained writes the model into --hf_output_path
+  // (NVIDIA/NeMo r2.0.0rc1 scripts/checkpoint_converters/convert_llama_nemo_to_hf.py
+  // :221-222,241-242, v2.0.0 the same; v2.1.0..v2.4.0 :234-235,271-272): a
+  // second copy of the weights (13-16 GB for 7-8B in bf16) that Hugging Face
+  // loaders could pick instead (field review A27). It goes to
+  // paths.convertScratchFile, outside the published folder, and is removed
+  // when the script ends (scratchFiles, built below).
   // Mixtral: --hf_model_name for config and tokenizer (a local folder here;
   // the script writes the tokenizer itself) and the output folder as
   // --output_path; it always runs on the CPU (cpuOnly in the table).
@@ -88,7 +101,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
     ] + (if convert.gpus == 0 then ['--cpu-only'] else [])
     else [
       input,
-      '--output_path=' + out + '/pytorch_model.bin',
+      '--output_path=' + paths.convertScratchFile(ctx),
       // Config of the original HuggingFace model, downloaded (local path); the weights are ours.
       '--hf_input_path=' + $.hubDir(ctx),
       '--hf_output_path=' + out,
@@ -157,6 +170,16 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   // The directory created before the program runs: the export's output for
   // the converters; for NeMo 2 its parent (the export must not find <out>).
   outputParent(ctx):: if $.nemo2(ctx) then paths.resultsDir(ctx) else paths.huggingfaceDir(ctx),
+  // Files the converter writes that are not the published model, removed
+  // before it runs and when it ends (pod.mkdirRunRemoving): the Llama
+  // converter's raw state dict. staleFiles are removed before it runs only:
+  // the raw state dict nemoc before field review A27 had it write into the
+  // published folder, which a newer Job's save_pretrained would leave beside
+  // its safetensors.
+  scratchFiles(ctx)::
+    if !$.nemo2(ctx) && ctx.spec.model.converters.toHuggingface == $.llamaScript then [paths.convertScratchFile(ctx)] else [],
+  staleFiles(ctx)::
+    if std.length($.scratchFiles(ctx)) > 0 then [paths.huggingfaceDir(ctx) + '/pytorch_model.bin'] else [],
 
   // The converter's arguments checked against nemo/converter_args.json for
   // the image's NeMo tag: a script without a row there (e.g. the Mixtral
@@ -239,7 +262,9 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   built(ctx)::
     local convert = ctx.spec.stages.convert;
     local placement = pod.placementFor(ctx, 'convert');
-    local run = pod.mkdirThenExec([$.outputParent(ctx)], $.args(ctx));
+    local run = if std.length($.scratchFiles(ctx)) > 0
+    then pod.mkdirRunRemoving([$.outputParent(ctx)], $.staleFiles(ctx), $.scratchFiles(ctx), $.args(ctx))
+    else pod.mkdirThenExec([$.outputParent(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'convert',
                                     convert.image,
@@ -273,5 +298,6 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
     + ' (' + (if !$.downloads(script) then 'config and tokenizer written from the .nemo'
               else (if script == $.llamaScript then 'config, weights and tokenizer' else 'config and tokenizer')
                    + ' of ' + $.hubRepo(ctx) + ' downloaded to ' + $.hubDir(ctx) + ' first')
+    + (if std.length($.scratchFiles(ctx)) > 0 then '; the raw state dict the converter saves first goes to ' + paths.convertScratchFile(ctx) + ' and is removed' else '')
     + (if convert.gpus == 0 then '; on CPU' else '') + ')',
 }

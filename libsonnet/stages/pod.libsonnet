@@ -146,4 +146,25 @@ local kueue = import 'nemoc/kueue.libsonnet';
     command: ['bash', '-c', 'set -e\nmkdir -p -- "${@:1:' + std.length(dirs) + '}"\nshift ' + std.length(dirs) + '\nexec "$@"', 'nemoc'],
     args: dirs + argv,
   },
+
+  // mkdirThenExec for a program that leaves files the stage does not publish:
+  // `scratch` is removed before the program runs (what a killed try left:
+  // no trap runs on SIGKILL) and when it ends, successfully or not (an EXIT
+  // trap; bash exits with the program's status), `stale` before it only.
+  // bash stays the program's parent instead of exec'ing it.
+  mkdirRunRemoving(dirs, stale, scratch, argv)::
+    local d = std.length(dirs), s = std.length(stale), c = std.length(scratch);
+    {
+      command: ['bash', '-c', std.join('\n', [
+        'set -e',
+        'mkdir -p -- "${@:1:' + d + '}"',
+        'stale=("${@:' + (d + 1) + ':' + s + '}")',
+        'scratch=("${@:' + (d + s + 1) + ':' + c + '}")',
+        'shift ' + (d + s + c),
+        'rm -f -- "${stale[@]}" "${scratch[@]}"',
+        'trap \'rm -f -- "${scratch[@]}"\' EXIT',
+        '"$@"',
+      ]), 'nemoc'],
+      args: dirs + stale + scratch + argv,
+    },
 }

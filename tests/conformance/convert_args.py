@@ -22,6 +22,24 @@ config and tokenizer from the .nemo and reads --hf_input_path only as a name (na
 model's Hub id, nothing downloaded); on 24.07, which lacks it, stages.convert is refused
 naming the first release that has it. A converter without a row for the image's tag is a located
 `convert.arguments` error.
+
+It also RUNS every NeMo 1 convert Job (those of the examples and test specs, and one per script
+and NeMo tag of the table, from a spec with only a convert stage and its image at that release):
+the init container and then the container's own command (nemoc's bash wrapper and the script), with the Job's
+volumes under a temporary directory and stand-ins of torch, transformers, NeMo and
+huggingface_hub that write marked files (tests/lib/nemo1_converters.py). The script is the
+one at the image's tag with NEMOC_NEMO_GIT, else a stand-in that handles files as it does. A
+first try is killed after the raw state dict is saved (the Llama converter torch.saves it
+before save_pretrained: convert_llama_nemo_to_hf.py v2.1.0:234-235,271-272), the retry must
+succeed, and then (field review A27):
+  - the published Hugging Face folder (--hf_output_path, Mixtral's --output_path) holds exactly
+    what save_pretrained writes plus the tokenizer: no raw state dict beside save_pretrained's
+    weights, not even one an earlier nemoc left there; a converter that calls no save_pretrained
+    for the model (Nemotron: its torch.save at <hf_output_path>/pytorch_model.bin is the
+    model, v2.1.0:371-375) publishes that file as the weights, next to config.json;
+  - the folder is loadable: config.json, weights, tokenizer_config.json and tokenizer.json or
+    tokenizer.model;
+  - no raw state dict is left anywhere else on the volumes, after the killed try or the retry.
 With NEMOC_NEMO_GIT=<NVIDIA/NeMo git dir> it also checks every table row
 against the script at its tag (the argument declared at the cited line).
 
@@ -30,11 +48,14 @@ Usage: convert_args.py <nemoc> <source dir>
 import glob
 import json
 import os
+import subprocess
 import sys
+import tarfile
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from nemoc_specs import build, build_all, git_show, nemo_tag, require_yaml  # noqa: E402
+from nemoc_specs import build, build_all, git_show, nemo_tag, pod_specs, require_yaml  # noqa: E402
+import nemo1_converters as stand  # noqa: E402
 
 yaml = require_yaml()
 
@@ -111,6 +132,149 @@ def check_job(rel, job, errors, model_repo):
             errors.append(f"{rel}: the tokenizer files do not reach {out}")
 
 
+# A variant spec per converter and release (the Job only: stages.convert of a .nemo on the
+# volume). The Mixtral converter always runs on the CPU, so every variant asks for gpus: 0.
+VARIANT = """apiVersion: nemoc.dev/v1alpha1
+kind: Project
+metadata: {name: NAME}
+spec:
+  namespace: convert
+  image: {repository: nvcr.io/nvidia/nemo, tag: "RELEASE"}
+  model:
+    preset: PRESET
+    source: {hfTokenSecret: hf-token}
+  storage:
+    results: {nfs: {server: nfs.internal, path: /export}}
+  stages:
+    convert: {checkpoint: models/base.nemo, gpus: 0, resources: {memory: 400Gi}}
+  targets:
+    - {name: onprem, profile: vanilla-k8s}
+"""
+FAMILY_PRESET = {"llama": "llama3.1-8b", "mixtral": "mixtral-8x7b", "nemotron": "nemotron4-15b"}
+CONVERTERS = json.load(open(os.path.join(SRC, "libsonnet", "models.json")))["converters"]
+
+
+def variant_specs(tmp):
+    """One spec per (converter script, NeMo tag of its table rows): the first release of the tag."""
+    specs = []
+    for family, preset in FAMILY_PRESET.items():
+        script = CONVERTERS[family]["toHuggingface"]
+        for tag in TABLE[script]["tags"]:
+            release = min(r for r, row in RELEASES.items() if row["nemo"] == tag)
+            name = f"cv-{family}-{release.replace('.', '')}"
+            path = os.path.join(tmp, name + ".yaml")
+            with open(path, "w") as f:
+                f.write(VARIANT.replace("NAME", name).replace("RELEASE", release).replace("PRESET", preset))
+            specs.append(path)
+    return specs
+
+
+def run_argv(argv, env, cwd):
+    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+
+
+def volume_files(root):
+    """{path: writer} of every file under root's volumes (not the stand-ins' site, not /opt)."""
+    found = {}
+    for top in os.listdir(root):
+        if top in ("site", "opt"):
+            continue
+        for d, _, names in os.walk(os.path.join(root, top)):
+            for n in names:
+                found[os.path.join(d, n)] = stand.writer(os.path.join(d, n))
+    return found
+
+
+def check_published(rel, folder, root, when, errors):
+    """The folder rule of field review A27 over the files the Job left under root."""
+    files = volume_files(root)
+    inside = {os.path.relpath(p, folder): w for p, w in files.items() if p.startswith(folder + "/")}
+    raw_outside = sorted(os.path.relpath(p, root) for p, w in files.items()
+                         if w == "torch.save" and not p.startswith(folder + "/"))
+    if raw_outside:
+        errors.append(f"{rel}: {when}: a raw state dict is left on the volume at {raw_outside}")
+    if when != "after the retry":
+        return
+    raw = sorted(n for n, w in inside.items() if w == "torch.save")
+    saved = any(w == "model" for w in inside.values())
+    tokenizer = set(stand.TOKENIZER_FILES) | {"tokenizer.model"}
+    if saved:
+        allowed = set(stand.MODEL_FILES) | tokenizer
+        if raw:
+            errors.append(f"{rel}: the published folder holds the raw state dict {raw} beside the weights "
+                          f"save_pretrained wrote (field review A27)")
+    else:
+        # No save_pretrained of the model: the torch.save'd file is the weights (Nemotron).
+        allowed = {"config.json", "pytorch_model.bin"} | tokenizer
+        if raw != ["pytorch_model.bin"]:
+            errors.append(f"{rel}: no save_pretrained wrote the model and its weights are {raw}, "
+                          f"not pytorch_model.bin")
+    extra = sorted(set(inside) - allowed - set(raw))
+    if extra:
+        errors.append(f"{rel}: the published folder holds {extra} besides the model and its tokenizer")
+    weights = {"model.safetensors.index.json", "model.safetensors", "pytorch_model.bin"} & set(inside)
+    if "config.json" not in inside or not weights or "tokenizer_config.json" not in inside \
+            or not {"tokenizer.json", "tokenizer.model"} & set(inside):
+        errors.append(f"{rel}: the published folder is not a loadable model: {sorted(inside)}")
+
+
+def run_job(rel, job, family, errors):
+    """Runs the Job's init containers and container as its pods would, a killed try and a retry."""
+    pod = next(pod_specs(job))
+    main = pod["containers"][0]
+    argv = main.get("command", []) + main.get("args", [])
+    script = next(a for a in argv if a.endswith(".py"))
+    tag = nemo_tag(main["image"], RELEASES)
+    mounts = [m["mountPath"].rstrip("/") for m in main.get("volumeMounts", []) if m["mountPath"] != "/dev/shm"]
+    git = os.environ.get("NEMOC_NEMO_GIT")
+    with tempfile.TemporaryDirectory(prefix="nemoc-convert-run-") as root:
+        def local(a):
+            """An argument with the pod's paths (a volume's, the script's) moved under root."""
+            name, eq, value = a.partition("=") if a.startswith("--") else ("", "", a)
+            if value == script or any(value == m or value.startswith(m + "/") for m in mounts):
+                return name + eq + root + value
+            return a
+
+        os.makedirs(os.path.dirname(local(script)))
+        with open(local(script), "w") as f:
+            f.write(git_show(git, tag, script.split("/opt/NeMo/", 1)[1]) if git
+                    else stand.STANDINS[os.path.basename(script)])
+        env = {"PATH": "/usr/bin:/bin", "HOME": root, "PYTHONPATH": stand.write_site(root),
+               "NEMOC_NEMO_CONFIG": stand.nemo_config(family), "HF_HUB_OFFLINE": "1"}
+        # The .nemo: a tar holding the model config's tokenizer (nemo:<file>).
+        nemo = local(next(a for a in argv if a.startswith("--input_name_or_path=")).partition("=")[2])
+        os.makedirs(os.path.dirname(nemo), exist_ok=True)
+        model = os.path.join(root, stand.NEMO_TOKENIZER)
+        with open(model, "w") as f:
+            f.write("a SentencePiece model\n")
+        with tarfile.open(nemo, "w") as archive:
+            archive.add(model, arcname="./" + stand.NEMO_TOKENIZER)
+        os.remove(model)
+        args = argv[argv.index(script) + 1:]
+        folder = local(next((a.partition("=")[2] for a in args if a.startswith("--hf_output_path=")), None)
+                       or next(a.partition("=")[2] for a in args if a.startswith("--output_path=")))
+        if family == "llama":
+            # What nemoc before field review A27 left: the raw state dict in the published folder.
+            os.makedirs(folder, exist_ok=True)
+            with open(os.path.join(folder, "pytorch_model.bin"), "w") as f:
+                f.write(stand.WRITERS["torch.save"] + "[]")
+        for attempt, fail in (("after the killed try", "load_state_dict"), ("after the retry", "")):
+            for c in pod.get("initContainers", []):
+                run = run_argv([local(a) for a in c.get("command", []) + c.get("args", [])], env, root)
+                if run.returncode != 0:
+                    errors.append(f"{rel}: init container {c['name']} failed: {run.stderr[-2000:]}")
+                    return
+            run = run_argv([local(a) for a in argv], dict(env, NEMOC_FAIL=fail), root)
+            if fail and family != "nemotron" and run.returncode == 0:
+                # The Llama and Mixtral converters load the state dict; Nemotron's does not.
+                errors.append(f"{rel}: the try meant to be killed in load_state_dict succeeded")
+            if not fail and run.returncode != 0:
+                errors.append(f"{rel}: the retry failed ({script} at {tag}"
+                              f"{'' if git else ', stand-in'}): {run.stderr[-2000:]}")
+                return
+            check_published(rel, folder, root, attempt, errors)
+
+
 def check_table_upstream(errors):
     git = os.environ.get("NEMOC_NEMO_GIT")
     if not git:
@@ -134,6 +298,12 @@ def hub_repo(out, path):
     summary = open(os.path.join(os.path.dirname(os.path.dirname(path)), "SUMMARY.md")).read()
     preset = summary.split("| Model | `", 1)[1].split("`", 1)[0]
     return MODELS[preset]["huggingface"]
+
+
+def model_family(path):
+    """The model family of the project a generated Job belongs to (SUMMARY.md's preset)."""
+    summary = open(os.path.join(os.path.dirname(os.path.dirname(path)), "SUMMARY.md")).read()
+    return MODELS[summary.split("| Model | `", 1)[1].split("`", 1)[0]]["family"]
 
 
 def check_other_families(errors):
@@ -166,7 +336,7 @@ def check_other_families(errors):
 
 
 def main():
-    errors, jobs = [], 0
+    errors, jobs, to_run, ran = [], 0, [], 0
     with tempfile.TemporaryDirectory(prefix="nemoc-convert-args-") as out:
         run = build_all(NEMOC, SRC, out)
         if run.returncode != 0:
@@ -187,13 +357,29 @@ def main():
                     continue
                 jobs += 1
                 check_job(os.path.relpath(path, out), obj, errors, hub_repo(out, path))
+                to_run.append((os.path.relpath(path, out), obj, model_family(path)))
+        # One Job per converter and NeMo tag of its table, run with the others.
+        variants = os.path.join(out, "variants")
+        os.makedirs(variants)
+        run = build(NEMOC, SRC, os.path.join(out, "variant-out"), variant_specs(variants))
+        if run.returncode != 0:
+            errors.append(f"the variant specs do not build: {run.stderr}")
+        for path in sorted(glob.glob(os.path.join(out, "variant-out", "*", "*", "50-convert", "job-*.yaml"))):
+            rel = os.path.relpath(path, out)
+            obj = yaml.safe_load(open(path))
+            check_job(rel, obj, errors, hub_repo(out, path))
+            to_run.append((rel, obj, model_family(path)))
+        for rel, obj, family in to_run:
+            run_job(rel, obj, family, errors)
+        ran = len(to_run)
     check_other_families(errors)
     rows = check_table_upstream(errors)
     if jobs == 0:
         errors.append("no convert Job generated")
     for e in errors:
         print(e, file=sys.stderr)
-    print(f"{jobs} convert Jobs, {rows} table rows checked upstream, {len(errors)} problems")
+    scripts = "upstream scripts" if os.environ.get("NEMOC_NEMO_GIT") else "stand-in scripts"
+    print(f"{jobs} convert Jobs, {ran} run ({scripts}), {rows} table rows checked upstream, {len(errors)} problems")
     return 1 if errors else 0
 
 
