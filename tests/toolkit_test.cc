@@ -291,7 +291,7 @@ TEST(Check, GithubAnnotationsLocateEveryDiagnostic) {
               0u)
         << command << "\n" << r.out;
     EXPECT_NE(r.out.find("::error file=bad.yaml,line=4,col=1,title=nemoc spec.missing-field::spec: missing "
-                         "required field 'image'%0Ahint: "),
+                         "required field 'model'%0Ahint: "),
               std::string::npos)
         << r.out;
     EXPECT_NE(r.err.find("bad.yaml:6:3: error: unknown field 'bogus' in spec"), std::string::npos) << r.err;
