@@ -6,12 +6,14 @@ are written in the shape the real controllers write them, so the health checks n
 (Argo CD Lua, Flux CEL) read them with their own evaluators.
 
 Rules of other controllers the replay needs, each with its upstream source:
-  K1 Kueue's TrainJob webhook appends its own entry to spec.runtimePatches on create
-     (kueue v0.19.2 pkg/controller/jobs/trainjob/trainjob_webhook.go:65,92-102, as cited in
-     field-review.md B21); admission needs that entry (trainjob_controller.go:277-279:
-     "kueue runtime patch not found").
-  K2 Trainer's TrainJob webhook refuses a change of spec.runtimePatches on a TrainJob that is
-     not suspended (trainer pkg/webhooks/trainjob_webhook.go:67, field-review.md B21).
+  K1 Kueue's TrainJob webhook (mutating, create only) appends its own entry, manager
+     "kueue.x-k8s.io/manager", to spec.runtimePatches (kueue v0.19.2
+     pkg/controller/jobs/trainjob/trainjob_webhook.go:65,91-102); admission needs that entry
+     (trainjob_controller.go:76,279: "kueue runtime patch not found").
+  K2 Trainer's defaulter stamps `time` on every runtime patch on create (trainer v2.3.0
+     pkg/webhooks/trainjob_webhook.go:64-70), and a change of spec.runtimePatches is refused unless
+     the TrainJob is suspended before or after the update (trainer v2.3.0
+     pkg/runtime/framework/plugins/jobset/jobset.go:223-232).
   K3 A client-side apply of a custom resource is a JSON merge patch: a list that differs from
      the applied configuration is replaced whole (gitops-engine pkg/utils/json/json.go:39-50 at
      argo-cd v3.5.1 keeps the live list's extra elements in the diff, so they show OutOfSync).
@@ -104,9 +106,13 @@ class Cluster:
             rp_git = get_path(target, ("spec", "runtimePatches"))
             if rp_live != rp_git:
                 if not self.suspended(cur):
-                    return False, ("admission webhook \"validate.trainjob.kubeflow.org\" denied the request: "
-                                   "spec.runtimePatches is immutable while the TrainJob runs (K2)")
+                    return False, ("admission webhook \"validator.trainjob.trainer.kubeflow.org\" denied the request: "
+                                   "RuntimePatches can only be modified when the TrainJob is suspended before or "
+                                   "after the update (K2)")
                 set_path(cur, ("spec", "runtimePatches"), copy.deepcopy(rp_git))
+                # Trainer's defaulter stamps `time` again on this update (trainjob_webhook.go:73-90),
+                # so the TrainJob stays OutOfSync and self-heal repeats with its backoff; the replay
+                # does not model that backoff and lets the update settle.
                 cur["_drift"].discard("/spec/runtimePatches")
                 if not any(p.get("manager") == KUEUE_MANAGER for p in rp_git or []):
                     self.refused_admission.add(k)
@@ -121,9 +127,14 @@ class Cluster:
 
     def _on_create(self, obj):
         labels = (obj.get("metadata") or {}).get("labels") or {}
+        if obj.get("kind") == "TrainJob":  # K2: Trainer's defaulter
+            for p in obj["spec"].get("runtimePatches") or []:
+                p.setdefault("time", "<creation time>")
+                obj["_drift"].add("/spec/runtimePatches")
         if obj.get("kind") == "TrainJob" and KUEUE_QUEUE in labels:
             # K1: Kueue's create-only webhook.
-            obj["spec"].setdefault("runtimePatches", []).append({"manager": KUEUE_MANAGER, "trainingRuntimeSpec": {}})
+            obj["spec"].setdefault("runtimePatches", []).append(
+                {"manager": KUEUE_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {}}}, "time": "<creation time>"})
             obj["_drift"].add("/spec/runtimePatches")
             self.log(f"      Kueue webhook: TrainJob {obj['metadata']['name']}: appended its runtimePatches entry")
         if obj.get("kind") == "HorizontalPodAutoscaler" and not self.metrics:

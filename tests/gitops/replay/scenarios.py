@@ -203,8 +203,9 @@ class Replay:
                 self.flag("C25", f"{app.name}: HorizontalPodAutoscaler/{k[3]} is Degraded until its custom metric "
                                  "exists (the Application reads Degraded)")
             if target.get("kind") == "TrainJob" and (live_obj.get("_drift") or set()) - app.ignored(target):
-                self.flag("B21", f"{app.name}: TrainJob/{k[3]} is OutOfSync from its creation: Kueue's webhook "
-                                 "appended a runtimePatches entry that ignoreDifferences does not cover")
+                self.flag("B21", f"{app.name}: TrainJob/{k[3]} is OutOfSync from its creation: the webhooks changed "
+                                 "spec.runtimePatches (Kueue appended its entry, Trainer stamped `time`) and "
+                                 "ignoreDifferences does not cover it")
         for k in self.cluster.refused_admission:
             self.flag("B21", f"a sync removed Kueue's runtime patch from TrainJob/{k[3]}: it can never be admitted")
 
