@@ -117,7 +117,18 @@ class Cluster:
                 if not any(p.get("manager") == KUEUE_MANAGER for p in rp_git or []):
                     self.refused_admission.add(k)
                     self.log(f"      Kueue: TrainJob {k[3]}: kueue runtime patch not found: it can never be admitted (K1)")
-        cur["_applied"] = copy.deepcopy(target)
+        # the live object takes the applied spec; fields other controllers own (drift) and the
+        # status keep their live values
+        new = copy.deepcopy(target)
+        for p in cur["_drift"]:
+            path = tuple(p.strip("/").split("/"))
+            set_path(new, path, copy.deepcopy(get_path(cur, path)))
+        for k in ("status", "_drift", "_owner", "_installed"):
+            if k in cur:
+                new[k] = cur[k]
+        new["_applied"] = copy.deepcopy(target)
+        cur.clear()
+        cur.update(new)
         return True, "configured"
 
     def delete(self, key):

@@ -28,6 +28,7 @@ v1.9.4, read with `git show v1.9.4:<path>`; FP = fluxcd/pkg as field-review.md p
       FP runtime/cel/status_evaluator.go; cli-utils statusreaders/common.go:181-186), else kstatus
       generic rules (objects without conditions are Current once they exist)
 """
+import copy
 import json
 import os
 import subprocess
@@ -101,6 +102,7 @@ def job_reader(obj):  # F8, FP runtime/statusreaders/job.go (the port engine_log
 class Kustomization:
     def __init__(self, obj):
         self.obj = obj
+        self.applied = copy.deepcopy(obj.get("_applied"))  # the spec this model was built from
         self.name = obj["metadata"]["name"]
         s = obj["spec"]
         self.spec = s
@@ -138,7 +140,7 @@ class Flux:
             live = self.cluster.live.get(("kustomize.toolkit.fluxcd.io", "Kustomization", "flux-system", name))
             if live is None:
                 del self.ks[name]
-            elif live.get("_applied") != k.obj.get("_applied"):
+            elif live.get("_applied") != k.applied:
                 keep = k
                 self.ks[name] = Kustomization(live)
                 self.ks[name].__dict__.update({a: getattr(keep, a) for a in
