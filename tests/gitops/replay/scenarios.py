@@ -399,10 +399,14 @@ class Replay:
 
     def cluster_bundle_gains(self, component):
         self.event(f"commit: a second project needs {component}: the cluster bundle gains it")
+        # a new revision of the tree whose bundle holds one more file (the Tree read from disk is
+        # shared by the scenarios: copy it)
+        self.tree = copy.copy(self.tree)
+        self.tree.bundle = dict(self.tree.bundle, files=dict(self.tree.bundle["files"]))
+        self.engine.tree = self.tree
         if self.engine_name == "flux":
             bundle = self.tree.bundle
             name = f"platform-{component}"
-            bundle["files"] = dict(bundle["files"])
             bundle["files"][f"flux/kustomization-{name}.yaml"] = {
                 "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
                 "metadata": {"name": name, "namespace": "flux-system"},
@@ -415,7 +419,24 @@ class Replay:
                 self.flag("C19", f"{component} is in the cluster bundle in Git but nothing applies it: "
                                  f"its CRDs never exist")
         else:
+            bundle = self.tree.bundle
+            c = bundle["cluster"]
+            name = f"platform-{c}-{component}"
+            template = next((o for p, o in sorted(bundle["files"].items()) if p.startswith("apps/argocd/")
+                             and o.get("kind") == "Application"), None)
+            if template is None:
+                self.settle(0)
+                return
+            app = copy.deepcopy(template)
+            app["metadata"]["name"] = name
+            app["spec"]["source"] = {"repoURL": f"https://github.com/kubernetes-sigs/{component}.git",
+                                     "path": "config/default", "targetRevision": "v0"}
+            bundle["files"][f"apps/argocd/application-{name}.yaml"] = app
             self.settle(0)
+            self.user_sync()
+            got = ("jobset.x-k8s.io", "JobSet") in self.cluster.crds if component == "jobset" else None
+            self.log(f"      ({component} {'installed' if got else 'not installed'}: the platform root Application "
+                     "reads apps/argocd from Git)")
 
 
 # -- the scenarios ---------------------------------------------------------------------------
@@ -499,6 +520,7 @@ def s_c18(r):
 def s_c19(r):
     """C19: a component added to the cluster bundle later must reach the cluster."""
     r.bootstrap()
+    r.user_sync()
     r.cluster_bundle_gains("jobset")
 
 
