@@ -44,11 +44,9 @@ gitops-engine/ (both read with `git show v3.5.1:<path>`).
 import copy
 import functools
 import json
-import os
 import subprocess
-import sys
 
-from tree import component_of, group_of, is_workload, key_of
+from tree import component_of, group_of, key_of
 
 
 

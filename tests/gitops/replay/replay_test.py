@@ -177,7 +177,6 @@ def unit_cases():
 
     healthy_pod = 'hs = {}\nhs.status = "Healthy"\nreturn hs'
     lua = {("", "Pod"): healthy_pod}
-    from cluster import Cluster as _C  # noqa: F401
     job_lua = None
     for p in (os.path.join(FIXTURES, LLAMA),):
         from tree import Tree
