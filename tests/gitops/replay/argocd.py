@@ -257,9 +257,7 @@ class ArgoCD:
 
     def app_health(self, app):  # A4: AR controller/health.go:20-104
         status, contains, contains_live = "Healthy", False, False
-        for k, target, live in app.resources:
-            if target is None:
-                continue  # extraneous: not a managed resource of the target state
+        for k, target, live in app.resources:  # managed resources: targets and live ones to prune
             contains = True
             if live is not None:
                 contains_live = True
