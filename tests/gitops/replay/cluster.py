@@ -1,0 +1,208 @@
+"""The cluster the engines act on: live objects, CRDs, the workload controllers, Kueue.
+
+Only what the GitOps engines observe is modelled: whether an object exists, its spec as applied,
+the fields other controllers changed (`drift`), and the status a workload reports. Status objects
+are written in the shape the real controllers write them, so the health checks nemoc generates
+(Argo CD Lua, Flux CEL) read them with their own evaluators.
+
+Rules of other controllers the replay needs, each with its upstream source:
+  K1 Kueue's TrainJob webhook (mutating, create only) appends its own entry, manager
+     "kueue.x-k8s.io/manager", to spec.runtimePatches (kueue v0.19.2
+     pkg/controller/jobs/trainjob/trainjob_webhook.go:65,91-102); admission needs that entry
+     (trainjob_controller.go:76,279: "kueue runtime patch not found").
+  K2 Trainer's defaulter stamps `time` on every runtime patch on create (trainer v2.3.0
+     pkg/webhooks/trainjob_webhook.go:64-70), and a change of spec.runtimePatches is refused unless
+     the TrainJob is suspended before or after the update (trainer v2.3.0
+     pkg/runtime/framework/plugins/jobset/jobset.go:223-232).
+  K3 A client-side apply of a custom resource is a JSON merge patch: a list that differs from
+     the applied configuration is replaced whole (gitops-engine pkg/utils/json/json.go:39-50 at
+     argo-cd v3.5.1 keeps the live list's extra elements in the diff, so they show OutOfSync).
+  K4 Deleting an object is asynchronous: its pods keep running for their grace period, and a
+     workload the GitOps engine no longer manages (not pruned) keeps running to its end.
+"""
+import copy
+
+from tree import WORKLOAD_KINDS, group_of, is_workload, key_of
+
+KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"
+KUEUE_MANAGER = "kueue.x-k8s.io/manager"
+
+# CRDs each platform component of the cluster bundle installs (the components' own charts and
+# kustomizations at the versions the bundle pins).
+COMPONENT_CRDS = {
+    "training-operator": {("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "MPIJob")},
+    "jobset": {("jobset.x-k8s.io", "JobSet")},
+    "trainer": {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime"),
+                ("trainer.kubeflow.org", "ClusterTrainingRuntime")},
+    "kueue": {("kueue.x-k8s.io", k) for k in ("ClusterQueue", "LocalQueue", "ResourceFlavor", "Topology")},
+    "prometheus-operator": {("monitoring.coreos.com", "ServiceMonitor"), ("monitoring.coreos.com", "PrometheusRule")},
+    "network-operator": {("mellanox.com", "NicClusterPolicy")},
+    "gpu-operator": set(),
+}
+BUILTIN_GROUPS = {"", "apps", "batch", "policy", "autoscaling", "rbac.authorization.k8s.io",
+                  "networking.k8s.io", "storage.k8s.io", "argoproj.io", "kustomize.toolkit.fluxcd.io",
+                  "source.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"}
+
+
+def _suspend_path(obj):
+    return WORKLOAD_KINDS.get((group_of(obj.get("apiVersion", "")), obj.get("kind")))
+
+
+def get_path(obj, path):
+    for p in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(p)
+    return obj
+
+
+def set_path(obj, path, value):
+    for p in path[:-1]:
+        obj = obj.setdefault(p, {})
+    obj[path[-1]] = value
+
+
+# Status conditions per workload kind, as their controllers write them (and as the Lua/CEL
+# health checks and ../shared/upstream/gitops/status-fixtures.json read them).
+DONE_CONDITION = {"Job": "Complete", "PyTorchJob": "Succeeded", "MPIJob": "Succeeded",
+                  "JobSet": "Completed", "TrainJob": "Complete"}
+
+
+class Cluster:
+    def __init__(self, log):
+        self.live = {}         # key -> object (spec as applied, plus status written by controllers)
+        self.crds = set()      # (group, kind) of custom resources the API server serves
+        self.log = log
+        self.metrics = False   # whether the HPA's custom metric exists (prometheus adapter)
+        self.refused_admission = set()
+        self.history = []      # (event index, key, phase) of every workload phase change
+
+    # -- API server -------------------------------------------------------------------------
+    def served(self, obj):
+        g = group_of(obj.get("apiVersion", ""))
+        return g in BUILTIN_GROUPS or (g, obj.get("kind")) in self.crds
+
+    def install_component(self, component):
+        new = COMPONENT_CRDS.get(component, set()) - self.crds
+        self.crds |= new
+        return new
+
+    def create_or_update(self, target, who, merge="client-side"):
+        """Applies target; returns (ok, message). Other controllers' webhooks run here."""
+        if not self.served(target):
+            return False, f'no matches for kind "{target["kind"]}" in version "{target["apiVersion"]}"'
+        k = key_of(target)
+        cur = self.live.get(k)
+        if cur is None:
+            obj = copy.deepcopy(target)
+            obj["_drift"] = set()
+            obj["_applied"] = copy.deepcopy(target)
+            self._on_create(obj)
+            self.live[k] = obj
+            return True, "created"
+        # an update (client-side apply: JSON merge patch, K3)
+        if target.get("kind") == "TrainJob":
+            rp_live = get_path(cur, ("spec", "runtimePatches"))
+            rp_git = get_path(target, ("spec", "runtimePatches"))
+            if rp_live != rp_git:
+                if not self.suspended(cur):
+                    return False, ("admission webhook \"validator.trainjob.trainer.kubeflow.org\" denied the request: "
+                                   "RuntimePatches can only be modified when the TrainJob is suspended before or "
+                                   "after the update (K2)")
+                set_path(cur, ("spec", "runtimePatches"), copy.deepcopy(rp_git))
+                # Trainer's defaulter stamps `time` again on this update (trainjob_webhook.go:73-90),
+                # so the TrainJob stays OutOfSync and self-heal repeats with its backoff; the replay
+                # does not model that backoff and lets the update settle.
+                cur["_drift"].discard("/spec/runtimePatches")
+                if not any(p.get("manager") == KUEUE_MANAGER for p in rp_git or []):
+                    self.refused_admission.add(k)
+                    self.log(f"      Kueue: TrainJob {k[3]}: kueue runtime patch not found: it can never be admitted (K1)")
+        # the live object takes the applied spec; fields other controllers own (drift) and the
+        # status keep their live values
+        new = copy.deepcopy(target)
+        for p in cur["_drift"]:
+            path = tuple(p.strip("/").split("/"))
+            set_path(new, path, copy.deepcopy(get_path(cur, path)))
+        for k in ("status", "_drift", "_owner", "_installed"):
+            if k in cur:
+                new[k] = cur[k]
+        new["_applied"] = copy.deepcopy(target)
+        cur.clear()
+        cur.update(new)
+        return True, "configured"
+
+    def delete(self, key):
+        # K4: the pods of a deleted workload stop within their grace period; the replay drops
+        # the object at once (a deleted workload is not counted as running).
+        return self.live.pop(key, None)
+
+    def _on_create(self, obj):
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        if obj.get("kind") == "TrainJob":  # K2: Trainer's defaulter
+            for p in obj["spec"].get("runtimePatches") or []:
+                p.setdefault("time", "<creation time>")
+                obj["_drift"].add("/spec/runtimePatches")
+        if obj.get("kind") == "TrainJob" and KUEUE_QUEUE in labels:
+            # K1: Kueue's create-only webhook.
+            obj["spec"].setdefault("runtimePatches", []).append(
+                {"manager": KUEUE_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {}}}, "time": "<creation time>"})
+            obj["_drift"].add("/spec/runtimePatches")
+            self.log(f"      Kueue webhook: TrainJob {obj['metadata']['name']}: appended its runtimePatches entry")
+        if obj.get("kind") == "HorizontalPodAutoscaler" and not self.metrics:
+            obj["status"] = {"conditions": [
+                {"type": "AbleToScale", "status": "True", "reason": "SucceededGetScale"},
+                {"type": "ScalingActive", "status": "False", "reason": "FailedGetPodsMetric",
+                 "message": "unable to get metric: no custom metrics API (custom.metrics.k8s.io)"}]}
+
+    # -- workloads ----------------------------------------------------------------------------
+    def suspended(self, obj):
+        path = _suspend_path(obj)
+        return bool(path and get_path(obj, path) is True)
+
+    def phase(self, obj):
+        """Queued / Running / Succeeded / Failed / Created, read from the status written below."""
+        if self.suspended(obj):
+            return "Queued"
+        if obj.get("kind") == "Job" and (obj.get("status") or {}).get("active"):
+            return "Running"
+        for c in (obj.get("status") or {}).get("conditions") or []:
+            if c.get("status") == "True":
+                if c["type"] == "Failed":
+                    return "Failed"
+                if c["type"] == DONE_CONDITION.get(obj["kind"]):
+                    return "Succeeded"
+                if c["type"] == "Running":
+                    return "Running"
+        return "Created"
+
+    def set_workload(self, obj, phase, event_no):
+        """A workload controller reports phase (Running, Succeeded, Failed, preempted)."""
+        kind = obj["kind"]
+        if phase == "Running":
+            if self.suspended(obj):
+                return False
+            obj["status"] = {"conditions": [{"type": "Running", "status": "True", "reason": "Running"}]}
+            if kind == "Job":
+                obj["status"] = {"active": 1}
+        elif phase in ("Succeeded", "Failed"):
+            ctype = DONE_CONDITION[kind] if phase == "Succeeded" else "Failed"
+            obj["status"] = {"conditions": [{"type": ctype, "status": "True", "reason": phase,
+                                             "message": f"{kind} {phase.lower()}"}]}
+        elif phase == "preempted":  # Kueue evicts: suspends the workload again
+            set_path(obj, _suspend_path(obj), True)
+            obj["_drift"].add("/" + "/".join(_suspend_path(obj)))
+            obj["status"] = {"conditions": [{"type": "Suspended", "status": "True", "reason": "Preempted"}]}
+        self.history.append((event_no, key_of(obj), phase if phase != "preempted" else "Queued"))
+        return True
+
+    def admit(self, obj, event_no):
+        """Kueue admits a queued workload: unsuspends it (its controller then runs it)."""
+        k = key_of(obj)
+        if k in self.refused_admission:
+            return False
+        set_path(obj, _suspend_path(obj), False)
+        obj["_drift"].add("/" + "/".join(_suspend_path(obj)))
+        return True
+
+    def workloads(self):
+        return [o for o in self.live.values() if is_workload(o)]

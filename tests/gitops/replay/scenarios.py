@@ -1,0 +1,598 @@
+"""Scenario scripts and the invariants checked after every event.
+
+A scenario is a list of events in order; the Replay applies each to the cluster, lets the
+engine run until it settles (Argo CD: refresh and operation queues; Flux: the controller over
+the time the event states), then checks the invariants. A broken invariant is a flag
+(defect id, what happened), kept with the event that caused it.
+
+Invariants (field-review.md round 2, section C; decisions F14, F17):
+  I1 each stage runs only after the previous one succeeded; a failure halts everything after it
+     until a commit changes the failed stage (C15 when a later stage runs after a failure)
+  I2 serving never starts before the engine it serves exists (C14)
+  I3 a retry never advances a wave (C15)
+  I4 an Application whose operation still runs, or that is not Synced, never reads Healthy to
+     a parent through the app-of-apps health Lua (C14)
+  I5 bootstrap on an empty cluster applies roots only (F14; C14 when that applies the serving
+     Application), and CRDs/the cluster bundle before project objects (F14); whatever the
+     cluster bundle holds is applied from Git, also later additions (C19)
+  I6 an edit of a running stage takes effect as `nemoc diff` says, and never leaves two
+     workloads of one stage running at once (C24)
+  I7 a Flux worker is held at most 10 minutes per health check, and a stage that merely runs
+     long never reads failed (F17, C18)
+  I8 a health check never reads Unknown or Degraded for an object that is only new (C25)
+  I9 an Application holding a Kueue-queued TrainJob is Synced after Kueue's webhook, and a sync
+     never removes Kueue's runtime patch or fails on a running TrainJob (B21)
+"""
+import copy
+import os
+
+from argocd import ArgoCD, health_view, public, resource_health, _lua
+from cluster import Cluster, KUEUE_QUEUE
+from flux import Flux, HEALTH_POLL_MAX_MINUTES, get_timeout
+from tree import Tree, group_of, is_workload, key_of
+
+
+def stage_num(stage):
+    return int(stage.split("-")[0])
+
+
+class EditedTree(Tree):
+    """A later commit of a tree: the workload of one stage changed (a spec edit; nemoc renames a
+    changed workload by its content hash)."""
+
+    def __init__(self, base, stage, label):
+        self.__dict__.update({k: v for k, v in base.__dict__.items() if k != "_built"})
+        self.base, self.stage, self.label = base, stage, label
+        self._edited = {}
+        self.renamed = {o["metadata"]["name"] for o in base.stage_objects()
+                        if o.get("_stage") == stage and is_workload(o)}
+
+    def build(self, path):
+        key = os.path.normpath(path)
+        if key not in self._edited:
+            out = []
+            for o in self.base.build(path):
+                if o.get("_stage") == self.stage and is_workload(o):
+                    o = copy.deepcopy(o)
+                    o["metadata"]["name"] += "-e"
+                elif any(r.get("name") in self.renamed for r in (o.get("spec") or {}).get("healthChecks") or []):
+                    o = copy.deepcopy(o)  # the Flux Kustomization of that stage names the new workload
+                    for r in o["spec"]["healthChecks"]:
+                        if r["name"] in self.renamed:
+                            r["name"] += "-e"
+                out.append(o)
+            self._edited[key] = out
+        return list(self._edited[key])
+
+
+class Replay:
+    def __init__(self, engine, tree, example):
+        self.engine_name, self.example = engine, example
+        self.trees = {"r1": tree}
+        self.tree = tree
+        self.revision = "r1"
+        self.lines = []
+        self.flags = {}
+        self.event_no = 0
+        self.cluster = Cluster(self.log)
+        self.lua = tree.health_lua()
+        self.repo_url = self.project_repo(tree)
+        if engine == "argocd":
+            self.engine = ArgoCD(self.cluster, self.log, self.flag, self.lua)
+        else:
+            self.engine = Flux(self.cluster, self.log, self.flag)
+        self.engine.on_step = self.observe
+        self.engine.repo_url = self.repo_url
+        self.engine.tree, self.engine.revision = tree, "r1"
+        self.failed_stages = set()
+        self.retrying = {}
+        self.retry_applied = set()  # objects a retry applied past a failed wave (C15)
+
+    @staticmethod
+    def project_repo(tree):
+        for o in tree.argocd_objects() + tree.flux_objects():
+            if o.get("kind") == "Application":
+                return o["spec"]["source"]["repoURL"]
+            if o.get("kind") == "GitRepository":
+                return o["spec"]["url"]
+        return None
+
+    # -- transcript and flags --------------------------------------------------------------
+    def log(self, line):
+        self.lines.append(line)
+
+    def flag(self, defect, message):
+        if (defect, message) not in self.flags:
+            self.flags[(defect, message)] = self.event_no
+            self.log(f"      !! {defect}: {message}")
+
+    # -- the tree -----------------------------------------------------------------------------
+    def workload_stages(self, tree=None):
+        """stage dir -> the stage's workload (or the serving Deployment), from the tree."""
+        out = {}
+        for o in (tree or self.tree).stage_objects():
+            if is_workload(o) or (o.get("kind") == "Deployment" and o.get("_stage", "").endswith("serve")):
+                out.setdefault(o["_stage"], o)
+        return dict(sorted(out.items()))
+
+    def stage(self, suffix):
+        for s in self.workload_stages():
+            if s.endswith("-" + suffix):
+                return s
+        return None
+
+    def live_workload(self, stage):
+        o = self.workload_stages().get(stage)
+        return self.cluster.live.get(key_of(o)) if o else None
+
+    # -- invariants --------------------------------------------------------------------------
+    def starts(self, obj):
+        """obj (a workload not suspended, or the serving Deployment) starts to run: I1, I2, I6."""
+        stage = obj.get("_stage")
+        if stage is None:
+            return
+        stages = self.workload_stages()
+        for s, w in stages.items():
+            if stage_num(s) >= stage_num(stage):
+                break
+            live = self.cluster.live.get(key_of(w))
+            phase = self.cluster.phase(live) if live else "absent"
+            if phase == "Succeeded":
+                continue
+            if stage.endswith("serve"):
+                self.flag("C14", f"serving ({obj['kind']}/{obj['metadata']['name']}) starts while stage {s} is {phase}: "
+                                 "no engine to serve yet")
+            elif phase == "Failed" or s in self.failed_stages or key_of(obj) in self.retry_applied:
+                self.flag("C15", f"stage {stage} starts after stage {s} failed ({obj['kind']}/{obj['metadata']['name']}"
+                                 + (", applied by a retry" if key_of(obj) in self.retry_applied else "") + ")")
+            else:
+                self.flag("ORDER", f"stage {stage} starts while stage {s} is {phase}")
+            break
+        if is_workload(obj):
+            for other in self.cluster.workloads():
+                if other is obj or other.get("_stage") != stage:
+                    continue
+                if self.cluster.phase(other) in ("Running", "Created") and not self.cluster.suspended(other):
+                    self.flag("C24", f"two {stage} workloads run at once ({other['metadata']['name']} and "
+                                     f"{obj['metadata']['name']}): they share the stage's output directory")
+
+    def observe(self, what, **kw):
+        if what == "applied":
+            obj = kw["obj"]
+            if obj.get("kind") == "Deployment" and obj.get("_stage", "").endswith("serve"):
+                eng = [w for s, w in self.workload_stages().items() if s.endswith("tensorrt-llm")]
+                live = self.cluster.live.get(key_of(eng[0])) if eng else None
+                obj["status"] = {"ready": bool(live and self.cluster.phase(live) == "Succeeded")}
+                self.starts(obj)
+            elif is_workload(obj) and not self.cluster.suspended(obj):
+                self.starts(obj)
+        elif what == "retry":  # I3
+            self.retrying[kw["app"].name] = kw["op"].failed_wave
+        elif what == "wave":
+            fw = self.retrying.pop(kw["app"].name, None)
+            if fw is not None and kw["wave"] > fw:
+                self.retry_applied |= {t.key for t in kw["tasks"]}
+                self.flag("C15", f"{kw['app'].name}: the retry of a sync that failed in wave {fw} applies wave "
+                                 f"{kw['wave']} (ApplyOutOfSyncOnly drops the in-sync failed workload)")
+        elif what == "refresh":
+            self.check_app(kw["app"])
+        elif what == "released":  # I7
+            if kw["held"] > HEALTH_POLL_MAX_MINUTES:
+                self.flag("C18", f"{kw['k'].name}: a reconcile holds one of the 4 workers in health checks for more "
+                                 f"than {HEALTH_POLL_MAX_MINUTES}m (up to its {get_timeout(kw['k'].spec):g}m timeout)")
+        elif what == "failed":
+            k = kw["k"]
+            for ref in k.spec.get("healthChecks") or []:
+                live = self.cluster.live.get((group_of(ref["apiVersion"]), ref["kind"], ref.get("namespace", ""),
+                                              ref["name"]))
+                if live is not None and is_workload(live) and self.cluster.phase(live) in ("Running", "Queued", "Created"):
+                    self.flag("C18", f"{k.name}: reads Ready=False (health check timeout) while its workload only "
+                                     f"runs ({self.cluster.phase(live)})")
+        elif what == "cel-unknown":  # I8
+            self.flag("C25", f"{kw['k'].name}: CEL health check of {kw['obj']['kind']}/{kw['obj']['metadata']['name']} "
+                             "errors on an object with no status yet (Unknown)")
+        elif what == "starved":
+            self.flag("C18", f"{kw['k'].name}: no free worker: {len(self.engine.busy())} reconciles wait in health checks")
+
+    def check_app(self, app):  # I4, I8, I9
+        live = self.cluster.live.get(("argoproj.io", "Application", "argocd", app.name))
+        script = self.lua.get(("argoproj.io", "Application"))
+        parent = (live or {}).get("_owner")
+        if live is not None and script is not None and "status" in live and parent and not app.name.startswith("platform-"):
+            import json
+            seen = _lua(script, json.dumps(health_view(live), sort_keys=True, default=list))
+            if seen == "Healthy" and (app.operation is not None or app.sync != "Synced"):
+                state = "its operation runs" if app.operation is not None else f"it is {app.sync}"
+                self.flag("C14", f"{app.name} reads Healthy to its parent's health Lua while {state} "
+                                 "(missing resources do not count toward health since Argo CD 3.4)")
+        for k, target, live_obj in app.resources:
+            if live_obj is None or target is None:
+                continue
+            if target.get("kind") == "HorizontalPodAutoscaler" and resource_health(live_obj, self.lua) == "Degraded":
+                self.flag("C25", f"{app.name}: HorizontalPodAutoscaler/{k[3]} is Degraded until its custom metric "
+                                 "exists (the Application reads Degraded)")
+            if target.get("kind") == "TrainJob" and (live_obj.get("_drift") or set()) - app.ignored(target):
+                self.flag("B21", f"{app.name}: TrainJob/{k[3]} is OutOfSync from its creation: the webhooks changed "
+                                 "spec.runtimePatches (Kueue appended its entry, Trainer stamped `time`) and "
+                                 "ignoreDifferences does not cover it")
+        for k in self.cluster.refused_admission:
+            self.flag("B21", f"a sync removed Kueue's runtime patch from TrainJob/{k[3]}: it can never be admitted")
+
+    # -- events --------------------------------------------------------------------------------
+    def event(self, text):
+        self.event_no += 1
+        self.log(f"{self.event_no:2}. {text}")
+
+    def settle(self, minutes=0):
+        if self.engine_name == "argocd":
+            self.engine.run()
+            for app in self.engine.apps.values():
+                for t in app.operation.sync_res.values() if app.operation else []:
+                    if t[1] == "Failed" and "no matches for kind" in t[2]:
+                        self.flag("F14", f"{app.name}: a project object is applied before its CRD exists")
+                if app.operation and "dry run" in (app.operation.message or "") and "no matches" in app.operation.message:
+                    self.flag("F14", f"{app.name}: the project is synced before the cluster bundle's CRDs exist")
+        else:
+            self.engine.advance(minutes)
+            for k in self.engine.ks.values():
+                if k.reason.startswith("ReconciliationFailed") and "no matches for kind" in k.reason:
+                    self.flag("F14", f"{k.name}: a project object is applied before its CRD exists")
+
+    def bootstrap(self):
+        """README: kubectl apply -k out/_clusters/<c>/platform/<engine>, then -k <target>/gitops/<engine>."""
+        e = self.engine_name
+        self.event(f"bootstrap on an empty cluster: kubectl apply -k out/_clusters/<cluster>/platform/{e}; "
+                   f"kubectl apply -k gitops/{e}")
+        platform = [o for p, o in sorted(self.tree.bundle_files(e + "/").items())]
+        project = self.tree.argocd_objects() if e == "argocd" else self.tree.flux_objects()
+        for o in platform + project:
+            o = copy.deepcopy(o)
+            if o.get("kind") == "ConfigMap":
+                continue  # argocd-cm: the health Lua the replay already uses
+            ok, msg = self.cluster.create_or_update(o, "kubectl")
+            self.log(f"      kubectl: {o['kind']}/{o['metadata']['name']} {msg}")
+        self.check_roots(project, platform)
+        self.settle(0)
+
+    def check_roots(self, project, platform):  # I5
+        e = self.engine_name
+        if e == "argocd":
+            apps = [o for o in project if o.get("kind") == "Application"]
+            roots = [a for a in apps if a["spec"]["source"]["path"].rstrip("/").endswith("gitops/argocd")]
+            for a in apps:
+                if a in roots:
+                    continue
+                path = a["spec"]["source"]["path"]
+                if path.rstrip("/").endswith("serving"):
+                    self.flag("C14", f"the bootstrap applies the serving Application {a['metadata']['name']} directly: "
+                                     "it syncs at once, before any engine exists")
+                if roots:
+                    self.flag("F14", f"the bootstrap applies {a['metadata']['name']} directly, not only the root")
+            if not roots and not any(o.get("kind") == "ApplicationSet" for o in project):
+                self.flag("F14", "the target has no root Application: the bootstrap applies every Application")
+        else:
+            ks = [o for o in project if o.get("kind") == "Kustomization" and o["apiVersion"].startswith("kustomize.toolkit")]
+            roots = [k for k in ks if k["spec"]["path"].rstrip("/").endswith("gitops/flux")]
+            if roots and len(ks) > len(roots):
+                self.flag("F14", f"the bootstrap applies {len(ks) - len(roots)} stage Kustomizations directly, not only the root")
+            bundle_root = [o for o in platform if o.get("kind") == "Kustomization"
+                           and o["spec"]["path"].rstrip("/").endswith("platform/flux")]
+            if not bundle_root:
+                self.flag("C19", "the cluster bundle has no root: no Kustomization applies "
+                                 "_clusters/<cluster>/platform/flux from Git")
+
+    def user_sync(self):
+        if self.engine_name != "argocd":
+            return
+        synced = set()
+        for _ in range(6):
+            manual = [a for a in self.engine.apps.values() if not a.automated and a.name not in synced]
+            waiting = [a for a in self.engine.apps.values() if a.operation is not None and a.operation.finished_at]
+            if manual:
+                self.event("the user syncs the Applications that have no automated sync policy: "
+                           + ", ".join(sorted(a.name for a in manual)))
+                for app in sorted(manual, key=lambda a: a.name):
+                    self.engine.user_sync(app)
+                    synced.add(app.name)
+                self.settle(0)
+            elif waiting:
+                self.retry()
+            else:
+                return
+
+    def await_stage(self, stage, limit=180):
+        """Under Flux, time passes (a minute at a time) until the stage's workload exists."""
+        if self.engine_name != "flux" or self.live_workload(stage) is not None:
+            return
+        waited = 0
+        while self.live_workload(stage) is None and waited < limit:
+            self.engine.advance(1)
+            waited += 1
+        self.log(f"      ({waited} min pass until the {stage} workload exists)" if self.live_workload(stage) is not None
+                 else f"      ({stage} workload still absent after {limit} min)")
+
+    def workload(self, stage, phase, minutes=1):
+        self.await_stage(stage)
+        live = self.live_workload(stage)
+        self.event(f"{stage}: workload {phase}" + (f" ({minutes:g} min later)" if self.engine_name == "flux" else ""))
+        if live is None:
+            self.log(f"      (no {stage} workload in the cluster)")
+            self.settle(minutes)
+            return False
+        if phase in ("Running", "Succeeded", "Failed") and self.cluster.suspended(live):
+            self.log(f"      ({live['kind']}/{live['metadata']['name']} is suspended: Kueue has not admitted it)")
+            self.settle(minutes)
+            return False
+        if live.get("kind") == "Deployment":
+            live["status"] = {"ready": phase == "Running"}
+        else:
+            self.cluster.set_workload(live, phase, self.event_no)
+        if phase == "Failed":
+            self.failed_stages.add(stage)
+        self.settle(minutes)
+        return True
+
+    def admit(self, stage):
+        self.await_stage(stage)
+        live = self.live_workload(stage)
+        self.event(f"Kueue admits the {stage} workload")
+        if live is None or not self.cluster.suspended(live):
+            self.log("      (nothing queued)")
+        elif not self.cluster.admit(live, self.event_no):
+            self.log(f"      Kueue: {live['kind']}/{live['metadata']['name']}: kueue runtime patch not found; not admitted")
+        else:
+            self.starts(live)
+        self.settle(0)
+
+    def run_stage(self, stage, minutes=30):
+        self.await_stage(stage)
+        live = self.live_workload(stage)
+        if live is not None and self.cluster.suspended(live):
+            self.admit(stage)
+        if self.workload(stage, "Running", 1):
+            self.workload(stage, "Succeeded", minutes)
+
+    def other_projects_wait(self, stage, n=3):
+        """Flux: n more training stages on the cluster wait in health checks (other projects'
+        Kustomizations; modelled as copies of this stage's Kustomization)."""
+        if self.engine_name != "flux":
+            return
+        mine = [k for k in self.engine.ks.values() if k.path.rstrip("/").endswith(stage)]
+        if not mine:
+            return
+        self.event(f"{n} other projects start training on this cluster (their stage Kustomizations wait like this one)")
+        for i in range(2, n + 2):
+            o = copy.deepcopy(public(mine[0].obj))
+            o["metadata"]["name"] += f"-project{i}"
+            o["spec"].pop("dependsOn", None)
+            self.cluster.create_or_update(o, "kubectl")
+            self.log(f"      Kustomization/{o['metadata']['name']} created")
+        self.settle(1)
+
+    def retry(self, minutes=10):
+        self.event("the retry backoff elapses" if self.engine_name == "argocd" else f"{minutes:g} minutes pass")
+        if self.engine_name == "argocd":
+            self.engine.retry_due = True
+        self.settle(minutes)
+
+    def commit(self, stage, label):
+        self.event(f"commit {label}: the spec edits stage {stage} (its workload is renamed by its hash)")
+        self.failed_stages.discard(stage)
+        tree = EditedTree(self.tree, stage, label)
+        self.tree = tree
+        self.engine.tree, self.engine.revision = tree, label
+        if self.engine_name == "argocd":
+            for app in self.engine.apps.values():
+                self.engine.refresh(app)
+                edits = any(t.get("_stage") == stage and is_workload(t) for t in self.engine.targets(app))
+                if edits and app.operation is not None and app.sync == "OutOfSync":
+                    what = "auto-sync is skipped" if app.automated else "a sync is refused"
+                    self.flag("C24", f"{app.name}: the edit of {stage} does not take effect: {what} while the "
+                                     "operation runs (for the whole training), though `nemoc diff` says it replaces "
+                                     "the workload")
+            self.settle(0)
+        else:
+            self.engine.source_changed(tree, label)
+            for k in self.engine.busy():
+                self.flag("C18", f"{k.name}: revision {label} waits until this reconcile's health check ends "
+                                 f"(up to its {get_timeout(k.spec):g}m timeout; CancelHealthCheckOnNewRevision is off)")
+            self.settle(60)
+
+    def terminate(self):
+        self.event("the user terminates the running operation (argocd app terminate-op) and syncs")
+        for app in sorted(self.engine.apps.values(), key=lambda a: a.name):
+            if app.operation is not None:
+                self.engine.terminate(app)
+        self.settle(0)
+        self.user_sync_again()
+
+    def user_sync_again(self):
+        if self.engine_name != "argocd":
+            return
+        for app in sorted(self.engine.apps.values(), key=lambda a: a.name):
+            if app.operation is None and app.sync == "OutOfSync" and not app.automated:
+                self.engine.user_sync(app)
+        self.settle(0)
+
+    def cluster_bundle_gains(self, component):
+        self.event(f"commit: a second project needs {component}: the cluster bundle gains it")
+        # a new revision of the tree whose bundle holds one more file (the Tree read from disk is
+        # shared by the scenarios: copy it)
+        self.tree = copy.copy(self.tree)
+        self.tree.bundle = dict(self.tree.bundle, files=dict(self.tree.bundle["files"]))
+        self.engine.tree = self.tree
+        if self.engine_name == "flux":
+            bundle = self.tree.bundle
+            name = f"platform-{component}"
+            bundle["files"][f"flux/kustomization-{name}.yaml"] = {
+                "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                "metadata": {"name": name, "namespace": "flux-system"},
+                "spec": {"interval": "1h", "path": "./config/default", "prune": True,
+                         "sourceRef": {"kind": "GitRepository", "name": name}}}
+            self.engine.source_changed(self.tree, self.engine.revision)
+            self.settle(60)
+            live = ("kustomize.toolkit.fluxcd.io", "Kustomization", "flux-system", name)
+            if live not in self.cluster.live:
+                self.flag("C19", f"{component} is in the cluster bundle in Git but nothing applies it: "
+                                 f"its CRDs never exist")
+        else:
+            bundle = self.tree.bundle
+            c = bundle["cluster"]
+            name = f"platform-{c}-{component}"
+            template = next((o for p, o in sorted(bundle["files"].items()) if p.startswith("apps/argocd/")
+                             and o.get("kind") == "Application"), None)
+            if template is None:
+                self.settle(0)
+                return
+            app = copy.deepcopy(template)
+            app["metadata"]["name"] = name
+            app["spec"]["source"] = {"repoURL": f"https://github.com/kubernetes-sigs/{component}.git",
+                                     "path": "config/default", "targetRevision": "v0"}
+            bundle["files"][f"apps/argocd/application-{name}.yaml"] = app
+            self.settle(0)
+            self.user_sync()
+            got = ("jobset.x-k8s.io", "JobSet") in self.cluster.crds if component == "jobset" else None
+            self.log(f"      ({component} {'installed' if got else 'not installed'}: the platform root Application "
+                     "reads apps/argocd from Git)")
+
+
+# -- the scenarios ---------------------------------------------------------------------------
+def needs(tree, engine, what):
+    if engine == "argocd" and not tree.argocd_objects():
+        return False
+    if engine == "flux" and not tree.flux_objects():
+        return False
+    kinds = {o.get("kind") for o in tree.stage_objects()}
+    if what == "serve":
+        return any(s.endswith("serve") for s in tree.stages)
+    if what == "trainjob-kueue":
+        return engine == "argocd" and any(o.get("kind") == "TrainJob" and KUEUE_QUEUE in (o["metadata"].get("labels") or {})
+                                          for o in tree.stage_objects())
+    if what == "train":
+        return any(s.endswith("train") for s in tree.stages)
+    return bool(kinds)
+
+
+def pipeline_until(r, last_suffix, minutes=30):
+    """Runs every workload stage in order up to (excluding) the one ending in last_suffix."""
+    for s in list(r.workload_stages()):
+        if s.endswith("-" + last_suffix) or s.endswith("-serve"):
+            return
+        r.run_stage(s, minutes)
+
+
+def s_c14(r):
+    """C14: the engine is built at the end of the pipeline; serving must wait for it."""
+    r.bootstrap()
+    r.user_sync()
+    for s in list(r.workload_stages()):
+        if s.endswith("serve"):
+            break
+        r.run_stage(s)
+
+
+def s_c15(r):
+    """C15: the training fails; retries follow; only a commit changing the training may move on."""
+    r.bootstrap()
+    r.user_sync()
+    pipeline_until(r, "train")
+    train = r.stage("train")
+    r.admit(train) if r.cluster.suspended(r.live_workload(train) or {}) else None
+    r.workload(train, "Running")
+    r.workload(train, "Failed")
+    for _ in range(3):
+        r.retry()
+        nxt = [s for s, w in r.workload_stages().items() if stage_num(s) > stage_num(train) and is_workload(w)
+               and r.live_workload(s) is not None
+               and r.cluster.phase(r.live_workload(s)) in ("Created", "Running")]
+        for s in nxt:
+            r.workload(s, "Failed")
+    # a commit that changes the failed stage is what may move the pipeline on
+    r.commit(train, "r2")
+    r.user_sync_again()
+    r.run_stage(train)
+    after = [s for s in r.workload_stages() if stage_num(s) > stage_num(train)]
+    if after:
+        r.run_stage(after[0])
+
+
+def s_c18(r):
+    """C18: a three-day training under Flux's health checks."""
+    r.bootstrap()
+    pipeline_until(r, "train", minutes=5)
+    train = r.stage("train")
+    if r.live_workload(train) is not None and r.cluster.suspended(r.live_workload(train)):
+        r.admit(train)
+    r.other_projects_wait(train)
+    queued = KUEUE_QUEUE in ((r.live_workload(train) or {}).get("metadata", {}).get("labels") or {})
+    if queued:
+        r.workload(train, "Running", minutes=24 * 60)
+        r.workload(train, "preempted", minutes=60)
+        r.admit(train)
+        r.workload(train, "Running", minutes=2 * 24 * 60)
+    else:
+        r.workload(train, "Running", minutes=3 * 24 * 60)
+    r.workload(train, "Succeeded", minutes=60)
+
+
+def s_c19(r):
+    """C19: a component added to the cluster bundle later must reach the cluster."""
+    r.bootstrap()
+    r.user_sync()
+    r.cluster_bundle_gains("jobset")
+
+
+def s_c24(r):
+    """C24: the spec's training is edited while it runs; the user then terminates the operation."""
+    r.bootstrap()
+    r.user_sync()
+    pipeline_until(r, "train")
+    train = r.stage("train")
+    if r.live_workload(train) is not None and r.cluster.suspended(r.live_workload(train)):
+        r.admit(train)
+    r.workload(train, "Running")
+    r.commit(train, "r2")
+    if r.engine_name == "argocd":
+        r.terminate()
+
+
+def s_c25(r):
+    """C25: health read on objects that were just created."""
+    r.bootstrap()
+    r.user_sync()
+    first = next((s for s, w in r.workload_stages().items() if is_workload(w)), None)
+    if first:
+        r.await_stage(first)
+        r.event(f"{first}: the workload exists; its controller has written no status yet")
+        r.settle(1)
+
+
+def s_b21(r):
+    """B21: a Kueue-queued TrainJob under Argo CD."""
+    r.bootstrap()
+    r.user_sync()
+    train = r.stage("train")
+    r.admit(train)
+    r.workload(train, "Running")
+    r.workload(train, "Succeeded")
+
+
+SCENARIOS = {
+    "C14-serving-before-engine": (s_c14, "any", ("argocd", "flux")),
+    "C15-retry-after-failed-stage": (s_c15, "train", ("argocd", "flux")),
+    "C18-flux-workers-held": (s_c18, "train", ("flux",)),
+    "C19-cluster-bundle-root": (s_c19, "any", ("argocd", "flux")),
+    "C24-edit-while-training": (s_c24, "train", ("argocd", "flux")),
+    "C25-health-of-new-objects": (s_c25, "any", ("argocd", "flux")),
+    "B21-trainjob-kueue-runtime-patch": (s_b21, "trainjob-kueue", ("argocd",)),
+}
+
+
+def run(name, engine, tree, example):
+    fn, what, engines = SCENARIOS[name]
+    if engine not in engines or not needs(tree, engine, what):
+        return None
+    r = Replay(engine, tree, example)
+    r.log(f"# {name} on {example} under {'Argo CD v3.5.1' if engine == 'argocd' else 'kustomize-controller v1.9.4'}")
+    fn(r)
+    return r

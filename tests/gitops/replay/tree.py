@@ -1,0 +1,141 @@
+"""Reading a generated target tree as the engines read it.
+
+A tree is out/<project>/<target>/ (stage directories 00-base ... 70-serve, gitops/argocd,
+gitops/flux, gitops/cluster-bundle.json). Nothing here interprets nemoc's intent: objects are
+taken as they are, kustomization.yaml `resources` are followed as kustomize does (files and
+directories, relative to the kustomization), and the cluster bundle's files are read from
+cluster-bundle.json (the same objects nemoc writes to out/_clusters/<cluster>/platform/).
+"""
+import json
+import os
+
+import yaml
+
+WORKLOAD_KINDS = {  # (group, kind) -> where the suspend flag lives; the kinds Kueue suspends
+    ("batch", "Job"): ("spec", "suspend"),
+    ("kubeflow.org", "PyTorchJob"): ("spec", "runPolicy", "suspend"),
+    ("kubeflow.org", "MPIJob"): ("spec", "runPolicy", "suspend"),
+    ("jobset.x-k8s.io", "JobSet"): ("spec", "suspend"),
+    ("trainer.kubeflow.org", "TrainJob"): ("spec", "suspend"),
+}
+
+
+def group_of(api_version):
+    return api_version.split("/")[0] if "/" in api_version else ""
+
+
+def key_of(obj):
+    """(group, kind, namespace, name): the identity both engines use."""
+    md = obj.get("metadata") or {}
+    return (group_of(obj.get("apiVersion", "")), obj.get("kind"), md.get("namespace") or "", md.get("name"))
+
+
+def is_workload(obj):
+    return (group_of(obj.get("apiVersion", "")), obj.get("kind")) in WORKLOAD_KINDS
+
+
+def stage_of(obj):
+    """The stage directory an object came from (set by the reader), e.g. '30-train'."""
+    return obj.get("_stage")
+
+
+class Tree:
+    """One target tree (a revision): its stage directories and its GitOps objects."""
+
+    def __init__(self, root, label=None):
+        self.root = root
+        self.label = label or root
+        self.stages = sorted(d for d in os.listdir(root)
+                             if os.path.isdir(os.path.join(root, d)) and d[:2].isdigit())
+        bundle = os.path.join(root, "gitops", "cluster-bundle.json")
+        self.bundle = json.load(open(bundle)) if os.path.exists(bundle) else None
+
+    # -- kustomize ----------------------------------------------------------------------------
+    def build(self, path):
+        """The objects of a kustomization directory (kustomize build, resources only). The
+        objects are shared between calls: callers copy before they change one."""
+        path = os.path.normpath(path)
+        cache = self.__dict__.setdefault("_built", {})
+        if path not in cache:
+            cache[path] = self._build(path)
+        return list(cache[path])
+
+    def _build(self, path):
+        if os.path.isfile(path):
+            return [self._tag(d, path) for d in yaml.safe_load_all(open(path)) if d]
+        kfile = os.path.join(path, "kustomization.yaml")
+        if not os.path.exists(kfile):
+            out = []
+            for f in sorted(os.listdir(path)):
+                if f.endswith(".yaml"):
+                    out += self.build(os.path.join(path, f))
+            return out
+        k = yaml.safe_load(open(kfile)) or {}
+        out = []
+        for r in k.get("resources", []):
+            out += self.build(os.path.join(path, r))
+        return out
+
+    def _tag(self, obj, path):
+        rel = os.path.relpath(path, self.root).split(os.sep)
+        if rel[0][:2].isdigit():
+            obj["_stage"] = rel[0]
+        return obj
+
+    def resolve(self, repo_path):
+        """A path as a GitOps source names it (repository-relative, out/<p>/<t>/...) -> local."""
+        p = repo_path.lstrip("./")
+        marker = "/".join(self.root.rstrip("/").split("/")[-2:]) + "/"
+        i = p.find(marker)
+        if i < 0:
+            return None
+        return os.path.join(self.root, p[i + len(marker):])
+
+    def stage_objects(self):
+        out = []
+        for s in self.stages:
+            out += self.build(os.path.join(self.root, s))
+        return out
+
+    # -- engines' own objects -----------------------------------------------------------------
+    def argocd_objects(self):
+        d = os.path.join(self.root, "gitops", "argocd")
+        return self.build(d) if os.path.isdir(d) else []
+
+    def flux_objects(self):
+        d = os.path.join(self.root, "gitops", "flux")
+        return self.build(d) if os.path.isdir(d) else []
+
+    def bundle_files(self, prefix):
+        """Cluster-bundle objects under prefix ('argocd/', 'flux/', 'apps/argocd/', 'objects/')."""
+        if not self.bundle:
+            return {}
+        return {p: o for p, o in self.bundle["files"].items() if p.startswith(prefix)}
+
+    def health_lua(self):
+        """argocd-cm resource.customizations.health.<group>_<kind> of the cluster bundle."""
+        for o in self.bundle_files("argocd/").values():
+            if o.get("kind") == "ConfigMap" and o["metadata"]["name"] == "argocd-cm":
+                pre = "resource.customizations.health."
+                return {tuple(k[len(pre):].rsplit("_", 1)): v
+                        for k, v in (o.get("data") or {}).items() if k.startswith(pre)}
+        return {}
+
+    def bundle_source(self, repo_path):
+        """Objects of a cluster-bundle directory named by a source path
+        (out/_clusters/<cluster>/platform/<dir>), read from cluster-bundle.json; None when the
+        path is not the bundle's."""
+        if not self.bundle or "/_clusters/" not in "/" + repo_path:
+            return None
+        sub = repo_path.split("/platform/", 1)[1].strip("/") + "/"
+        files = self.bundle_files(sub)
+        return [dict(o, _bundle=p) for p, o in sorted(files.items())
+                if "/" not in p[len(sub):]]
+
+
+def component_of(name, cluster):
+    """platform-<cluster>-<component> or platform-<component> -> component."""
+    for pre in (f"platform-{cluster}-", "platform-"):
+        if name.startswith(pre):
+            return name[len(pre):]
+    return None
