@@ -218,10 +218,18 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     // Kueue admits a workload by setting suspend to false: not drift.
     ignoreDifferences: $.ignoreDifferences(ctx),
     syncPolicy: {
-      // ApplyOutOfSyncOnly: Argo CD applies every resource of a sync
-      // otherwise (argo-cd 37ee009 gitops-engine pkg/sync/sync_context.go);
-      // a finished workload is never touched again (C1).
-      syncOptions: ['CreateNamespace=true', 'RespectIgnoreDifferences=true', 'ApplyOutOfSyncOnly=true'],
+      // No ApplyOutOfSyncOnly (field review C15). With it, a retried sync
+      // drops every task whose object is unchanged (gitops-engine, vendored
+      // in argo-cd v3.5.1, pkg/sync/sync_context.go:646-648,
+      // filterOutOfSyncTasks :761-775), the Degraded workload included, and
+      // the retry applies the next wave: after a failed training each retry
+      // started one more stage (tests/gitops/replay scenario
+      // C15-retry-after-failed-stage). Without it the retry applies the
+      // failed stage again -- an unchanged object, a no-op apply, no
+      // Replace/Force (C1) -- and fails on its health in the same wave
+      // (:538-570, :631-637). A finished workload is still not re-run: the
+      // apply changes nothing.
+      syncOptions: ['CreateNamespace=true', 'RespectIgnoreDifferences=true'],
       // Auto-sync does not retry a failed revision by itself (C7); bounded.
       retry: $.argocdRetry,
     } + $.automated(ctx),
@@ -240,8 +248,11 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       path: path,
     },
     destination: { server: $.inCluster, namespace: ctx.spec.gitops.argocd.namespace },
-    // Only what changed in Git (C1), like the parts.
-    syncPolicy: { syncOptions: ['ApplyOutOfSyncOnly=true'], retry: $.argocdRetry } + $.automated(ctx),
+    // Every child Application on every sync, like the parts (C15): with
+    // ApplyOutOfSyncOnly a retry dropped the unchanged, Degraded pipeline
+    // Application of wave 0 and applied the serving one of wave 1. An
+    // unchanged Application applies as a no-op.
+    syncPolicy: { retry: $.argocdRetry } + $.automated(ctx),
   },
 
   argocdRetry:: { limit: 5, backoff: { duration: '30s', factor: 2, maxDuration: '10m' } },

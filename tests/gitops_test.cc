@@ -649,7 +649,10 @@ TEST(GitopsGoldenTest, ArgoNeverReplacesWorkloadsAndRetriesBoundedly) {
       ++applications;
       std::set<std::string> sync_options;
       for (const auto& o : doc["spec"]["syncPolicy"]["syncOptions"]) sync_options.insert(o.as<std::string>());
-      EXPECT_TRUE(sync_options.count("ApplyOutOfSyncOnly=true")) << path;
+      // C15: a retried sync must apply the failed stage again and fail on its
+      // health, not drop it as unchanged and go on to the next wave
+      // (tests/gitops/replay scenario C15-retry-after-failed-stage).
+      EXPECT_FALSE(sync_options.count("ApplyOutOfSyncOnly=true")) << path;
       EXPECT_GT(doc["spec"]["syncPolicy"]["retry"]["limit"].as<int>(0), 0) << path;
     }
   }
