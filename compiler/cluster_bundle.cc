@@ -83,7 +83,8 @@ std::string Summary(const std::string& name, const nlohmann::json& first,
   }
   if (tree.count("platform/flux/kustomization.yaml") != 0) {
     out += "- Flux: `kubectl apply -k platform/flux` (one HelmRelease or Kustomization per "
-           "component, ordered by dependsOn)\n";
+           "component, ordered by dependsOn, and the root Kustomization platform-root, which keeps "
+           "platform/flux in sync with Git from then on)\n";
   }
   return out;
 }

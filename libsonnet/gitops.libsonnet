@@ -510,6 +510,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   // of every other target naming that cluster.
   platformDir:: 'gitops/platform',
   clustersDir:: '_clusters',
+  platformRoot(ctx):: ctx.spec.gitops.path + '/' + $.clustersDir + '/' + $.clusterName(ctx) + '/platform',
   platformPath(ctx, sub):: ctx.spec.gitops.path + '/' + $.clustersDir + '/' + $.clusterName(ctx) + '/platform/' + sub,
 
   // Argo CD does not re-try a failed automated sync of a revision unless told
@@ -706,20 +707,42 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         } + (if std.length(deps) > 0 then { dependsOn: deps } else {})
           + (if std.length(platform.kustomizePatches(name)) > 0 then { patches: platform.kustomizePatches(name) } else {}),
       }), names, {})
+    // The bundle's root (field review C19, decision F14): a Kustomization of
+    // platform/flux itself from the cluster's own GitRepository. The
+    // bootstrap applies it once (kubectl apply -k _clusters/<c>/platform/flux);
+    // from then on a component another project's build adds to the bundle
+    // reaches the cluster from Git (replay scenario C19-cluster-bundle-root).
+    // prune: false: removing a component from the bundle never uninstalls an
+    // operator other projects may use; that is a human act.
+    + local source = 'platform-' + $.clusterName(ctx);
+    k8s.file(dir, {
+      apiVersion: $.fluxSourceApiVersion,
+      kind: 'GitRepository',
+      metadata: meta(source),
+      spec: {
+        interval: ctx.spec.gitops.flux.interval,
+        url: ctx.spec.gitops.repoURL,
+        ref: { branch: ctx.spec.gitops.revision },
+        // Only what its Kustomizations read in the artifact (C11), like a
+        // project's source: the bundle's flux/ (its root) and objects/.
+        ignore: $.onlyPath($.platformRoot(ctx)) + '/' + $.platformRoot(ctx) + '/*\n'
+                + std.join('', ['!/' + $.platformPath(ctx, sub) + '/\n' for sub in ['flux', 'objects']]),
+      } + (if std.objectHasEx(ctx.spec.gitops.flux, 'secretRef', false) then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
+    }) + k8s.file(dir, {
+      apiVersion: $.fluxKustomizeApiVersion,
+      kind: 'Kustomization',
+      metadata: meta('platform-root'),
+      spec: {
+        interval: ctx.spec.gitops.flux.interval,
+        retryInterval: '1m',
+        path: './' + $.platformPath(ctx, 'flux'),
+        sourceRef: { kind: 'GitRepository', name: source },
+        prune: false,
+        wait: false,
+      },
+    })
     + (if std.length(objects) > 0 then
-         local source = 'platform-' + $.clusterName(ctx);
          k8s.file(dir, {
-           apiVersion: $.fluxSourceApiVersion,
-           kind: 'GitRepository',
-           metadata: meta(source),
-           spec: {
-             interval: ctx.spec.gitops.flux.interval,
-             url: ctx.spec.gitops.repoURL,
-             ref: { branch: ctx.spec.gitops.revision },
-             // Only the cluster's objects in the artifact (C11), like a project's source.
-             ignore: $.onlyPath($.platformPath(ctx, 'objects')),
-           } + (if std.objectHasEx(ctx.spec.gitops.flux, 'secretRef', false) then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
-         }) + k8s.file(dir, {
            apiVersion: $.fluxKustomizeApiVersion,
            kind: 'Kustomization',
            metadata: meta('platform-objects'),

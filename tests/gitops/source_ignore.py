@@ -66,11 +66,14 @@ def main():
             if ignore is None:
                 failures.append(f"{rel}: no spec.ignore (the artifact holds the whole repository)")
                 continue
-            # out/<project>/<target>/, or a cluster's objects: out/_clusters/<cluster>/platform/objects/
-            target = rel.split("/flux/")[0] + "/objects/" if platform else rel.split("/gitops/")[0] + "/"
+            # out/<project>/<target>/, or a cluster's bundle: out/_clusters/<cluster>/platform/objects/
+            # and its flux/ (the bundle's root Kustomization reads it, C19)
+            targets = ([rel.split("/flux/")[0] + "/objects/", rel.split("/flux/")[0] + "/flux/"] if platform
+                       else [rel.split("/gitops/")[0] + "/"])
+            target = " and ".join(targets)
             dropped = ignored(repo, ignore, files)
             for f in files:
-                inside = f.startswith(target)
+                inside = any(f.startswith(t) for t in targets)
                 if inside and f in dropped:
                     failures.append(f"{name}: drops {f} of its own target")
                 elif not inside and f not in dropped:
@@ -79,7 +82,7 @@ def main():
             for krel, k in docs:
                 if k.get("kind") == "Kustomization" and "spec" in k and k["spec"].get("sourceRef", {}).get("name") == name:
                     path = k["spec"]["path"].lstrip("./").rstrip("/") + "/"
-                    if not path.startswith(target) or not any(f.startswith(path) and f not in dropped for f in files):
+                    if not any(path.startswith(t) for t in targets) or not any(f.startswith(path) and f not in dropped for f in files):
                         failures.append(f"{krel}: path {k['spec']['path']} is not in {name}'s artifact")
             checked += 1
     for f in failures[:50]:
