@@ -595,6 +595,16 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   // docs/operator-manual/health.md, "Argo CD App"): since v1.8 Argo CD no
   // longer assesses child Applications, so an app of apps would not wait
   // for a wave to be Healthy without it.
+  // A child Application's health as its parent (app of apps) waits on it
+  // (field review C14). Since Argo CD 3.4 a resource not yet created does not
+  // count toward an Application's health (argo-cd v3.5.1
+  // controller/health.go:75-78; docs/operator-manual/upgrading/3.3-3.4.md):
+  // a pipeline whose later waves are not applied yet reads Healthy. So a
+  // child is Healthy only when its own health is Healthy, it is Synced and
+  // no operation runs or is requested; a running operation is Progressing
+  // (Degraded stays Degraded), a failed or errored one Degraded, so the
+  // parent's next wave (the serving Application) waits, and halts on a
+  // failure. Replay scenario C14-serving-before-engine.
   applicationHealthLua::
     'hs = {}\n'
     + 'hs.status = "Progressing"\n'
@@ -605,6 +615,23 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     + '    if obj.status.health.message ~= nil then\n'
     + '      hs.message = obj.status.health.message\n'
     + '    end\n'
+    + '  end\n'
+    + '  local op = obj.status.operationState\n'
+    + '  if obj.operation ~= nil or (op ~= nil and (op.phase == "Running" or op.phase == "Terminating")) then\n'
+    + '    if hs.status ~= "Degraded" then\n'
+    + '      hs.status = "Progressing"\n'
+    + '      hs.message = "an operation is running"\n'
+    + '    end\n'
+    + '    return hs\n'
+    + '  end\n'
+    + '  if op ~= nil and (op.phase == "Failed" or op.phase == "Error") then\n'
+    + '    hs.status = "Degraded"\n'
+    + '    hs.message = op.message or "the last sync failed"\n'
+    + '    return hs\n'
+    + '  end\n'
+    + '  if hs.status == "Healthy" and (obj.status.sync == nil or obj.status.sync.status ~= "Synced") then\n'
+    + '    hs.status = "Progressing"\n'
+    + '    hs.message = "not synced yet"\n'
     + '  end\n'
     + 'end\n'
     + 'return hs\n',

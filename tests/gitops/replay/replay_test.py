@@ -52,12 +52,7 @@ EXPECTED_ON_FIXTURES = {
 # Part 3: what the replay flags on the committed out/ trees today, as (defect, example, engine).
 # A fix in the generator removes entries; the test fails until the list says so.
 KNOWN_DEFECTS = {
-    ('C14', 'llama2-70b-sft/onprem', 'argocd'),
     ('C14', 'llama2-7b-chat-lora/eks', 'argocd'),
-    ('C14', 'llama31-405b-pretrain/gke-a4', 'argocd'),
-    ('C14', 'llama31-8b-cpt/gke-a4', 'argocd'),
-    ('C14', 'llama31-8b-envs/production', 'argocd'),
-    ('C14', 'llama31-8b-envs/staging', 'argocd'),
     ('C14', 'llama31-8b-lora-nemo2/eks', 'argocd'),
     ('C14', 'llama31-8b/eks', 'argocd'),
     ('C14', 'llama31-8b/gke', 'argocd'),
