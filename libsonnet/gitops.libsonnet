@@ -200,10 +200,11 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   // Kustomize roots the compiler writes as <dir>/kustomization.yaml (no
   // objects of their own): a part's stage directories, relative to it.
   argocdKustomizations(ctx, files)::
-    if !($.enabled(ctx) && $.engine(ctx, 'argocd')) then {} else {
-      [$.argocdDir + '/' + p.part]: ['../../../' + d for d in p.dirs]
-      for p in $.argocdParts(ctx, files)
-    },
+    (if !($.enabled(ctx) && $.engine(ctx, 'argocd')) then {} else {
+       [$.argocdDir + '/' + p.part]: ['../../../' + d for d in p.dirs]
+       for p in $.argocdParts(ctx, files)
+     } + (if ctx.spec.gitops.argocd.applicationSet then {} else { [$.argocdDir]: ['root'] }))
+    + (if !($.enabled(ctx) && $.engine(ctx, 'flux')) then {} else { [$.fluxDir]: ['root'] }),
 
   // A part's Application: its stage objects, their waves, Kueue's suspend
   // flip ignored, applied once.
@@ -352,9 +353,21 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     local dir = $.argocdDir;
     local appSet = ctx.spec.gitops.argocd.applicationSet;
     std.foldl(function(acc, p) acc + k8s.file(dir, $.partApplication(ctx, p)), $.argocdParts(ctx, files), {})
-    + (if appSet then {} else k8s.file(dir, $.rootApplication(ctx)))
+    + (if appSet then {} else k8s.file($.argocdRootDir, $.rootApplication(ctx)))
     + (if appSet && $.firstTarget(ctx) then k8s.file(dir + '/applicationset', $.applicationSet(ctx)) else {})
-    + (if ctx.spec.gitops.argocd.createProject then k8s.file(dir, $.appProject(ctx, files)) else {}),
+    // The AppProject beside the root when the bootstrap applies the root:
+    // an Application naming a project that does not exist is not synced.
+    + (if ctx.spec.gitops.argocd.createProject then k8s.file(if appSet then dir else $.argocdRootDir, $.appProject(ctx, files)) else {}),
+
+  // The bootstrap applies roots only (field review C14, decision F14): the
+  // root Application lives in gitops/argocd/root/, which the bootstrap
+  // applies (kubectl apply -k gitops/argocd/root) and gitops/argocd lists as
+  // a resource, so the root still syncs itself, then the pipeline and the
+  // serving Application in their waves. Applying gitops/argocd by hand
+  // created the serving Application at once: Triton started before any
+  // engine existed (replay scenario C14-serving-before-engine). Flux alike:
+  // gitops/flux/root/ holds the GitRepository and the root Kustomization.
+  argocdRootDir:: $.argocdDir + '/root',
 
   // ---- Flux ------------------------------------------------------------------
 
@@ -463,11 +476,13 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
                } else {}),
     },
 
+  fluxDir:: 'gitops/flux',
+  fluxRootDir:: $.fluxDir + '/root',
   fluxFiles(ctx, files)::
-    local dir = 'gitops/flux';
+    local dir = $.fluxDir;
     local dirs = $.stageDirs(files);
-    k8s.file(dir, $.gitRepository(ctx))
-    + k8s.file(dir, $.fluxRoot(ctx))
+    k8s.file($.fluxRootDir, $.gitRepository(ctx))
+    + k8s.file($.fluxRootDir, $.fluxRoot(ctx))
     + std.foldl(function(acc, i) acc + k8s.file(dir, $.stageKustomization(ctx, files, dirs, i)),
                 std.range(0, std.length(dirs) - 1),
                 {}),
@@ -832,14 +847,14 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       // then kept in sync from Git by the engine.
       bootstrap: (if $.engine(ctx, 'argocd') then [
         if !ctx.spec.gitops.argocd.applicationSet
-        then '`kubectl apply -k gitops/argocd` (Argo CD root Application `' + $.rootName(ctx.project, ctx.target.name) + '`, then pipeline before serving)'
+        then '`kubectl apply -k gitops/argocd/root` (Argo CD root Application `' + $.rootName(ctx.project, ctx.target.name) + '` only; it syncs the pipeline, then serving once the pipeline is Healthy)'
         else if $.firstTarget(ctx)
         then '`kubectl apply -k gitops/argocd/applicationset` (ApplicationSet `' + ctx.project + '`: the Argo CD root Application of every target)'
         else 'nothing for Argo CD: root Application `' + $.rootName(ctx.project, ctx.target.name) + '` comes from ApplicationSet `' + ctx.project
              + '` in `' + ctx.spec.targets[0].name + '/gitops/argocd/applicationset`',
       ] else [])
       + (if $.engine(ctx, 'flux') then [
-        '`kubectl apply -k gitops/flux` (Flux root Kustomization `' + $.uniqueName([ctx.project, ctx.target.name, 'gitops']) + '`)',
+        '`kubectl apply -k gitops/flux/root` (Flux GitRepository and root Kustomization `' + $.uniqueName([ctx.project, ctx.target.name, 'gitops']) + '` only; it applies the stage Kustomizations)',
       ] else []),
     },
 }

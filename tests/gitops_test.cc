@@ -587,14 +587,21 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
           << file.path();
     }
   }
-  for (const auto& file : fs::directory_iterator(target + "/gitops/flux")) {
-    const YAML::Node doc = YAML::LoadFile(file.path().string());
-    if (doc["kind"].as<std::string>() != "Kustomization" || !doc["spec"]) continue;
+  // gitops/flux and its root/ (the bootstrap's objects, C14/F14).
+  std::vector<fs::path> flux_files;
+  for (const char* dir : {"/gitops/flux", "/gitops/flux/root"}) {
+    for (const auto& file : fs::directory_iterator(target + dir)) {
+      if (file.is_regular_file()) flux_files.push_back(file.path());
+    }
+  }
+  for (const auto& path : flux_files) {
+    const YAML::Node doc = YAML::LoadFile(path.string());
+    if (!doc["kind"] || doc["kind"].as<std::string>() != "Kustomization" || !doc["spec"]) continue;
     const std::string p = doc["spec"]["path"].as<std::string>();
     if (p.size() >= 12 && p.substr(p.size() - 12) == "/gitops/flux") {
       // The root (C11): gitops/flux itself, pruned, never waiting on workloads.
-      EXPECT_TRUE(doc["spec"]["prune"].as<bool>(false)) << file.path();
-      EXPECT_FALSE(doc["spec"]["healthChecks"]) << file.path();
+      EXPECT_TRUE(doc["spec"]["prune"].as<bool>(false)) << path;
+      EXPECT_FALSE(doc["spec"]["healthChecks"]) << path;
       ++roots;
       continue;
     }
@@ -602,7 +609,7 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
     kustomized.insert(stage_dir.substr(3));
     // C2: wait: true skips the health of Skipped (IfNotPresent, existing)
     // objects; wait: false + healthChecks by name checks them every time.
-    EXPECT_FALSE(doc["spec"]["wait"].as<bool>(true)) << file.path();
+    EXPECT_FALSE(doc["spec"]["wait"].as<bool>(true)) << path;
     std::set<std::string> checked, present;
     for (const auto& ref : doc["spec"]["healthChecks"]) {
       checked.insert(ref["kind"].as<std::string>() + "/" + ref["name"].as<std::string>());
@@ -612,9 +619,9 @@ TEST(GitopsGoldenTest, EveryStageObjectHasItsSyncWaveAndEveryStageItsKustomizati
       const YAML::Node o = YAML::LoadFile(object.path().string());
       present.insert(o["kind"].as<std::string>() + "/" + o["metadata"]["name"].as<std::string>());
     }
-    EXPECT_EQ(checked, present) << file.path();
-    EXPECT_TRUE(doc["spec"]["retryInterval"]) << file.path();
-    EXPECT_FALSE(doc["spec"]["force"]) << file.path();
+    EXPECT_EQ(checked, present) << path;
+    EXPECT_TRUE(doc["spec"]["retryInterval"]) << path;
+    EXPECT_FALSE(doc["spec"]["force"]) << path;
   }
   EXPECT_EQ(stages, kustomized);
   EXPECT_EQ(roots, 1);

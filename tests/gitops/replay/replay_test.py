@@ -52,11 +52,6 @@ EXPECTED_ON_FIXTURES = {
 # Part 3: what the replay flags on the committed out/ trees today, as (defect, example, engine).
 # A fix in the generator removes entries; the test fails until the list says so.
 KNOWN_DEFECTS = {
-    ('C14', 'llama2-7b-chat-lora/eks', 'argocd'),
-    ('C14', 'llama31-8b-lora-nemo2/eks', 'argocd'),
-    ('C14', 'llama31-8b/eks', 'argocd'),
-    ('C14', 'llama31-8b/gke', 'argocd'),
-    ('C14', 'llama31-8b/onprem', 'argocd'),
     ('C18', 'gpt-5b/onprem', 'flux'),
     ('C18', 'llama2-7b-lora/eks', 'flux'),
     ('C18', 'llama31-405b-pretrain/gke-a4', 'flux'),
@@ -79,22 +74,15 @@ KNOWN_DEFECTS = {
     ('C25', 'llama31-8b/gke', 'flux'),
     ('C25', 'llama31-8b/onprem', 'argocd'),
     ('C25', 'llama31-8b/onprem', 'flux'),
-    ('F14', 'gpt-5b/onprem', 'flux'),
-    ('F14', 'llama2-70b-sft/onprem', 'argocd'),
     ('F14', 'llama2-7b-chat-lora/eks', 'argocd'),
-    ('F14', 'llama2-7b-lora/eks', 'flux'),
     ('F14', 'llama31-405b-pretrain/gke-a4', 'argocd'),
-    ('F14', 'llama31-405b-pretrain/gke-a4', 'flux'),
     ('F14', 'llama31-8b-cpt/gke-a4', 'argocd'),
     ('F14', 'llama31-8b-envs/production', 'argocd'),
     ('F14', 'llama31-8b-envs/staging', 'argocd'),
     ('F14', 'llama31-8b-lora-nemo2/eks', 'argocd'),
     ('F14', 'llama31-8b/eks', 'argocd'),
-    ('F14', 'llama31-8b/eks', 'flux'),
     ('F14', 'llama31-8b/gke', 'argocd'),
-    ('F14', 'llama31-8b/gke', 'flux'),
     ('F14', 'llama31-8b/onprem', 'argocd'),
-    ('F14', 'llama31-8b/onprem', 'flux'),
 }
 
 

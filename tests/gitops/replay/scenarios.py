@@ -239,12 +239,13 @@ class Replay:
                     self.flag("F14", f"{k.name}: a project object is applied before its CRD exists")
 
     def bootstrap(self):
-        """README: kubectl apply -k out/_clusters/<c>/platform/<engine>, then -k <target>/gitops/<engine>."""
+        """README: kubectl apply -k out/_clusters/<c>/platform/<engine>, then what the target's
+        SUMMARY.md "Apply once" says (tree.bootstrap_objects)."""
         e = self.engine_name
         self.event(f"bootstrap on an empty cluster: kubectl apply -k out/_clusters/<cluster>/platform/{e}; "
                    f"kubectl apply -k gitops/{e}")
         platform = [o for p, o in sorted(self.tree.bundle_files(e + "/").items())]
-        project = self.tree.argocd_objects() if e == "argocd" else self.tree.flux_objects()
+        project = self.tree.bootstrap_objects(e)
         for o in platform + project:
             o = copy.deepcopy(o)
             if o.get("kind") == "ConfigMap":
@@ -565,6 +566,14 @@ def s_c25(r):
         r.await_stage(first)
         r.event(f"{first}: the workload exists; its controller has written no status yet")
         r.settle(1)
+    # The HPA half: serving (and its HorizontalPodAutoscaler) is created only once the pipeline
+    # has built the engine, so run the stages up to it; the HPA's health is read right after.
+    for s in list(r.workload_stages()):
+        if s.endswith("serve"):
+            break
+        r.run_stage(s)
+    r.user_sync()  # Applications without automated sync (the serving one, now created)
+    r.settle(1)
 
 
 def s_b21(r):

@@ -7,6 +7,7 @@ directories, relative to the kustomization), and the cluster bundle's files are 
 cluster-bundle.json (the same objects nemoc writes to out/_clusters/<cluster>/platform/).
 """
 import json
+import re
 import os
 
 import yaml
@@ -101,6 +102,47 @@ class Tree:
     def argocd_objects(self):
         d = os.path.join(self.root, "gitops", "argocd")
         return self.build(d) if os.path.isdir(d) else []
+
+    def bootstrap_objects(self, engine):
+        """What the user applies by hand, once, for this engine: the target SUMMARY.md's "Apply
+        once" row (the documented bootstrap), each `kubectl apply -k <dir>` built as kustomize does;
+        an ApplicationSet is expanded into this target's Application (its list generator's element
+        for this target, Go-template placeholders filled), as the ApplicationSet controller would.
+        A tree without SUMMARY.md (the d2b6ef1 fixtures) follows the README of its time:
+        kubectl apply -k gitops/<engine>."""
+        summary = os.path.join(self.root, "SUMMARY.md")
+        if not os.path.exists(summary):
+            d = os.path.join(self.root, "gitops", engine)
+            return self.build(d) if os.path.isdir(d) else []
+        row = next((l for l in open(summary) if l.startswith("| Apply once |")), "")
+        out = []
+        for step in row.split("|")[2].split(";"):
+            step = step.strip()
+            m = re.match(r"`kubectl apply -k (\S+)`", step)
+            if m and m.group(1).startswith(f"gitops/{engine}"):
+                out += self.expand(self.build(os.path.join(self.root, m.group(1))))
+            m = re.match(r"nothing for Argo CD: .* in `([^`/]+)/(gitops/argocd/applicationset)`", step)
+            if m and engine == "argocd":
+                d = os.path.join(os.path.dirname(self.root.rstrip("/")), m.group(1), m.group(2))
+                out += self.expand(self.build(d))
+        return out
+
+    def expand(self, objs):
+        target = os.path.basename(self.root.rstrip("/"))
+        out = []
+        for o in objs:
+            if o.get("kind") != "ApplicationSet":
+                out.append(o)
+                continue
+            for g in o["spec"]["generators"]:
+                for e in (g.get("list") or {}).get("elements", []):
+                    if e.get("target") != target:
+                        continue
+                    app = json.loads(re.sub(r"\{\{\.(\w+)\}\}", lambda m: e[m.group(1)],
+                                            json.dumps(o["spec"]["template"])))
+                    app["metadata"]["namespace"] = o["metadata"]["namespace"]
+                    out.append(dict({"apiVersion": o["apiVersion"], "kind": "Application"}, **app))
+        return out
 
     def flux_objects(self):
         d = os.path.join(self.root, "gitops", "flux")
