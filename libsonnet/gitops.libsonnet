@@ -176,7 +176,12 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     else ctx.spec.gitops.argocd.project,
 
   ignoreDifferences(ctx):: [
-    { group: std.split(key, '/')[0], kind: std.split(key, '/')[1], jsonPointers: [ctx.workloadKinds[key].suspend] }
+    {
+      group: std.split(key, '/')[0],
+      kind: std.split(key, '/')[1],
+      jsonPointers: [ctx.workloadKinds[key].suspend]
+                    + (if std.objectHasEx(ctx.workloadKinds[key], 'mutatedBy', false) then ctx.workloadKinds[key].mutatedBy else []),
+    }
     for key in std.objectFields(ctx.workloadKinds)
   ],
 

@@ -37,6 +37,10 @@ local required = {
   //   // its terminal condition types. null: a kind gitops.libsonnet judges
   //   // itself (batch/Job).
   //   health: { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true },
+  //   // health.mutatedBy (optional): JSON pointers of fields other
+  //   // controllers' webhooks write at creation; Argo CD neither compares nor
+  //   // re-applies them (gitops.libsonnet ignoreDifferences). E.g. a
+  //   // TrainJob's ['/spec/runtimePatches'] (runtimes/trainjob.libsonnet).
   // }
 
   // Objects the workload needs applied before it (00-base).

@@ -18,7 +18,18 @@ runtime + {
   describe:: 'Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1) on its own TrainingRuntime (torch-distributed with failurePolicy.maxRestarts)',
   workload:: {
     kind: 'trainer.kubeflow.org/TrainJob',
-    health: { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true },
+    // Field review B21. Other controllers' webhooks write runtimePatches at
+    // creation: Kueue appends its own patch (kueue v0.19.2
+    // pkg/controller/jobs/trainjob/trainjob_webhook.go:65,91-102) and refuses
+    // admission without it (trainjob_controller.go:76,279); Trainer stamps
+    // `time` on every patch (trainer v2.3.0 pkg/webhooks/trainjob_webhook.go:64-70).
+    // Argo CD leaves the field to them (ignoreDifferences + RespectIgnore-
+    // Differences keep the live value on every apply): without it the
+    // TrainJob was OutOfSync from creation and a self-heal removed Kueue's
+    // patch, so it was never admitted (tests/gitops/replay scenario
+    // B21-trainjob-kueue-runtime-patch). A TrainJob's name is content-hashed:
+    // a changed runtimePatches is a new TrainJob, created with Git's value.
+    health: { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true, mutatedBy: ['/spec/runtimePatches'] },
   },
   // TrainJobs refer to the TrainingRuntime nemoc emits beside them (B14),
   // not to the ClusterTrainingRuntimes of trainer-runtimes.
