@@ -98,6 +98,16 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       // pkg/sync/sync_context.go, docs/user-guide/sync-options.md "for job
       // resources that should run every time"): C1.
       (if $.engine(ctx, 'argocd') then $.waveAnnotation($.wave(dir)) else {})
+      // Field review C25 (Argo CD half): an HPA on a custom metric is
+      // Degraded until the metric exists (argo-cd v3.5.1 gitops-engine
+      // pkg/health/health_hpa.go:108-117), which made the serving Application
+      // Degraded after every deploy. The autoscaler's health is left out of
+      // the Application's (controller/health.go:40-43,
+      // docs/operator-manual/health.md "Ignoring Child Resource Health
+      // Check"); the Deployment's still counts, and the HPA's own status still
+      // shows on its resource. Replay scenario C25-health-of-new-objects.
+      + (if $.engine(ctx, 'argocd') && o.kind == 'HorizontalPodAutoscaler'
+         then { 'argocd.argoproj.io/ignore-healthcheck': 'true' } else {})
       + (if $.engine(ctx, 'flux') && workload then {
            // Create, never patch: keeps Kueue's suspend flip and never
            // touches a running or finished workload. The stage's

@@ -11,7 +11,8 @@ gitops-engine/ (both read with `git show v3.5.1:<path>`).
       no built-in check for Application since 1.8 (AR docs/operator-manual/health.md)
   A3  HPA: a ScalingActive condition with reason FailedGet*Metric is Degraded
       (GE pkg/health/health_hpa.go:108-117)
-  A4  Application health (AR controller/health.go:20-104): hooks skipped; a resource without live
+  A4  Application health (AR controller/health.go:20-104): hooks skipped; a live resource annotated
+      argocd.argoproj.io/ignore-healthcheck: "true" is not aggregated (:40-43); a resource without live
       object is Missing but does not count (:75-78, since 3.4, PR #25962); a child Application
       that is Missing/Unknown does not count (:80-83); all targets missing -> Missing (:90-93)
   A5  sync tasks: one per target and per live-only (prune) resource; wave from the
@@ -261,6 +262,9 @@ class ArgoCD:
             contains = True
             if live is not None:
                 contains_live = True
+            if live is not None and ((live.get("metadata") or {}).get("annotations") or {}).get(
+                    "argocd.argoproj.io/ignore-healthcheck") == "true":
+                continue  # :40-43
             h = "Missing" if live is None else resource_health(live, self.lua)
             if h is None:
                 continue

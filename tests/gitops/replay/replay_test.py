@@ -70,11 +70,8 @@ KNOWN_DEFECTS = {
     ('C25', 'gpt-5b/onprem', 'flux'),
     ('C25', 'llama2-7b-lora/eks', 'flux'),
     ('C25', 'llama31-405b-pretrain/gke-a4', 'flux'),
-    ('C25', 'llama31-8b/eks', 'argocd'),
     ('C25', 'llama31-8b/eks', 'flux'),
-    ('C25', 'llama31-8b/gke', 'argocd'),
     ('C25', 'llama31-8b/gke', 'flux'),
-    ('C25', 'llama31-8b/onprem', 'argocd'),
     ('C25', 'llama31-8b/onprem', 'flux'),
     ('F14', 'current/gpt-tp2-kueue/lab', 'argocd'),
     ('F14', 'llama2-7b-chat-lora/eks', 'argocd'),
@@ -160,6 +157,10 @@ def unit_cases():
     failed_job = obj("Job", "job", api="batch/v1", status={"conditions": [{"type": "Failed", "status": "True"}]})
     case("AR health_test.go TestSetApplicationHealth (running pod + failed job -> Degraded)",
          app_health([(key_of(pod), pod, pod), (key_of(failed_job), failed_job, failed_job)], lua_job), "Degraded")
+    ignored_job = obj("Job", "job", api="batch/v1", status={"conditions": [{"type": "Failed", "status": "True"}]})
+    ignored_job["metadata"]["annotations"] = {"argocd.argoproj.io/ignore-healthcheck": "true"}
+    case("AR health_test.go:82-86 TestSetApplicationHealth (failed job with ignore-healthcheck -> Healthy)",
+         app_health([(key_of(pod), pod, pod), (key_of(ignored_job), ignored_job, ignored_job)], lua_job), "Healthy")
     case("AR health_test.go TestSetApplicationHealth_NoResource -> Healthy", app_health([], lua), "Healthy")
     case("AR health_test.go TestSetApplicationHealth_MissingResource -> Healthy",
          app_health([(key_of(pod), pod, None), (key_of(pod2), pod2, pod2)], lua), "Healthy")

@@ -208,7 +208,10 @@ class Replay:
         for k, target, live_obj in app.resources:
             if live_obj is None or target is None:
                 continue
-            if target.get("kind") == "HorizontalPodAutoscaler" and resource_health(live_obj, self.lua) == "Degraded":
+            ignored = ((live_obj.get("metadata") or {}).get("annotations") or {}).get(
+                "argocd.argoproj.io/ignore-healthcheck") == "true"  # A4: not aggregated
+            if target.get("kind") == "HorizontalPodAutoscaler" and not ignored \
+                    and resource_health(live_obj, self.lua) == "Degraded":
                 self.flag("C25", f"{app.name}: HorizontalPodAutoscaler/{k[3]} is Degraded until its custom metric "
                                  "exists (the Application reads Degraded)")
             if target.get("kind") == "TrainJob" and (live_obj.get("_drift") or set()) - app.ignored(target):
