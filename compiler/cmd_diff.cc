@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "drift.h"
 #include "jsonnet_expander.h"
@@ -42,11 +43,30 @@ void NoteReplacedTrainings(const std::vector<FileChange>& changes, const std::ve
     };
     const bool train_dir = ends_with("-train") || ends_with("-pretrain");
     if (!train_dir || !IsWorkloadFile(path, workload_prefixes)) continue;
+    // What each engine the target is delivered by does with it while a
+    // stage runs (field review C24), from the target's gitops/ on disk.
+    const std::string target = path.substr(0, dir_start);
+    std::error_code ec;
+    const bool argocd = std::filesystem::is_directory(target + "gitops/argocd", ec);
+    const bool flux = std::filesystem::is_directory(target + "gitops/flux", ec);
+    std::string engines;
+    if (argocd) {
+      engines += " Argo CD: while the pipeline's sync operation runs (it lasts while a stage runs), auto-sync "
+                 "skips this commit (argo-cd appcontroller.go:2336-2338); when the operation ends or is "
+                 "terminated, the next sync creates the new workload and prunes this one at its end "
+                 "(gitops-engine sync_context.go:1097-1125), so both run for a while.";
+    }
+    if (flux) {
+      engines += " Flux: the stage's Kustomization applies it at its next reconcile, after a running health "
+                 "check ends (at most its timeout): the new workload is created and this one pruned from the "
+                 "inventory.";
+    }
+    if (!argocd && !flux) engines = " Applied by hand: delete this workload and apply the new one.";
     std::fprintf(stderr,
-                 "note: %s: this change replaces a running or finished training: the GitOps "
-                 "engine deletes this workload and starts the new one (resuming from the last "
-                 "checkpoint only where the run's resume settings allow)\n",
-                 path.c_str());
+                 "note: %s: this change replaces a running or finished training.%s The new run resumes from "
+                 "the last checkpoint only where the run's resume settings allow, and writes the same log "
+                 "directory as this one\n",
+                 path.c_str(), engines.c_str());
   }
 }
 

@@ -348,7 +348,7 @@ TEST_F(GitRepoTest, ProjectDerivedNamesAreUniqueAcrossProjects) {
   std::map<std::string, std::string> owner;  // kind/name -> tree
   int names = 0;
   for (const char* tree : {"out/team-llama/prod", "out/team/llama-prod"}) {
-    for (const char* engine : {"/gitops/argocd", "/gitops/flux"}) {
+    for (const char* engine : {"/gitops/argocd", "/gitops/argocd/root", "/gitops/flux", "/gitops/flux/root"}) {
       const std::string d = dir() + "/" + tree + engine;
       if (!fs::is_directory(d)) continue;
       for (const auto& entry : fs::directory_iterator(d)) {
@@ -375,6 +375,11 @@ TEST_F(GitRepoTest, DiffSaysWhenAChangeReplacesTraining) {
   r = Nemoc({"diff", "spec.yaml"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("replaces a running or finished training"), std::string::npos) << r.err;
+  // C24: what each engine of the target (kGitopsSpec: both) does with it while a stage runs.
+  EXPECT_NE(r.err.find("Argo CD: while the pipeline's sync operation runs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Flux: the stage's Kustomization applies it at its next reconcile"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("writes the same log directory as this one"), std::string::npos) << r.err;
 }
 
 // --stat is a form of the text diff: with -o json or -o markdown it is a
