@@ -28,9 +28,11 @@ Invariants (field-review.md round 2, section C; decisions F14, F17):
   I11 a stage's Flux Kustomization reads Ready=True at a revision only once the stage's workload
      succeeded: Ready is what the next stage's dependsOn reads (KC
      internal/controller/kustomization_controller.go:551-630, F2) (READY)
+  I12 an Argo CD Application whose workloads all succeeded reads Healthy, and one whose workload
+     failed does not: its health is what a parent's wave and the user read (A4) (HEALTH)
 
 ORDER flags a stage starting while an earlier one has not succeeded yet (I1 without a failure).
-I10, I11 and ORDER are flagged by no committed tree; tests/gitops/replay/mutations.py relies on
+I10-I12 and ORDER are flagged by no committed tree; tests/gitops/replay/mutations.py relies on
 them to catch mutants that stall the pipeline (an inverted verdict) or hide a running stage.
 """
 import copy
@@ -374,6 +376,20 @@ class Replay:
                 self.flag("READY", f"{k.name}: Ready=True at {self.engine.revision} while the {stage} workload is "
                                    f"{self.cluster.phase(live)}")
 
+    def check_health(self, failed=None):  # I12
+        if self.engine_name != "argocd":
+            return
+        for app in sorted(self.engine.apps.values(), key=lambda a: a.name):
+            self.engine.refresh(app)
+            live = [l for k, t, l in app.resources if l is not None and t is not None and is_workload(l)]
+            if not live:
+                continue
+            if failed is None and all(self.cluster.phase(l) == "Succeeded" for l in live) and app.health != "Healthy":
+                self.flag("HEALTH", f"{app.name} reads {app.health} though each of its workloads succeeded")
+            if failed is not None and any(l.get("_stage") == failed and self.cluster.phase(l) == "Failed" for l in live) \
+                    and app.health == "Healthy":
+                self.flag("HEALTH", f"{app.name} reads Healthy though its {failed} workload failed")
+
     def admit(self, stage):
         self.await_stage(stage)
         live = self.live_workload(stage)
@@ -537,6 +553,7 @@ def s_c14(r):
         if s.endswith("serve"):
             break
         r.run_stage(s)
+    r.check_health()
 
 
 def s_c15(r):
@@ -548,6 +565,7 @@ def s_c15(r):
     r.admit(train) if r.cluster.suspended(r.live_workload(train) or {}) else None
     r.workload(train, "Running")
     r.workload(train, "Failed")
+    r.check_health(failed=train)
     for _ in range(3):
         r.retry()
         nxt = [s for s, w in r.workload_stages().items() if stage_num(s) > stage_num(train) and is_workload(w)
