@@ -79,8 +79,10 @@ class EditedTree(Tree):
 
 class Replay:
     # I10 for serving: off in gitops.replay, on in mutations.py. On the committed trees it flags
-    # llama2-7b-chat-lora/eks and llama31-8b-lora-nemo2/eks under Argo CD (the root Application's
-    # operation does not reach the serving Application's wave in the replay); not yet examined.
+    # llama2-7b-chat-lora/eks and llama31-8b-lora-nemo2/eks under Argo CD: their root Application
+    # is one of its own wave-0 resources (gitops/argocd/kustomization.yaml lists `root`) and reads
+    # Progressing to itself while its operation runs, so the serving Application (wave 1) is never
+    # created. Not yet checked against a real Argo CD (README.md, Mutations).
     serving_liveness = False
 
     def __init__(self, engine, tree, example):
