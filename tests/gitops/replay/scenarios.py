@@ -22,6 +22,18 @@ Invariants (field-review.md round 2, section C; decisions F14, F17):
   I8 a health check never reads Unknown or Degraded for an object that is only new (C25)
   I9 an Application holding a Kueue-queued TrainJob is Synced after Kueue's webhook, and a sync
      never removes Kueue's runtime patch or fails on a running TrainJob (B21)
+  I10 the pipeline moves on: once every stage before it succeeded (and none failed), a stage's
+     workload is created, and serving is once the user synced what is not automated (STALL; on
+     the first revision only: an edit that does not take effect is I6)
+  I11 a stage's Flux Kustomization reads Ready=True at a revision only once the stage's workload
+     succeeded: Ready is what the next stage's dependsOn reads (KC
+     internal/controller/kustomization_controller.go:551-630, F2) (READY)
+  I12 an Argo CD Application whose workloads all succeeded reads Healthy, and one whose workload
+     failed does not: its health is what a parent's wave and the user read (A4) (HEALTH)
+
+ORDER flags a stage starting while an earlier one has not succeeded yet (I1 without a failure).
+I10-I12 and ORDER are flagged by no committed tree; tests/gitops/replay/mutations.py relies on
+them to catch mutants that stall the pipeline (an inverted verdict) or hide a running stage.
 """
 import copy
 import os
@@ -66,6 +78,13 @@ class EditedTree(Tree):
 
 
 class Replay:
+    # I10 for serving: off in gitops.replay, on in mutations.py. On the committed trees it flags
+    # llama2-7b-chat-lora/eks and llama31-8b-lora-nemo2/eks under Argo CD: their root Application
+    # is one of its own wave-0 resources (gitops/argocd/kustomization.yaml lists `root`) and reads
+    # Progressing to itself while its operation runs, so the serving Application (wave 1) is never
+    # created. Not yet checked against a real Argo CD (README.md, Mutations).
+    serving_liveness = False
+
     def __init__(self, engine, tree, example):
         self.engine_name, self.example = engine, example
         self.trees = {"r1": tree}
@@ -237,6 +256,7 @@ class Replay:
                     self.flag("F14", f"{app.name}: the project is synced before the cluster bundle's CRDs exist")
         else:
             self.engine.advance(minutes)
+            self.check_ready()
             for k in self.engine.ks.values():
                 if k.reason.startswith("ReconciliationFailed") and "no matches for kind" in k.reason:
                     self.flag("F14", f"{k.name}: a project object is applied before its CRD exists")
@@ -321,6 +341,7 @@ class Replay:
         self.event(f"{stage}: workload {phase}" + (f" ({minutes:g} min later)" if self.engine_name == "flux" else ""))
         if live is None:
             self.log(f"      (no {stage} workload in the cluster)")
+            self.check_moves_on(stage)
             self.settle(minutes)
             return False
         if phase in ("Running", "Succeeded", "Failed") and self.cluster.suspended(live):
@@ -336,6 +357,44 @@ class Replay:
         self.settle(minutes)
         return True
 
+    def check_moves_on(self, stage):  # I10
+        if self.failed_stages or self.engine.revision != "r1":
+            return  # after a failure or a commit (an edit that does not take effect is C24, I6)
+        for s, w in self.workload_stages().items():
+            if stage_num(s) >= stage_num(stage):
+                break
+            live = self.cluster.live.get(key_of(w))
+            if not is_workload(w) or live is None or self.cluster.phase(live) != "Succeeded":
+                return
+        self.flag("STALL", f"stage {stage}: no workload is created though every stage before it succeeded")
+
+    def check_ready(self):  # I11
+        if self.engine_name != "flux":
+            return
+        for k in self.engine.ks.values():
+            if k.ready is not True or k.last_applied != self.engine.revision:
+                continue
+            stage = os.path.basename(k.path.rstrip("/"))
+            w = self.workload_stages().get(stage)
+            live = self.cluster.live.get(key_of(w)) if w is not None and is_workload(w) else None
+            if live is not None and self.cluster.phase(live) != "Succeeded":
+                self.flag("READY", f"{k.name}: Ready=True at {self.engine.revision} while the {stage} workload is "
+                                   f"{self.cluster.phase(live)}")
+
+    def check_health(self, failed=None):  # I12
+        if self.engine_name != "argocd":
+            return
+        for app in sorted(self.engine.apps.values(), key=lambda a: a.name):
+            self.engine.refresh(app)
+            live = [l for k, t, l in app.resources if l is not None and t is not None and is_workload(l)]
+            if not live:
+                continue
+            if failed is None and all(self.cluster.phase(l) == "Succeeded" for l in live) and app.health != "Healthy":
+                self.flag("HEALTH", f"{app.name} reads {app.health} though each of its workloads succeeded")
+            if failed is not None and any(l.get("_stage") == failed and self.cluster.phase(l) == "Failed" for l in live) \
+                    and app.health == "Healthy":
+                self.flag("HEALTH", f"{app.name} reads Healthy though its {failed} workload failed")
+
     def admit(self, stage):
         self.await_stage(stage)
         live = self.live_workload(stage)
@@ -346,6 +405,12 @@ class Replay:
             self.log(f"      Kueue: {live['kind']}/{live['metadata']['name']}: kueue runtime patch not found; not admitted")
         else:
             self.starts(live)
+        # Kueue admits whatever else is queued too (the queue has the quota): a later stage
+        # created early runs now, not when the scenario reaches it
+        for other in sorted(self.cluster.workloads(), key=key_of):
+            if other is not live and self.cluster.suspended(other) and self.cluster.admit(other, self.event_no):
+                self.log(f"      Kueue: admits {other['kind']}/{other['metadata']['name']} too")
+                self.starts(other)
         self.settle(0)
 
     def run_stage(self, stage, minutes=30):
@@ -493,6 +558,7 @@ def s_c14(r):
         if s.endswith("serve"):
             break
         r.run_stage(s)
+    r.check_health()
 
 
 def s_c15(r):
@@ -504,6 +570,7 @@ def s_c15(r):
     r.admit(train) if r.cluster.suspended(r.live_workload(train) or {}) else None
     r.workload(train, "Running")
     r.workload(train, "Failed")
+    r.check_health(failed=train)
     for _ in range(3):
         r.retry()
         nxt = [s for s, w in r.workload_stages().items() if stage_num(s) > stage_num(train) and is_workload(w)
@@ -577,6 +644,11 @@ def s_c25(r):
         r.run_stage(s)
     r.user_sync()  # Applications without automated sync (the serving one, now created)
     r.settle(1)
+    serve = next((s for s in r.tree.stages if s.endswith("-serve")), None)
+    if serve and not r.failed_stages and r.serving_liveness:  # I10: serving follows the engine
+        dep = r.workload_stages().get(serve)
+        if dep is not None and r.cluster.live.get(key_of(dep)) is None:
+            r.flag("STALL", f"serving ({serve}) is never applied though every stage before it succeeded")
 
 
 def s_b21(r):
