@@ -271,6 +271,9 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     syncPolicy: { retry: $.argocdRetry } + $.automated(ctx),
   },
 
+  // Marks a root Application for the app-of-apps health Lua (applicationHealthLua).
+  rootLabel:: { 'nemoc.dev/gitops-root': 'true' },
+
   argocdRetry:: { limit: 5, backoff: { duration: '30s', factor: 2, maxDuration: '10m' } },
 
   argocdMetadata(ctx, name):: {
@@ -284,7 +287,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   rootApplication(ctx):: {
     apiVersion: $.argocdApiVersion,
     kind: 'Application',
-    metadata: $.argocdMetadata(ctx, $.rootName(ctx.project, ctx.target.name)),
+    metadata: $.argocdMetadata(ctx, $.rootName(ctx.project, ctx.target.name)) { labels+: $.rootLabel },
     spec: $.rootSpec(ctx, $.projectName(ctx, ctx.target.name), $.rootPath(ctx.project, ctx.target.name, ctx)),
   },
 
@@ -326,7 +329,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
           labels: {
             'app.kubernetes.io/managed-by': 'nemoc',
             'app.kubernetes.io/part-of': ctx.project,
-          },
+          } + $.rootLabel,
         },
         spec: $.rootSpec(ctx, '{{.project}}', '{{.path}}'),
       },
@@ -635,6 +638,15 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   // (Degraded stays Degraded), a failed or errored one Degraded, so the
   // parent's next wave (the serving Application) waits, and halts on a
   // failure. Replay scenario C14-serving-before-engine.
+  // Only nemoc's own child Applications get these rules (the key is
+  // cluster-wide: any other team's Application keeps Argo CD's documented
+  // health-only verdict), and never a root: a root that manages itself is a
+  // resource of its own sync (argo-cd v3.5.1 controller/sync.go:313-318 keeps
+  // objects the app tracks, itself included; gitops-engine
+  // pkg/sync/sync_context.go:540-570 waits on the Lua verdict of each running
+  // task), so "an operation runs" or "OutOfSync until wave 1 exists" would
+  // make it wait on itself for ever (found by the replay's STALL invariant,
+  // tests/gitops/replay/mutations.py).
   applicationHealthLua::
     'hs = {}\n'
     + 'hs.status = "Progressing"\n'
@@ -645,6 +657,10 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     + '    if obj.status.health.message ~= nil then\n'
     + '      hs.message = obj.status.health.message\n'
     + '    end\n'
+    + '  end\n'
+    + '  local labels = (obj.metadata ~= nil and obj.metadata.labels) or {}\n'
+    + '  if labels["app.kubernetes.io/managed-by"] ~= "nemoc" or labels["nemoc.dev/gitops-root"] == "true" then\n'
+    + '    return hs\n'
     + '  end\n'
     + '  local op = obj.status.operationState\n'
     + '  if obj.operation ~= nil or (op ~= nil and (op.phase == "Running" or op.phase == "Terminating")) then\n'

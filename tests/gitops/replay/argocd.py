@@ -90,14 +90,15 @@ def public(obj):
 
 
 def health_view(obj):
-    """What a health script may read: metadata, the suspend flags, status (the pod templates
-    are left out to keep the Lua programs small; no generated script reads them)."""
+    """What a health script may read: metadata (labels included: the Application script reads
+    them), the suspend flags, status (the pod templates are left out to keep the Lua programs
+    small; no generated script reads them)."""
     spec = obj.get("spec") or {}
     view_spec = {k: spec[k] for k in ("suspend",) if k in spec}
     if "runPolicy" in spec:
         view_spec["runPolicy"] = {k: v for k, v in spec["runPolicy"].items() if k == "suspend"}
     return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-            "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k in ("name", "namespace", "generation")},
+            "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k in ("name", "namespace", "generation", "labels")},
             "spec": view_spec, "status": obj.get("status") or {}}
 
 
