@@ -189,6 +189,22 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     std::string bootstrap;
     for (const auto& step : gitops.bootstrap) bootstrap += (bootstrap.empty() ? "" : "; ") + step;
     if (!bootstrap.empty()) out += Row("Apply once", bootstrap);
+    // Field review C24: what each engine does with a commit that edits a
+    // stage while one runs (nemoc diff says it per replaced training too).
+    std::string edit;
+    for (const auto& e : gitops.engines) {
+      if (e == "argocd") {
+        edit += std::string(edit.empty() ? "" : " ") +
+                "Argo CD: auto-sync skips the commit while the pipeline's operation runs "
+                "(argo-cd appcontroller.go:2336-2338); after it ends or is terminated, the next sync creates "
+                "the edited stage's new workload and prunes the old one at its end, so both run for a while.";
+      } else if (e == "flux") {
+        edit += std::string(edit.empty() ? "" : " ") +
+                "Flux: the stage's Kustomization applies it at its next reconcile after a running health check "
+                "ends: the new workload is created and the old one pruned.";
+      }
+    }
+    if (!edit.empty()) out += Row("Edit while a stage runs", edit + " The new run writes the old run's log directory.");
   }
 
   const auto dirs = StageDirs(files);

@@ -380,6 +380,12 @@ TEST_F(GitRepoTest, DiffSaysWhenAChangeReplacesTraining) {
   EXPECT_NE(r.err.find("Flux: the stage's Kustomization applies it at its next reconcile"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("writes the same log directory as this one"), std::string::npos) << r.err;
+  // And SUMMARY.md says it for every engine of the target, before any edit.
+  const std::string summary = ReadFile(dir() + "/out/demo/onprem/SUMMARY.md");
+  const size_t row = summary.find("| Edit while a stage runs | Argo CD: auto-sync skips the commit");
+  ASSERT_NE(row, std::string::npos) << summary;
+  EXPECT_NE(summary.find(" Flux: the stage's Kustomization applies it at its next reconcile", row), std::string::npos)
+      << summary;
 }
 
 // --stat is a form of the text diff: with -o json or -o markdown it is a
