@@ -266,6 +266,15 @@ def check_bundle(tree, plat):
             mname = o["metadata"]["name"]
             if mname == "platform-objects":
                 continue
+            if mname == "platform-root":
+                # The bundle's root (C19): platform/flux itself from the cluster's own branch-tracking
+                # GitRepository, never pruning a component; not a component with a release.
+                src = repos.get(spec["sourceRef"]["name"], {})
+                if not spec["path"].rstrip("/").endswith("/platform/flux") or "branch" not in src.get("spec", {}).get("ref", {}):
+                    fail(f"{f}: the bundle root must apply platform/flux from the cluster's own repository")
+                if spec.get("prune") is not False:
+                    fail(f"{f}: the bundle root must not prune (removing a component is a human act)")
+                continue
             name = mname[len("platform-"):]
             src = spec["chart"]["spec"]["sourceRef"]["name"] if o["kind"] == "HelmRelease" else spec["sourceRef"]["name"]
             tag = repos[src]["spec"]["ref"].get("tag")
