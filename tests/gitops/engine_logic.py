@@ -29,26 +29,14 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nemoc_specs import missing  # noqa: E402
+from health_eval import job_reader, lua_literal  # noqa: E402
 
 try:
     import yaml
 except ImportError:
     yaml = None
-
-
-def lua_literal(v):
-    if v is None:
-        return "nil"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + "".join(c if c.isalnum() or c in " -_./:=" else "\\%d" % ord(c) for c in v) + '"'
-    if isinstance(v, list):
-        return "{" + ", ".join(lua_literal(x) for x in v) + "}"
-    return "{" + ", ".join("[%s] = %s" % (lua_literal(k), lua_literal(x)) for k, x in v.items()) + "}"
 
 
 def run_lua(script, obj):
@@ -59,18 +47,6 @@ def run_lua(script, obj):
     if r.returncode != 0:
         return "error: " + r.stderr.strip()
     return r.stdout
-
-
-def job_reader(obj):
-    """fluxcd/pkg e2cfd1a runtime/statusreaders/job.go jobConditions."""
-    if (obj.get("spec") or {}).get("suspend") is True:
-        return "Current"  # "Job is suspended"
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Complete" and c.get("status") == "True":
-            return "Current"
-        if c.get("type") == "Failed" and c.get("status") == "True":
-            return "Failed"
-    return "InProgress"
 
 
 def group_of(api_version):

@@ -45,26 +45,15 @@ gitops-engine/ (both read with `git show v3.5.1:<path>`).
 import copy
 import functools
 import json
+import os
 import subprocess
+import sys
 
-from tree import component_of, group_of, key_of
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from health_eval import lua_literal  # noqa: E402  (shared with ../engine_logic.py)
+from tree import component_of, group_of, key_of  # noqa: E402
 
 
-
-def lua_literal(v):
-    """A Lua 5.1 literal (engine_logic.py's, with 3-digit escapes: "\\10" followed by a digit
-    would read as another escape)."""
-    if v is None:
-        return "nil"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + "".join(c if c.isalnum() or c in " -_./:=" else "\\%03d" % ord(c) for c in v) + '"'
-    if isinstance(v, (list, set, tuple)):
-        return "{" + ", ".join(lua_literal(x) for x in v) + "}"
-    return "{" + ", ".join("[%s] = %s" % (lua_literal(k), lua_literal(x)) for k, x in v.items()) + "}"
 
 HEALTH_ORDER = ["Healthy", "Suspended", "Progressing", "Missing", "Degraded", "Unknown"]  # A1
 

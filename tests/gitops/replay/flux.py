@@ -32,8 +32,11 @@ import copy
 import json
 import os
 import subprocess
+import sys
 
-from tree import component_of, group_of, key_of
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from health_eval import job_reader  # noqa: E402  F8 (the port ../engine_logic.py checks)
+from tree import component_of, group_of, key_of  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKERS = 4                   # F1
@@ -86,17 +89,6 @@ def cel(exprs, obj):
             raise RuntimeError("cel_eval.mjs: " + r.stderr)
         _cel_cache[key] = json.loads(r.stdout)[0]
     return _cel_cache[key]
-
-
-def job_reader(obj):  # F8, FP runtime/statusreaders/job.go (the port engine_logic.py checks)
-    if (obj.get("spec") or {}).get("suspend") is True:
-        return "Current"
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Complete" and c.get("status") == "True":
-            return "Current"
-        if c.get("type") == "Failed" and c.get("status") == "True":
-            return "Failed"
-    return "InProgress"
 
 
 class Kustomization:
