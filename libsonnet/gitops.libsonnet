@@ -544,7 +544,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   platformDir:: 'gitops/platform',
   clustersDir:: '_clusters',
   platformRoot(ctx):: ctx.spec.gitops.path + '/' + $.clustersDir + '/' + $.clusterName(ctx) + '/platform',
-  platformPath(ctx, sub):: ctx.spec.gitops.path + '/' + $.clustersDir + '/' + $.clusterName(ctx) + '/platform/' + sub,
+  platformPath(ctx, sub):: $.platformRoot(ctx) + '/' + sub,
 
   // Argo CD does not re-try a failed automated sync of a revision unless told
   // (C7): every platform Application retries with backoff.
