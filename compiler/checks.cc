@@ -1,6 +1,7 @@
 #include "checks.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <string>
@@ -16,6 +17,48 @@ namespace nemoc {
 namespace {
 
 std::string Str(int64_t v) { return std::to_string(v); }
+
+// A Go duration the schema admits (#/definitions/duration: 30m, 1h30m,
+// 1.5h) in seconds.
+double GoDurationSeconds(const std::string& d) {
+  static const std::map<std::string, double> kUnit = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3},
+                                                      {"s", 1},     {"m", 60},    {"h", 3600}};
+  double total = 0;
+  size_t i = 0;
+  while (i < d.size()) {
+    size_t j = i;
+    while (j < d.size() && (std::isdigit(static_cast<unsigned char>(d[j])) || d[j] == '.')) ++j;
+    size_t k = j;
+    while (k < d.size() && !std::isdigit(static_cast<unsigned char>(d[k])) && d[k] != '.') ++k;
+    const auto unit = kUnit.find(d.substr(j, k - j));
+    if (j == i || unit == kUnit.end()) return 0;
+    total += std::stod(d.substr(i, j - i)) * unit->second;
+    i = k;
+  }
+  return total;
+}
+
+// Field review C18, decision F17: kustomize-controller v1.9.4 waits for a
+// Kustomization's health checks inside the reconcile, holding one of its 4
+// workers (main.go:113; internal/controller/kustomization_controller.go:
+// 1059-1064) for up to spec.timeout. Stage Kustomizations poll instead
+// (libsonnet/gitops.libsonnet): their timeout is gitops.defaultTimeout, at
+// most 10 minutes; what bounds a stage's run is its workload's deadline.
+void CheckFluxPolls(const Document& doc, const nlohmann::json& gitops, Diagnostics* diags) {
+  const auto& engines = gitops.value("engines", nlohmann::json::array());
+  if (std::find(engines.begin(), engines.end(), "flux") == engines.end()) return;
+  const std::string timeout = gitops.value("defaultTimeout", std::string("1m"));
+  if (GoDurationSeconds(timeout) <= 600) return;
+  diags->Error("spec.flux-timeout",
+               "spec.gitops.defaultTimeout " + timeout +
+                   " is longer than 10m: kustomize-controller holds one of its 4 workers for the whole "
+                   "health-check wait of every stage still running, so four waiting stages stop every "
+                   "Kustomization on the cluster (kustomize-controller v1.9.4 main.go:113, "
+                   "kustomization_controller.go:1059-1064)",
+               doc.map.Locate("/spec/gitops/defaultTimeout"),
+               "set it to 10m or less (default 1m): a stage still running is checked again after "
+               "gitops.flux.retryInterval; bound a training's run with spec.stages.train.timeout");
+}
 
 // Stages that exist in the spec format but whose generators have not landed
 // yet: refused loudly, never ignored.
@@ -688,6 +731,7 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
     }
   }
   if (spec.contains("gitops")) {
+    CheckFluxPolls(doc, spec["gitops"], diags);
     // A cluster for a target that does not exist is a typo, not a no-op.
     std::set<std::string> target_names;
     for (const auto& t : spec["targets"]) target_names.insert(t["name"].get<std::string>());

@@ -786,6 +786,25 @@ TEST(ChecksTestSpec, AnApplicationSetCannotCreateTheProjectsOfItsRoots) {
   EXPECT_TRUE(c.ok);
 }
 
+// C18/F17: a Flux health-check wait holds a kustomize-controller worker; stage
+// Kustomizations poll, so a wait longer than 10 minutes is refused where it is
+// written, and only when Flux reads it.
+TEST(ChecksTestSpec, FluxWaitsAtMostTenMinutesPerHealthCheck) {
+  const std::string gitops =
+      "  gitops:\n    repoURL: https://git.example/x.git\n    engines: [flux]\n"
+      "    defaultTimeout: 30m\n  targets:\n";
+  Checked c = RunCheckSpec(Replace(kBase, "  targets:\n", gitops));
+  EXPECT_FALSE(c.ok);
+  ASSERT_EQ(1u, c.lines.size());
+  EXPECT_EQ(0u, c.lines[0].rfind("error spec.flux-timeout@23:21: spec.gitops.defaultTimeout 30m is longer than 10m", 0))
+      << c.lines[0];
+  EXPECT_TRUE(RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, "30m", "10m"))).ok);
+  EXPECT_FALSE(RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, "30m", "9m61s"))).ok);
+  EXPECT_TRUE(RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, "30m", "0.1h"))).ok);
+  // Argo CD alone never reads it.
+  EXPECT_TRUE(RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, "[flux]", "[argocd]"))).ok);
+}
+
 TEST(ChecksTestSpec, MonitoringNeedsSomethingToWatch) {
   Checked c = RunCheckSpec(
       Replace(kBase, "  targets:\n", "  monitoring: {serviceMonitor: true}\n  targets:\n"));

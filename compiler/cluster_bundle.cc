@@ -79,12 +79,15 @@ std::string Summary(const std::string& name, const nlohmann::json& first,
   out += "## Bootstrap\n\n";
   if (tree.count("platform/argocd/kustomization.yaml") != 0) {
     out += "- Argo CD: `kubectl apply -k platform/argocd` (root Application of this cluster's "
-           "components, synced wave by wave)\n";
+           "components, synced wave by wave); wait until that Application is Healthy before "
+           "applying a project's root: a project sync meeting a kind whose CRD is not installed "
+           "yet fails, and Argo CD does not auto-sync a failed revision again (decision F14)\n";
   }
   if (tree.count("platform/flux/kustomization.yaml") != 0) {
     out += "- Flux: `kubectl apply -k platform/flux` (one HelmRelease or Kustomization per "
            "component, ordered by dependsOn, and the root Kustomization platform-root, which keeps "
-           "platform/flux in sync with Git from then on)\n";
+           "platform/flux in sync with Git from then on); wait until platform-root is Ready "
+           "before applying a project's root\n";
   }
   return out;
 }

@@ -133,15 +133,17 @@ TEST(GitopsLibsonnetTest, StageDirectoriesAreFoundGenerically) {
   EXPECT_EQ(70, Eval("(import 'gitops.libsonnet').wave('70-serve')"));
 }
 
-TEST(GitopsLibsonnetTest, StageTimeoutComesFromTheStageWhoseKeyMatchesTheDirectory) {
-  const std::string ctx =
-      "{spec: {stages: {dataPrep: {timeout: '2h'}, tensorrtLLM: {timeout: '3h'}, train: {}}, "
-      "gitops: {defaultTimeout: '30m'}}}";
-  const std::string g = "(import 'gitops.libsonnet')";
-  EXPECT_EQ("2h", Eval(g + ".timeout(" + ctx + ", '20-data-prep')"));
-  EXPECT_EQ("3h", Eval(g + ".timeout(" + ctx + ", '60-tensorrt-llm')"));
-  EXPECT_EQ("30m", Eval(g + ".timeout(" + ctx + ", '30-train')"));
-  EXPECT_EQ("30m", Eval(g + ".timeout(" + ctx + ", '00-base')"));
+// stages.train.timeout becomes activeDeadlineSeconds (F17): Go durations as
+// the schema admits them, rounded up to whole seconds.
+TEST(K8sLibsonnetTest, DurationSecondsReadsGoDurations) {
+  const std::string k8s = "(import 'k8s.libsonnet')";
+  EXPECT_EQ(43200, Eval(k8s + ".durationSeconds('12h')"));
+  EXPECT_EQ(5400, Eval(k8s + ".durationSeconds('1h30m')"));
+  EXPECT_EQ(5400, Eval(k8s + ".durationSeconds('1.5h')"));
+  EXPECT_EQ(90, Eval(k8s + ".durationSeconds('1m30s')"));
+  EXPECT_EQ(2, Eval(k8s + ".durationSeconds('1500ms')"));
+  EXPECT_EQ(1, Eval(k8s + ".durationSeconds('10us')"));
+  EXPECT_EQ(61, Eval(k8s + ".durationSeconds('1m0.5s')"));
 }
 
 TEST(GitopsLibsonnetTest, WorkloadsWithTtlAreRefused) {

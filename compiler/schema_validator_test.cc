@@ -541,7 +541,7 @@ TEST(InputSchemaTestDefaults, FillsDefaultsInListItemsAndExistingSections) {
                   {"automated", false},
                   {"platform", true},
                   {"clusters", json::object()},
-                  {"defaultTimeout", "30m"}}),
+                  {"defaultTimeout", "1m"}}),
             filled["spec"]["gitops"]);
 }
 

@@ -142,6 +142,16 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     out += Row(plan.contains("pretrain") ? "Training (`spec.stages.train`)" : "Training",
                "`" + train["mode"].get<std::string>() + "` with " + framework + ", " +
                    S(train["maxSteps"]) + " steps, " + train["precision"].get<std::string>());
+    // Field review F17: the spec's timeout bounds the run itself, not an
+    // engine's wait (tests/gitops/replay scenario F17-train-deadline reads this row).
+    const auto& train_spec = spec["stages"]["train"];
+    if (train_spec.contains("timeout")) {
+      out += Row("Training deadline",
+                 "`" + train_spec["timeout"].get<std::string>() +
+                     "` (`spec.stages.train.timeout`), the workload's own `activeDeadlineSeconds`, counted "
+                     "again after a Kueue preemption: past it the run fails (`DeadlineExceeded`) and the "
+                     "pipeline halts there");
+    }
     out += Row("Nodes × GPUs", S(train["nodes"]) + " × " + S(train["gpusPerNode"]) + " = **" + S(train["gpus"]) +
                                    " GPUs**" + gpu);
     std::string parallel = parallelism(p);

@@ -140,19 +140,6 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     'nemoc.dev/target': ctx.target.name,
   },
 
-  // The stage's own `timeout` (stages.<key>.timeout) for the directory whose
-  // name is the key without case and dashes (data-prep ~ dataPrep,
-  // tensorrt-llm ~ tensorrtLLM), else gitops.defaultTimeout.
-  squash(s):: std.strReplace(std.asciiLower(s), '-', ''),
-  timeout(ctx, dir)::
-    local wanted = $.squash($.stageName(dir));
-    local own = [
-      ctx.spec.stages[k].timeout
-      for k in std.objectFields(ctx.spec.stages)
-      if $.squash(k) == wanted && std.isObject(ctx.spec.stages[k]) && std.objectHasEx(ctx.spec.stages[k], 'timeout', false)
-    ];
-    if std.length(own) > 0 then own[0] else ctx.spec.gitops.defaultTimeout,
-
   // ---- Argo CD ---------------------------------------------------------------
   //
   // Per target (field review C11, decisions F3/F4):
@@ -454,10 +441,19 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     name: o.metadata.name,
   } + (if std.objectHasEx(o.metadata, 'namespace', false) then { namespace: o.metadata.namespace } else {}),
 
-  // Flux re-checks a failed health check after retryInterval instead of
-  // holding a worker for a multi-day run; a stage's own `timeout` still
-  // bounds one check.
-  fluxRetryInterval:: '5m',
+  // Field review C18, decision F17. kustomize-controller waits for a stage's
+  // health checks inside the reconcile, holding one of its 4 workers
+  // (v1.9.4 main.go:113 --concurrent=4; internal/controller/
+  // kustomization_controller.go:1059-1064 WaitForSetWithContext up to
+  // GetTimeout()), and marks every timeout Ready=False HealthCheckFailed
+  // (:1065-1071), retrying after GetRetryInterval() (:295-305). So Flux
+  // polls: a short timeout (gitops.defaultTimeout, default 1m, at most 10m,
+  // compiler/checks.cc) and a retryInterval (gitops.flux.retryInterval,
+  // default 2m) with the worker free; a multi-day training holds a worker a
+  // third of the time, and reads Ready=False with its workload InProgress
+  // between polls. What bounds the run is the workload's own deadline
+  // (stages.train.timeout -> activeDeadlineSeconds, runtime.libsonnet).
+  // Scenario C18-flux-workers-held (tests/gitops/replay).
 
   stageKustomization(ctx, files, dirs, i)::
     local dir = dirs[i];
@@ -472,7 +468,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       metadata: $.fluxMetadata(ctx, $.stageObjectName(ctx, dir)),
       spec: {
               interval: ctx.spec.gitops.flux.interval,
-              retryInterval: $.fluxRetryInterval,
+              retryInterval: ctx.spec.gitops.flux.retryInterval,
               path: './' + $.sourcePath(ctx) + '/' + dir,
               sourceRef: { kind: 'GitRepository', name: $.targetName(ctx) },
               prune: true,
@@ -484,7 +480,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
               // every reconcile, Skipped or not (C2).
               wait: false,
               healthChecks: [$.healthCheckRef(files[p]) for p in paths],
-              timeout: $.timeout(ctx, dir),
+              timeout: ctx.spec.gitops.defaultTimeout,
             } + (if i > 0 then { dependsOn: [{ name: $.stageObjectName(ctx, dirs[i - 1]) }] } else {})
             + (if std.length(custom) > 0 then {
                  healthCheckExprs: [
@@ -875,8 +871,25 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         explicit: std.objectHasEx(ctx.target, 'cluster', false),
       } else null,
       // What the user applies by hand, once: the roots; everything else is
-      // then kept in sync from Git by the engine.
-      bootstrap: (if $.engine(ctx, 'argocd') then [
+      // then kept in sync from Git by the engine. The cluster bundle's root
+      // comes first and is waited for (decision F14: CRDs and the cluster
+      // bundle before project objects): an Argo CD sync whose dry run meets
+      // a kind without its CRD fails, and after syncPolicy.retry's tries
+      // (about 15 minutes) auto-sync never retries the same revision (argo-cd
+      // v3.5.1 controller/appcontroller.go:2393-2399). Replay scenario
+      // C14-serving-before-engine, bootstrap (I5).
+      local bundle = '../../' + $.clustersDir + '/' + $.clusterName(ctx) + '/platform/',
+      local waitFor = ' (the cluster bundle: its components and CRDs exist before any project object)',
+      local argocdBundle = if !ctx.spec.gitops.platform then [] else [
+        '`kubectl apply -k ' + bundle + 'argocd` once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.argocd.namespace
+        + ' application/' + $.platformName(ctx, '') + " --for=jsonpath='{.status.health.status}'=Healthy --timeout=1h`"
+        + (if ctx.spec.gitops.automated then '' else ', syncing it and its component Applications as they appear') + waitFor,
+      ],
+      local fluxBundle = if !ctx.spec.gitops.platform then [] else [
+        '`kubectl apply -k ' + bundle + 'flux` once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.flux.namespace
+        + ' kustomization/platform-root --for=condition=Ready --timeout=1h`' + waitFor,
+      ],
+      bootstrap: (if $.engine(ctx, 'argocd') then argocdBundle + [
         if !ctx.spec.gitops.argocd.applicationSet
         then '`kubectl apply -k gitops/argocd/root` (Argo CD root Application `' + $.rootName(ctx.project, ctx.target.name) + '` only; it syncs the pipeline, then serving once the pipeline is Healthy)'
         else if $.firstTarget(ctx)
@@ -884,7 +897,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         else 'nothing for Argo CD: root Application `' + $.rootName(ctx.project, ctx.target.name) + '` comes from ApplicationSet `' + ctx.project
              + '` in `' + ctx.spec.targets[0].name + '/gitops/argocd/applicationset`',
       ] else [])
-      + (if $.engine(ctx, 'flux') then [
+      + (if $.engine(ctx, 'flux') then fluxBundle + [
         '`kubectl apply -k gitops/flux/root` (Flux GitRepository and root Kustomization `' + $.uniqueName([ctx.project, ctx.target.name, 'gitops']) + '` only; it applies the stage Kustomizations)',
       ] else []),
     },

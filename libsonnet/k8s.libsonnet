@@ -132,6 +132,21 @@
     if fraction == 0 then std.toString(whole)
     else std.toString(whole) + '.' + zeros + digits,
 
+  // A Go duration (schemas/project.schema.json #/definitions/duration:
+  // 30m, 2h, 1h30m, 1.5h, 90s) in whole seconds, rounded up: what
+  // activeDeadlineSeconds takes.
+  durationSeconds(d)::
+    local unit = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+    local isNum(c) = c == '.' || (c >= '0' && c <= '9');
+    // [[number text, unit text], ...], the parts of d in order.
+    local parts = std.foldl(function(acc, c)
+      local last = if std.length(acc) == 0 then null else acc[std.length(acc) - 1];
+      if isNum(c) then
+        (if last != null && last[1] == '' then acc[:std.length(acc) - 1] + [[last[0] + c, '']] else acc + [[c, '']])
+      else acc[:std.length(acc) - 1] + [[last[0], last[1] + c]], std.stringChars(d), []);
+    local seconds = std.foldl(function(total, p) total + std.parseJson(p[0]) * unit[p[1]], parts, 0);
+    std.max(1, std.ceil(seconds - 1e-9)),
+
   // Sorted strings without duplicates, like std.set, which sorts in Jsonnet
   // code (std.sort); object fields are sorted by libjsonnet's C++.
   stringSet(strings):: std.objectFields(std.foldl(function(acc, s) acc + { [s]: null }, strings, {})),

@@ -43,6 +43,11 @@ local required = {
   //   // TrainJob's ['/spec/runtimePatches'] (runtimes/trainjob.libsonnet).
   // }
 
+  // objects(ctx, w) bounds the run by w.deadlineSeconds when w has it
+  // (stages.train.timeout, field-review.md F17): the kind's own deadline,
+  // counted from admission, so that a workload Kueue suspends and resumes
+  // starts its deadline again.
+
   // Objects the workload needs applied before it (00-base).
   baseObjects(ctx, w):: [],
 

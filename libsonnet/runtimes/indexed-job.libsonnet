@@ -61,7 +61,11 @@ runtime + {
       parallelism: w.nodes,
       completions: w.nodes,
       completionMode: 'Indexed',
-    } + $.restartPolicy(w) + {
+    } + $.restartPolicy(w)
+    // batch/v1 Job: Failed with reason DeadlineExceeded; the timer restarts
+    // when a suspended Job resumes (k8s.io/api batch/v1 JobSpec
+    // activeDeadlineSeconds, ../shared/kube-schemas/job-batch-v1.json).
+    + (if std.objectHasEx(w, 'deadlineSeconds', false) then { activeDeadlineSeconds: w.deadlineSeconds } else {}) + {
       template: {
         metadata: w.pod.metadata,
         spec: w.pod.spec {

@@ -51,7 +51,13 @@ runtime + {
         // `restarts` (B14) is maxRestarts, restart strategy Recreate by default
         // (kubernetes-sigs/jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go:482,487);
         // the Job's backoffLimit 0 hands every pod failure to this policy.
-        failurePolicy: { maxRestarts: w.restarts },
+        // stages.train.timeout (F17): each Job of the set has the deadline, and
+        // a Job that exceeds it fails the whole set instead of restarting it
+        // (jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go FailurePolicyRule,
+        // onJobFailureReasons; batch/v1 reason DeadlineExceeded).
+        failurePolicy: { maxRestarts: w.restarts } + (if !std.objectHasEx(w, 'deadlineSeconds', false) then {} else {
+          rules: [{ name: 'deadline', action: 'FailJobSet', onJobFailureReasons: ['DeadlineExceeded'] }],
+        }),
         network: { enableDNSHostnames: true, subdomain: w.name, publishNotReadyAddresses: true },
         replicatedJobs: [{
           name: $.replicatedJob,
@@ -62,6 +68,7 @@ runtime + {
               completions: w.nodes,
               completionMode: 'Indexed',
               backoffLimit: 0,
+            } + (if std.objectHasEx(w, 'deadlineSeconds', false) then { activeDeadlineSeconds: w.deadlineSeconds } else {}) + {
               template: {
                 metadata: w.pod.metadata,
                 spec: w.pod.spec {

@@ -74,7 +74,12 @@ runtime + {
           // (kubeflow/training-operator v1.9.0 pkg/core/job.go:95-134). torchrun's
           // --max-restarts (launcherArgs) restarts the workers inside the pod first.
           backoffLimit: w.restarts,
-        } + (if w.suspend then { suspend: true } else {}),
+        }
+        // stages.train.timeout (F17), from status.startTime, which a resume
+        // from Kueue's suspension sets again (kubeflow/training-operator
+        // v1.9.0 pkg/controller.v1/common/job.go:166-171, :211 PastActiveDeadline).
+        + (if std.objectHasEx(w, 'deadlineSeconds', false) then { activeDeadlineSeconds: w.deadlineSeconds } else {})
+        + (if w.suspend then { suspend: true } else {}),
         pytorchReplicaSpecs: {
           Master: replica(1),
         } + (if w.nodes > 1 then { Worker: replica(w.nodes - 1) } else {}),

@@ -163,6 +163,12 @@ runtime + {
             },
           },
         }],
-      } + (if w.suspend then { suspend: true } else {}),
+      }
+      // stages.train.timeout (F17): Failed with reason DeadlineExceeded; the
+      // clock restarts on resume from suspension (trainer v2.3.0
+      // manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml
+      // spec.activeDeadlineSeconds; immutable, so it is in the name's hash).
+      + (if std.objectHasEx(w, 'deadlineSeconds', false) then { activeDeadlineSeconds: w.deadlineSeconds } else {})
+      + (if w.suspend then { suspend: true } else {}),
     }],
 }

@@ -231,7 +231,11 @@ local order = import 'nemoc/stages/order.libsonnet';
       prologue: prologue,
       workloadLabels: workloadLabels,
       suspend: suspend,
-    },
+      // F17: stages.<train>.timeout bounds the run itself (each runtime's
+      // activeDeadlineSeconds). Flux only polls.
+      // Absent without a timeout: the content (and so the name) of every
+      // workload without one stays what it was.
+    } + (if std.objectHasEx(train, 'timeout', false) then { deadlineSeconds: k8s.durationSeconds(train.timeout) } else {}),
 
   files(ctx)::
     local built = $.builtOf(ctx);

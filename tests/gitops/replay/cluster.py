@@ -195,6 +195,47 @@ class Cluster:
         self.history.append((event_no, key_of(obj), phase if phase != "preempted" else "Queued"))
         return True
 
+    @staticmethod
+    def deadline(obj):
+        """The workload's own deadline in seconds and what the controller does past it
+        ("fail", or "restart" for a JobSet whose failurePolicy has no FailJobSet rule for the
+        reason DeadlineExceeded: its Jobs are re-created, each with a new deadline); None: no
+        deadline. batch/v1 Job spec.activeDeadlineSeconds; PyTorchJob spec.runPolicy; TrainJob
+        spec.activeDeadlineSeconds (trainer v2.3.0 CRD); JobSet: its Jobs' (jobset v0.12.0
+        FailurePolicyRule onJobFailureReasons, action FailJobSet; no rule: RestartJobSet)."""
+        spec = obj.get("spec") or {}
+        kind = obj.get("kind")
+        if kind in ("Job", "TrainJob"):
+            secs = spec.get("activeDeadlineSeconds")
+        elif kind == "PyTorchJob":
+            secs = (spec.get("runPolicy") or {}).get("activeDeadlineSeconds")
+        elif kind == "JobSet":
+            found = [r["template"]["spec"].get("activeDeadlineSeconds") for r in spec.get("replicatedJobs") or []]
+            secs = min([s for s in found if s] or [0]) or None
+            rules = (spec.get("failurePolicy") or {}).get("rules") or []
+            fails = any(r.get("action") == "FailJobSet" and "DeadlineExceeded" in (r.get("onJobFailureReasons") or [])
+                        for r in rules)
+            return (secs, "fail" if fails else "restart") if secs else None
+        else:
+            secs = None
+        return (secs, "fail") if secs else None
+
+    def deadline_passes(self, obj, event_no):
+        """The workload has run past its deadline: its controller fails it (reason
+        DeadlineExceeded) or, for a JobSet without a rule, restarts it. False: nothing bounds it."""
+        d = self.deadline(obj)
+        if d is None or self.phase(obj) != "Running":
+            return False
+        if d[1] == "restart":
+            obj["status"] = {"conditions": [{"type": "Running", "status": "True", "reason": "Restarted"}]}
+            return False
+        obj["status"] = {"conditions": [{"type": "Failed", "status": "True", "reason": "DeadlineExceeded",
+                                         "message": f"{obj['kind']} was active longer than its deadline"}]}
+        if obj["kind"] == "Job":
+            obj["status"]["failed"] = 1
+        self.history.append((event_no, key_of(obj), "Failed"))
+        return True
+
     def admit(self, obj, event_no):
         """Kueue admits a queued workload: unsuspends it (its controller then runs it)."""
         k = key_of(obj)

@@ -18,8 +18,11 @@ v1.9.4, read with `git show v1.9.4:<path>`; FP = fluxcd/pkg as field-review.md p
   F5  GetTimeout = spec.timeout, else interval - 30s, never below 30s
       (KC api/v1/kustomization_types.go:383-392); GetRetryInterval = spec.retryInterval, else
       interval (:395-400)
-  F6  a failed reconcile (health check timeout or failure) sets Ready=False and requeues after
-      GetRetryInterval (:295-305); a success requeues after interval (:308)
+  F6  a failed reconcile (health check timeout or failure) sets Ready=False HealthCheckFailed
+      (:1065-1071) with WaitForSet's message, "timeout waiting for: [Kind/ns/name status:
+      'InProgress']" or "failed early due to stalled resources: [... status: 'Failed']" (FP
+      ssa/v0.76.1 ssa/manager_wait.go:176-196), and requeues after GetRetryInterval (:295-305); a
+      success requeues after interval (:308)
   F7  a new source revision does not cancel a running health check unless the
       CancelHealthCheckOnNewRevision gate is on; it is off by default
       (KC internal/features/features.go:94-96)
@@ -56,6 +59,13 @@ def minutes(d):
             total += float(num) * {"h": 60, "m": 1, "s": 1 / 60}[ch]
             num = ""
     return total
+
+
+def waited_for(refs, statuses, shown):
+    """The message of WaitForSetWithContext's error: "[Kind/namespace/name status: 'S', ...]"
+    (FP ssa/v0.76.1 ssa/manager_wait.go:176-196, utils.FmtObjMetadata)."""
+    return "[" + ", ".join(f"{r['kind']}/{r['namespace'] + '/' if r.get('namespace') else ''}{r['name']} status: '{s}'"
+                           for r, s in zip(refs, statuses) if s in shown) + "]"
 
 
 def get_timeout(spec):  # F5
@@ -261,11 +271,11 @@ class Flux:
         elif any(s == "Failed" for s in st):
             k.waiting = None
             self.hold(k, self.now - started)
-            self.fail(k, "HealthCheckFailed: a health-checked object failed")
+            self.fail(k, "HealthCheckFailed: failed early due to stalled resources: " + waited_for(refs, st, ("Failed",)))
         elif self.now >= deadline:
             k.waiting = None
             self.hold(k, self.now - started)
-            self.fail(k, f"HealthCheckFailed: timeout waiting for {', '.join(r['kind'] + '/' + r['name'] for r, s in zip(refs, st) if s != 'Current')}")
+            self.fail(k, "HealthCheckFailed: timeout waiting for: " + waited_for(refs, st, ("Failed", "InProgress", "Unknown", "NotFound")))
 
     def hold(self, k, held):
         k.max_hold = max(k.max_hold, held)
@@ -313,7 +323,7 @@ class Flux:
                 continue
             if len(self.busy()) >= WORKERS:  # F1
                 if self.on_step:
-                    self.on_step("starved", k=k)
+                    self.on_step("starved", k=k, waited=self.now - k.next_at)
                 break
             before = (k.ready, k.reason, k.last_applied, k.next_at)
             self.reconcile(k)

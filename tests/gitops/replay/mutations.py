@@ -28,6 +28,9 @@ Mutation classes:
   argocd-lua          a resource.customizations.health Lua of the cluster bundle's argocd-cm
                       with "Healthy" and "Degraded" swapped in its text (run by lua5.1)
   argocd-app-lua      the same for the argoproj.io/Application health Lua (app of apps)
+  deadline            a workload without its activeDeadlineSeconds (every copy of it: a JobSet's
+                      Jobs), under each engine
+  deadline-rule       a JobSet without the failurePolicy rule that fails it on DeadlineExceeded
 
 Equivalent mutants are classified in `equivalent()` with the reason and are not run. Every other
 mutant is run (no sampling: about 150 mutants take under two minutes; targets of one project
@@ -50,12 +53,13 @@ import replay_test  # noqa: E402
 
 replay_test.prerequisites()  # before tree.py imports yaml: exit 77 (CI=true: 1) without it
 from tree import Tree, is_workload  # noqa: E402
+from cluster import Cluster  # noqa: E402
 
 WAVE = "argocd.argoproj.io/sync-wave"
 # the scenarios run on each mutant (C18 and C19 add nothing a stage ordering or health mutant
 # could break that these do not see, and C18 is the slowest)
 SCENARIOS = ("C14-serving-before-engine", "C15-retry-after-failed-stage", "C25-health-of-new-objects",
-             "C24-edit-while-training")
+             "C24-edit-while-training", "F17-train-deadline")
 
 
 class MutantTree(Tree):
@@ -148,6 +152,23 @@ def mutants(tree):
                     x["failed"] = cur
             out.append(Mutant("flux-cel", "flux", f"Kustomization/{name}: healthCheckExprs[{i}] ({e['kind']}) "
                                                   "current <-> failed", _named("Kustomization", name, invert)))
+    # -- the workload's own deadline (F17) -----------------------------------------------------
+    for w in tree.stage_objects():
+        if not is_workload(w) or not Cluster.deadline(w):
+            continue
+        name = w["metadata"]["name"]
+
+        def undeadline(o):
+            for spec in [o.get("spec") or {}, (o.get("spec") or {}).get("runPolicy") or {}] + \
+                    [r["template"]["spec"] for r in (o.get("spec") or {}).get("replicatedJobs") or []]:
+                spec.pop("activeDeadlineSeconds", None)
+        for engine in ("argocd", "flux"):
+            if (tree.argocd_objects() if engine == "argocd" else tree.flux_objects()):
+                out.append(Mutant("deadline", engine, f"{w['kind']}/{name}: activeDeadlineSeconds dropped",
+                                  _named(w["kind"], name, undeadline)))
+                if w["kind"] == "JobSet" and (w["spec"].get("failurePolicy") or {}).get("rules"):
+                    out.append(Mutant("deadline-rule", engine, f"JobSet/{name}: failurePolicy.rules dropped",
+                                      _named("JobSet", name, lambda o: o["spec"]["failurePolicy"].pop("rules"))))
     # -- Argo CD ------------------------------------------------------------------------------
     if tree.argocd_objects():
         waves = stage_waves(tree)

@@ -49,17 +49,12 @@ EXPECTED_ON_FIXTURES = {
     "C24": [(LLAMA, "argocd")],
     "C25": [(LLAMA, "argocd"), (LLAMA, "flux")],
     "B21": [(TRAINJOB, "argocd")],
+    "F14": [(LLAMA, "argocd")],
 }
 
 # Part 3: what the replay flags on the committed out/ trees today, as (defect, example, engine).
 # A fix in the generator removes entries; the test fails until the list says so.
 KNOWN_DEFECTS = {
-    ('C18', 'gpt-5b/onprem', 'flux'),
-    ('C18', 'llama2-7b-lora/eks', 'flux'),
-    ('C18', 'llama31-405b-pretrain/gke-a4', 'flux'),
-    ('C18', 'llama31-8b/eks', 'flux'),
-    ('C18', 'llama31-8b/gke', 'flux'),
-    ('C18', 'llama31-8b/onprem', 'flux'),
     ('C24', 'llama2-7b-chat-lora/eks', 'argocd'),
     ('C24', 'llama31-8b-cpt/gke-a4', 'argocd'),
     ('C24', 'llama31-8b-envs/production', 'argocd'),
@@ -73,16 +68,6 @@ KNOWN_DEFECTS = {
     ('C25', 'llama31-8b/eks', 'flux'),
     ('C25', 'llama31-8b/gke', 'flux'),
     ('C25', 'llama31-8b/onprem', 'flux'),
-    ('F14', 'current/gpt-tp2-kueue/lab', 'argocd'),
-    ('F14', 'llama2-7b-chat-lora/eks', 'argocd'),
-    ('F14', 'llama31-405b-pretrain/gke-a4', 'argocd'),
-    ('F14', 'llama31-8b-cpt/gke-a4', 'argocd'),
-    ('F14', 'llama31-8b-envs/production', 'argocd'),
-    ('F14', 'llama31-8b-envs/staging', 'argocd'),
-    ('F14', 'llama31-8b-lora-nemo2/eks', 'argocd'),
-    ('F14', 'llama31-8b/eks', 'argocd'),
-    ('F14', 'llama31-8b/gke', 'argocd'),
-    ('F14', 'llama31-8b/onprem', 'argocd'),
 }
 
 

@@ -17,8 +17,12 @@ Invariants (field-review.md round 2, section C; decisions F14, F17):
      cluster bundle holds is applied from Git, also later additions (C19)
   I6 an edit of a running stage takes effect as `nemoc diff` says, and never leaves two
      workloads of one stage running at once (C24)
-  I7 a Flux worker is held at most 10 minutes per health check, and a stage that merely runs
-     long never reads failed (F17, C18)
+  I7 F17, C18: a Flux worker is held at most 10 minutes per health check, and no Kustomization
+     due for a reconcile waits more than 10 minutes for a free worker; a stage whose workload
+     merely runs reads Ready=False only as WaitForSet's timeout with the workload 'InProgress'
+     (kustomize-controller v1.9.4 marks every health-check timeout Ready=False HealthCheckFailed,
+     kustomization_controller.go:1065-1071: F17's "reads as progressing, never as failed" is that
+     message and the short poll, never a failed reading of a running workload)
   I8 a health check never reads Unknown or Degraded for an object that is only new (C25)
   I9 an Application holding a Kueue-queued TrainJob is Synced after Kueue's webhook, and a sync
      never removes Kueue's runtime patch or fails on a running TrainJob (B21)
@@ -40,7 +44,7 @@ import os
 
 from argocd import ArgoCD, health_view, public, resource_health, _lua
 from cluster import Cluster, KUEUE_QUEUE
-from flux import Flux, HEALTH_POLL_MAX_MINUTES, get_timeout
+from flux import Flux, HEALTH_POLL_MAX_MINUTES, get_timeout, minutes as flux_minutes
 from tree import Tree, group_of, is_workload, key_of
 
 
@@ -208,14 +212,18 @@ class Replay:
             for ref in k.spec.get("healthChecks") or []:
                 live = self.cluster.live.get((group_of(ref["apiVersion"]), ref["kind"], ref.get("namespace", ""),
                                               ref["name"]))
-                if live is not None and is_workload(live) and self.cluster.phase(live) in ("Running", "Queued", "Created"):
-                    self.flag("C18", f"{k.name}: reads Ready=False (health check timeout) while its workload only "
-                                     f"runs ({self.cluster.phase(live)})")
+                # 'Unknown' (no status yet) is C25's reading (I8), not a failed one.
+                failed = f"{ref['kind']}/{ref.get('namespace', '') + '/' if ref.get('namespace') else ''}{ref['name']} status: 'Failed'"
+                if live is not None and is_workload(live) and self.cluster.phase(live) in ("Running", "Queued", "Created") \
+                        and (not k.reason.startswith("HealthCheckFailed: timeout waiting for") or failed in k.reason):
+                    self.flag("C18", f"{k.name}: reads failed while its workload only runs "
+                                     f"({self.cluster.phase(live)}): {k.reason}")
         elif what == "cel-unknown":  # I8
             self.flag("C25", f"{kw['k'].name}: CEL health check of {kw['obj']['kind']}/{kw['obj']['metadata']['name']} "
                              "errors on an object with no status yet (Unknown)")
-        elif what == "starved":
-            self.flag("C18", f"{kw['k'].name}: no free worker: {len(self.engine.busy())} reconciles wait in health checks")
+        elif what == "starved" and kw["waited"] > HEALTH_POLL_MAX_MINUTES:
+            self.flag("C18", f"{kw['k'].name}: no free worker for {kw['waited']:g}m: {len(self.engine.busy())} "
+                             "reconciles wait in health checks")
 
     def check_app(self, app):  # I4, I8, I9
         live = self.cluster.live.get(("argoproj.io", "Application", "argocd", app.name))
@@ -273,14 +281,49 @@ class Replay:
                    f"kubectl apply -k gitops/{e}")
         platform = [o for p, o in sorted(self.tree.bundle_files(e + "/").items())]
         project = self.tree.bootstrap_objects(e)
-        for o in platform + project:
-            o = copy.deepcopy(o)
-            if o.get("kind") == "ConfigMap":
-                continue  # argocd-cm: the health Lua the replay already uses
-            ok, msg = self.cluster.create_or_update(o, "kubectl")
-            self.log(f"      kubectl: {o['kind']}/{o['metadata']['name']} {msg}")
+        wait = self.tree.bootstrap_wait(e)
+
+        def apply(objs):
+            for o in objs:
+                o = copy.deepcopy(o)
+                if o.get("kind") == "ConfigMap":
+                    continue  # argocd-cm: the health Lua the replay already uses
+                ok, msg = self.cluster.create_or_update(o, "kubectl")
+                self.log(f"      kubectl: {o['kind']}/{o['metadata']['name']} {msg}")
+        apply(platform)
+        if wait:  # SUMMARY.md "Apply once": kubectl wait for the cluster bundle's root first (F14)
+            self.settle(0)
+            self.wait_for_bundle(wait)
+        apply(project)
         self.check_roots(project, platform)
         self.settle(0)
+
+    def wait_for_bundle(self, name, limit=60):
+        """`kubectl wait` for the cluster bundle's root (Argo CD: Application health Healthy, the
+        user syncing what is not automated; Flux: Kustomization Ready) for up to `limit` minutes."""
+        self.log(f"      kubectl wait: {name} ...")
+        for minute in range(limit):
+            if self.engine_name == "argocd":
+                manual = [a for a in self.engine.apps.values() if not a.automated and a.operation is None
+                          and a.sync != "Synced"]
+                for app in sorted(manual, key=lambda a: a.name):
+                    self.engine.user_sync(app)
+                self.engine.run()
+                app = self.engine.apps.get(name)
+                if app is not None:
+                    self.engine.refresh(app)
+                if app is not None and app.health == "Healthy" and app.sync == "Synced" and app.operation is None:
+                    self.log(f"      kubectl wait: application/{name} Healthy")
+                    return
+                if not manual:
+                    self.engine.retry_due = True
+            else:
+                self.engine.advance(1)
+                k = self.engine.ks.get(name)
+                if k is not None and k.ready is True:
+                    self.log(f"      kubectl wait: kustomization/{name} Ready after {minute + 1} min")
+                    return
+        self.log(f"      kubectl wait: {name} not ready after {limit} min (timed out)")
 
     def check_roots(self, project, platform):  # I5
         e = self.engine_name
@@ -467,6 +510,8 @@ class Replay:
         else:
             self.engine.source_changed(tree, label)
             for k in self.engine.busy():
+                if get_timeout(k.spec) <= HEALTH_POLL_MAX_MINUTES:  # I7: a short poll's wait is F17's price
+                    continue
                 self.flag("C18", f"{k.name}: revision {label} waits until this reconcile's health check ends "
                                  f"(up to its {get_timeout(k.spec):g}m timeout; CancelHealthCheckOnNewRevision is off)")
             self.settle(60)
@@ -543,6 +588,8 @@ def needs(tree, engine, what):
                                           for o in tree.stage_objects())
     if what == "train":
         return any(s.endswith("train") for s in tree.stages)
+    if what == "train-deadline":  # the spec sets stages.train.timeout (SUMMARY.md says so)
+        return any(s.endswith("train") for s in tree.stages) and tree.summary_row("Training deadline") is not None
     return bool(kinds)
 
 
@@ -657,6 +704,45 @@ def s_c25(r):
             r.flag("STALL", f"serving ({serve}) is never applied though every stage before it succeeded")
 
 
+def s_f17(r):
+    """F17: the training runs past stages.train.timeout: its own controller stops it (no
+    engine timeout does), and the pipeline halts there on both engines."""
+    r.bootstrap()
+    r.user_sync()
+    pipeline_until(r, "train")
+    train = r.stage("train")
+    if r.live_workload(train) is not None and r.cluster.suspended(r.live_workload(train)):
+        r.admit(train)
+    r.workload(train, "Running", minutes=60)
+    live = r.live_workload(train)
+    if live is None:  # the pipeline never reached the training (I10 says so where it matters)
+        return
+    secs, action = Cluster.deadline(live) or (0, "no activeDeadlineSeconds")
+    said = r.tree.summary_row("Training deadline").split("`")[1]
+    r.event(f"{train}: the workload runs past the spec's timeout {said} ({secs}s)"
+            + (f" ({secs / 60:g} min later)" if r.engine_name == "flux" else ""))
+    if secs and abs(secs - flux_minutes(said) * 60) > 1:
+        r.flag("F17", f"{train}: the workload's deadline {secs}s is not the spec's timeout {said}")
+    if r.cluster.deadline_passes(live, r.event_no):
+        r.log(f"      {live['kind']}/{live['metadata']['name']}: Failed, reason DeadlineExceeded")
+        r.failed_stages.add(train)
+    else:
+        r.flag("F17", f"{train}: {live['kind']}/{live['metadata']['name']} runs on past its deadline ({action})")
+    r.settle(secs / 60)
+    r.check_health(failed=train)
+    r.retry()
+
+
+def s_f14(r):
+    """F14: bootstrap on an empty cluster as SUMMARY.md "Apply once" says; the pipeline's first
+    stage must start without a sync failing on a kind whose CRD the cluster bundle installs."""
+    r.bootstrap()
+    r.user_sync()
+    first = next(iter(r.workload_stages()), None)
+    if first is not None:
+        r.run_stage(first)
+
+
 def s_b21(r):
     """B21: a Kueue-queued TrainJob under Argo CD."""
     r.bootstrap()
@@ -674,6 +760,8 @@ SCENARIOS = {
     "C19-cluster-bundle-root": (s_c19, "any", ("argocd", "flux")),
     "C24-edit-while-training": (s_c24, "train", ("argocd", "flux")),
     "C25-health-of-new-objects": (s_c25, "any", ("argocd", "flux")),
+    "F14-bootstrap-order": (s_f14, "any", ("argocd", "flux")),
+    "F17-train-deadline": (s_f17, "train-deadline", ("argocd", "flux")),
     "B21-trainjob-kueue-runtime-patch": (s_b21, "trainjob-kueue", ("argocd",)),
 }
 

@@ -103,6 +103,26 @@ class Tree:
         d = os.path.join(self.root, "gitops", "argocd")
         return self.build(d) if os.path.isdir(d) else []
 
+    def summary_row(self, name):
+        """The value cell of SUMMARY.md's row `| name | ... |`, or None."""
+        summary = os.path.join(self.root, "SUMMARY.md")
+        if not os.path.exists(summary):
+            return None
+        row = next((l for l in open(summary) if l.startswith(f"| {name} |")), None)
+        return row.split("|")[2].strip() if row else None
+
+    def bootstrap_wait(self, engine):
+        """The cluster bundle root SUMMARY.md's "Apply once" row waits for under this engine
+        (`kubectl wait ... application/<name>` or `kustomization/<name>`), or None."""
+        row = self.summary_row("Apply once") or ""
+        for step in row.split(";"):
+            if f"/platform/{engine}`" not in step:
+                continue
+            m = re.search(r"kubectl wait -n \S+ (?:application|kustomization)/(\S+) ", step)
+            if m:
+                return m.group(1)
+        return None
+
     def bootstrap_objects(self, engine):
         """What the user applies by hand, once, for this engine: the target SUMMARY.md's "Apply
         once" row (the documented bootstrap), each `kubectl apply -k <dir>` built as kustomize does;
