@@ -134,7 +134,7 @@ bool ParseLibraryFacts(const nlohmann::json& summary, LibraryFacts* facts, std::
     Reader r(*gitops, "summary.gitops", err);
     if (!r.Strings("engines", &g.engines) || !r.String("source", &g.source) ||
         !r.Strings("platform", &g.platform) || !r.Any("cluster", &g.cluster) ||
-        !r.Strings("bootstrap", &g.bootstrap) || !r.Done()) {
+        !r.Strings("bootstrap", &g.bootstrap) || !r.Strings("remove", &g.remove) || !r.Done()) {
       return false;
     }
     if (!g.cluster.is_null() && !g.cluster.is_object()) {

@@ -40,6 +40,7 @@ struct LibraryFacts {
     std::vector<std::string> platform;  // the cluster bundle's components
     nlohmann::json cluster;             // {name, server, profile, explicit} or null
     std::vector<std::string> bootstrap;  // what to apply once, in order
+    std::vector<std::string> remove;     // per engine: how the target is removed (F13)
   } gitops;
   std::vector<std::pair<std::string, std::string>> stages;  // directory -> what it does
   struct PlatformRow {

@@ -12,7 +12,8 @@ const nlohmann::json kSummary = nlohmann::json::parse(R"({
             "queue": "team-a", "privileges": ["IPC_LOCK"]},
   "storage": {"data": "NFS", "checkpoints": "NFS"},
   "gitops": {"engines": ["argocd"], "source": "repo @ main: out/p/t", "platform": ["gpu-operator"],
-             "cluster": {"name": "lab", "server": "https://lab"}, "bootstrap": ["kubectl apply -k gitops/argocd"]},
+             "cluster": {"name": "lab", "server": "https://lab"}, "bootstrap": ["kubectl apply -k gitops/argocd"],
+             "remove": ["Argo CD: kubectl delete application r"]},
   "stages": {"40-evaluate": "runs the evaluation"},
   "platform": {"installs": [{"what": "gpu-operator", "provides": ["nvidia.com/gpu"]}],
                "clusterHas": [{"what": "NFS server", "provides": ["nfs"]}]}
@@ -31,6 +32,7 @@ TEST(LibraryFacts, EveryFactIsRead) {
   EXPECT_EQ("checkpoints", facts.storage[0].first);  // the object's (sorted) order
   EXPECT_EQ("lab", facts.gitops.cluster["name"]);
   EXPECT_EQ(std::vector<std::string>{"kubectl apply -k gitops/argocd"}, facts.gitops.bootstrap);
+  EXPECT_EQ(std::vector<std::string>{"Argo CD: kubectl delete application r"}, facts.gitops.remove);
   ASSERT_EQ(1u, facts.stages.size());
   ASSERT_EQ(1u, facts.platform.installs.size());
   EXPECT_EQ(std::vector<std::string>{"nvidia.com/gpu"}, facts.platform.installs[0].provides);

@@ -215,6 +215,9 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
       }
     }
     if (!edit.empty()) out += Row("Edit while a stage runs", edit + " The new run writes the old run's log directory.");
+    std::string remove;
+    for (const auto& step : gitops.remove) remove += (remove.empty() ? "" : " ") + step;
+    if (!remove.empty()) out += Row("Remove this target", "drop it from the spec, build and commit. " + remove);
   }
 
   const auto dirs = StageDirs(files);

@@ -108,6 +108,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       // shows on its resource. Replay scenario C25-health-of-new-objects.
       + (if $.engine(ctx, 'argocd') && o.kind == 'HorizontalPodAutoscaler'
          then { 'argocd.argoproj.io/ignore-healthcheck': 'true' } else {})
+      + $.keep(ctx, o)
       + (if $.engine(ctx, 'flux') && workload then {
            // Create, never patch: keeps Kueue's suspend flip and never
            // touches a running or finished workload. The stage's
@@ -119,6 +120,30 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     if dir != null && std.length(annotations) > 0
     then checked { metadata+: { annotations+: annotations } }
     else checked,
+
+  // Decision F13 (field review C21, C23): data survives every deletion
+  // path. The objects that hold data or its binding -- the Namespace, the
+  // PersistentVolumeClaims and PersistentVolumes -- are never pruned and
+  // never deleted by an engine: Argo CD skips them when it prunes and when a
+  // resources finalizer deletes an Application's objects (argo-cd v3.5.1
+  // controller/appcontroller.go:1252-1260 shouldBeDeleted; gitops-engine
+  // pkg/sync/sync_context.go Prune=false), Flux when it prunes and when a
+  // deleted Kustomization's finalizer deletes its inventory (kustomize-
+  // controller v1.9.4 internal/controller/kustomization_controller.go:1407-
+  // 1413 deleteObjects Exclusions). Workloads do go (the finalizers on the
+  // Applications, below). Replay scenario F13-remove-target.
+  keptKinds:: ['Namespace', 'PersistentVolumeClaim', 'PersistentVolume'],
+  keep(ctx, o)::
+    if !std.member($.keptKinds, o.kind) then {}
+    else (if $.engine(ctx, 'argocd') then { 'argocd.argoproj.io/sync-options': 'Prune=false,Delete=false' } else {})
+         + (if $.engine(ctx, 'flux') then { 'kustomize.toolkit.fluxcd.io/prune': 'disabled' } else {}),
+
+  // Deleting an Application (a removed target's root, a removed stage part)
+  // deletes the objects it manages, except those kept above; without the
+  // finalizer they ran on untracked (C23: GPU Deployments leaked)
+  // (argo-cd v3.5.1 docs/user-guide/app_deletion.md:41-54,
+  // controller/appcontroller.go:1344-1380 CascadedDeletion).
+  cascade:: { finalizers: ['resources-finalizer.argocd.argoproj.io'] },
 
   // ---- names and paths -----------------------------------------------------
 
@@ -274,14 +299,14 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   rootApplication(ctx):: {
     apiVersion: $.argocdApiVersion,
     kind: 'Application',
-    metadata: $.argocdMetadata(ctx, $.rootName(ctx.project, ctx.target.name)) { labels+: $.rootLabel },
+    metadata: $.argocdMetadata(ctx, $.rootName(ctx.project, ctx.target.name)) { labels+: $.rootLabel } + $.cascade,
     spec: $.rootSpec(ctx, $.projectName(ctx, ctx.target.name), $.rootPath(ctx.project, ctx.target.name, ctx)),
   },
 
   partApplication(ctx, p):: {
     apiVersion: $.argocdApiVersion,
     kind: 'Application',
-    metadata: $.argocdMetadata(ctx, p.name) { annotations: $.waveAnnotation(p.wave) },
+    metadata: $.argocdMetadata(ctx, p.name) { annotations: $.waveAnnotation(p.wave) } + $.cascade,
     spec: $.applicationSpec(ctx, $.sourcePath(ctx) + '/' + $.argocdDir + '/' + p.part),
   },
 
@@ -317,7 +342,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
             'app.kubernetes.io/managed-by': 'nemoc',
             'app.kubernetes.io/part-of': ctx.project,
           } + $.rootLabel,
-        },
+        } + $.cascade,
         spec: $.rootSpec(ctx, '{{.project}}', '{{.path}}'),
       },
     },
@@ -899,6 +924,25 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       ] else [])
       + (if $.engine(ctx, 'flux') then fluxBundle + [
         '`kubectl apply -k gitops/flux/root` (Flux GitRepository and root Kustomization `' + $.uniqueName([ctx.project, ctx.target.name, 'gitops']) + '` only; it applies the stage Kustomizations)',
+      ] else []),
+      // Removing the target (decision F13, field review C23): nemoc removes
+      // its directory, which the engines read as a missing path and change
+      // nothing (argo-cd v3.5.1 controller/state.go:694-699 ComparisonError,
+      // sync status Unknown; kustomize-controller v1.9.4
+      // kustomization_controller.go:377-381); deleting the root then deletes
+      // the workloads and keeps the data. Replay scenario C23-remove-target.
+      local kept = 'the Namespace and the PersistentVolumeClaims/PersistentVolumes stay with their data; delete them by hand once it is no longer needed',
+      remove: (if $.engine(ctx, 'argocd') then [
+        (if ctx.spec.gitops.argocd.applicationSet
+         then 'Argo CD: the ApplicationSet `' + ctx.project + '` deletes root Application `' + $.rootName(ctx.project, ctx.target.name) + '` when the target leaves the spec'
+         else 'Argo CD: after the commit the root reads "app path does not exist" and changes nothing; `kubectl delete application '
+              + $.rootName(ctx.project, ctx.target.name) + ' -n ' + ctx.spec.gitops.argocd.namespace + '`')
+        + ': its resources finalizer deletes the pipeline and serving Applications and their workloads; ' + kept + ' (`Delete=false`).',
+      ] else [])
+      + (if $.engine(ctx, 'flux') then [
+        'Flux: after the commit the root reads "kustomization path not found" and changes nothing; `kubectl delete kustomization '
+        + $.uniqueName([ctx.project, ctx.target.name, 'gitops']) + ' -n ' + ctx.spec.gitops.flux.namespace
+        + '`: its finalizer deletes the stage Kustomizations, whose finalizers delete the workloads; ' + kept + ' (`prune: disabled`).',
       ] else []),
     },
 }

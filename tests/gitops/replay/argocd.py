@@ -11,7 +11,8 @@ gitops-engine/ (both read with `git show v3.5.1:<path>`).
       no built-in check for Application since 1.8 (AR docs/operator-manual/health.md)
   A3  HPA: a ScalingActive condition with reason FailedGet*Metric is Degraded
       (GE pkg/health/health_hpa.go:108-117)
-  A4  Application health (AR controller/health.go:20-104): hooks skipped; a live resource annotated
+  A4  Application health (AR controller/health.go:20-104): hooks skipped; the Application itself
+      (a root that manages itself) is not aggregated (:52-55); a live resource annotated
       argocd.argoproj.io/ignore-healthcheck: "true" is not aggregated (:40-43); a resource without live
       object is Missing but does not count (:75-78, since 3.4, PR #25962); a child Application
       that is Missing/Unknown does not count (:80-83); all targets missing -> Missing (:90-93)
@@ -41,6 +42,14 @@ gitops-engine/ (both read with `git show v3.5.1:<path>`).
       value of those fields on apply (AR docs/user-guide/sync-options.md)
   A15 CreateNamespace=true creates the destination namespace before the dry run
       (GE pkg/sync/sync_context.go:512-524)
+  A16 a source path that does not exist: "Failed to load target state" ComparisonError, sync
+      status Unknown (AR controller/state.go:694-699, :1034-1035), and no auto-sync unless
+      OutOfSync (AR controller/appcontroller.go:2345-2349): nothing is applied or pruned
+  A17 deleting an Application: without the resources finalizer only the Application goes; with
+      it (cascaded deletion) every managed live object that shouldBeDeleted -- not annotated
+      sync-options Delete=false, not the Application itself -- is deleted with foreground
+      propagation, a child Application by its own finalizer (AR controller/appcontroller.go:
+      1252-1260, 1344-1380; docs/user-guide/app_deletion.md:41-54)
 """
 import copy
 import functools
@@ -145,6 +154,8 @@ class App:
         self.sync = "Unknown"
         self.health = "Unknown"
         self.resources = []
+        self.finalizers = (obj.get("metadata") or {}).get("finalizers") or []
+        self.condition = None   # a ComparisonError, when the source cannot be read
 
     def ignored(self, obj):
         g, k = group_of(obj.get("apiVersion", "")), obj.get("kind")
@@ -229,6 +240,14 @@ class ArgoCD:
         return public(applied) != public(want)
 
     def refresh(self, app):
+        if not app.external and self.tree.missing(app.path):  # A16
+            app.condition = "ComparisonError: Failed to load target state: app path does not exist"
+            app.resources = [(k, None, live) for k, live in self.cluster.live.items() if live.get("_owner") == app.name]
+            app.sync = "Unknown"
+            app.health = self.app_health(app)
+            self.publish(app)
+            return
+        app.condition = None
         targets = self.targets(app)
         tkeys = {key_of(t): t for t in targets}
         res = []
@@ -255,6 +274,8 @@ class ArgoCD:
             if live is not None and ((live.get("metadata") or {}).get("annotations") or {}).get(
                     "argocd.argoproj.io/ignore-healthcheck") == "true":
                 continue  # :40-43
+            if k == ("argoproj.io", "Application", "argocd", app.name):
+                continue  # :52-55 "App that manages itself should not affect own health"
             h = "Missing" if live is None else resource_health(live, self.lua)
             if h is None:
                 continue
@@ -471,6 +492,35 @@ class ArgoCD:
         self.log(f"      {app.name}: auto-sync to {self.revision}" +
                  (" (self-heal)" if last is not None and last.revision == self.revision else ""))
         return True
+
+    # -- deletion (A17) ----------------------------------------------------------------------
+    def delete_app(self, name, depth=0):
+        """`kubectl delete application <name>`, and the controller's finalizer (A17)."""
+        app = self.apps.get(name)
+        me = ("argoproj.io", "Application", "argocd", name)
+        pad = "      " + "  " * depth
+        if app is None or me not in self.cluster.live:
+            return
+        if "resources-finalizer.argocd.argoproj.io" not in app.finalizers:
+            self.cluster.delete(me)
+            del self.apps[name]
+            self.log(f"{pad}Application/{name} deleted without a resources finalizer: what it manages stays")
+            return
+        owned = sorted((k, l) for k, l in self.cluster.live.items() if l.get("_owner") == name and k != me)
+        for k, live in owned:
+            opts = ((live.get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
+            if "Delete=false" in [o.strip() for o in opts.split(",")]:
+                self.log(f"{pad}{name}: keeps {k[1]}/{k[3]} (Delete=false)")
+                continue
+            if k[:2] == ("argoproj.io", "Application"):
+                self.log(f"{pad}{name}: deletes Application/{k[3]} (foreground)")
+                self.delete_app(k[3], depth + 1)
+                continue
+            self.cluster.delete(k)
+            self.log(f"{pad}{name}: deleted {k[1]}/{k[3]}")
+        self.cluster.delete(me)
+        del self.apps[name]
+        self.log(f"{pad}Application/{name} deleted (resources finalizer done)")
 
     def discover(self):
         for k, o in sorted(self.cluster.live.items()):

@@ -26,6 +26,12 @@ v1.9.4, read with `git show v1.9.4:<path>`; FP = fluxcd/pkg as field-review.md p
   F7  a new source revision does not cancel a running health check unless the
       CancelHealthCheckOnNewRevision gate is on; it is off by default
       (KC internal/features/features.go:94-96)
+  F9  a path missing from the source artifact: Ready=False ArtifactFailed "kustomization path not
+      found", before anything is applied or pruned (:377-381)
+  F10 deleting a Kustomization: with spec.prune (deletionPolicy MirrorPrune, the default) and not
+      suspended, its finalizer deletes the inventory (:1157-1175) except objects annotated
+      kustomize.toolkit.fluxcd.io/prune: disabled (deleteObjects Exclusions :1407-1413); a deleted
+      Kustomization in the inventory runs its own finalizer
   F8  status readers: batch/v1 Job by FP runtime/statusreaders/job.go (a suspended Job is
       Current), then the CEL reader of healthCheckExprs (an evaluation error is Unknown:
       FP runtime/cel/status_evaluator.go; cli-utils statusreaders/common.go:181-186), else kstatus
@@ -198,6 +204,9 @@ class Flux:
         bundle = self.tree.bundle_source(k.path.lstrip("./"))
         if bundle is not None:
             return bundle
+        if self.tree.missing(k.path):  # F9
+            return "missing"
+
         local = self.tree.resolve(k.path)
         return self.tree.build(local) if local else []
 
@@ -208,6 +217,13 @@ class Flux:
             k.next_at = self.now + DEPENDENCY_REQUEUE
             return
         objs = self.objects_of(k)
+        if objs == "missing":  # F9: nothing applied, nothing pruned
+            reason = f"ArtifactFailed: kustomization path not found: {k.path}"
+            if k.reason != reason:
+                self.log(f"      {k.name}: Ready=False {reason} (nothing applied or pruned)")
+            k.ready, k.reason = False, reason
+            k.next_at = self.now + get_retry_interval(k.spec)
+            return
         if objs is None:
             comp = component_of(k.name, self.tree.bundle["cluster"])
             new = self.cluster.install_component(comp)
@@ -297,6 +313,35 @@ class Flux:
         k.next_at = self.now + get_retry_interval(k.spec)
         if self.on_step:
             self.on_step("failed", k=k)
+
+    # -- deletion (F10) ------------------------------------------------------------------------
+    def delete_ks(self, name, depth=0):
+        """`kubectl delete kustomization <name>` and its finalizer (F10)."""
+        k = self.ks.get(name)
+        me = ("kustomize.toolkit.fluxcd.io", "Kustomization", "flux-system", name)
+        pad = "      " + "  " * depth
+        if k is None or me not in self.cluster.live:
+            return
+        if k.spec.get("prune") and not k.spec.get("suspend"):
+            for key in sorted(k.inventory - {me}):
+                live = self.cluster.live.get(key)
+                if live is None:
+                    continue
+                ann = (live.get("metadata") or {}).get("annotations") or {}
+                if ann.get("kustomize.toolkit.fluxcd.io/prune") == "disabled":
+                    self.log(f"{pad}{name}: keeps {key[1]}/{key[3]} (prune: disabled)")
+                    continue
+                if key[:2] == ("kustomize.toolkit.fluxcd.io", "Kustomization"):
+                    self.log(f"{pad}{name}: deletes Kustomization/{key[3]}")
+                    self.delete_ks(key[3], depth + 1)
+                    continue
+                self.cluster.delete(key)
+                self.log(f"{pad}{name}: deleted {key[1]}/{key[3]}")
+        else:
+            self.log(f"{pad}{name}: prune is off: its objects stay")
+        self.cluster.delete(me)
+        del self.ks[name]
+        self.log(f"{pad}Kustomization/{name} deleted")
 
     # -- the controller over time -------------------------------------------------------------
     def busy(self):

@@ -31,6 +31,10 @@ Mutation classes:
   deadline            a workload without its activeDeadlineSeconds (every copy of it: a JobSet's
                       Jobs), under each engine
   deadline-rule       a JobSet without the failurePolicy rule that fails it on DeadlineExceeded
+  keep-argocd         a Namespace, PersistentVolumeClaim or PersistentVolume without its
+                      argocd.argoproj.io/sync-options Prune=false,Delete=false (F13)
+  keep-flux           ... without kustomize.toolkit.fluxcd.io/prune: disabled
+  finalizer           an Application of gitops/argocd without its resources finalizer (C23)
 
 Equivalent mutants are classified in `equivalent()` with the reason and are not run. Every other
 mutant is run (no sampling: about 150 mutants take under two minutes; targets of one project
@@ -59,7 +63,7 @@ WAVE = "argocd.argoproj.io/sync-wave"
 # the scenarios run on each mutant (C18 and C19 add nothing a stage ordering or health mutant
 # could break that these do not see, and C18 is the slowest)
 SCENARIOS = ("C14-serving-before-engine", "C15-retry-after-failed-stage", "C25-health-of-new-objects",
-             "C24-edit-while-training", "F17-train-deadline")
+             "C24-edit-while-training", "F17-train-deadline", "C23-remove-target")
 
 
 class MutantTree(Tree):
@@ -169,6 +173,19 @@ def mutants(tree):
                 if w["kind"] == "JobSet" and (w["spec"].get("failurePolicy") or {}).get("rules"):
                     out.append(Mutant("deadline-rule", engine, f"JobSet/{name}: failurePolicy.rules dropped",
                                       _named("JobSet", name, lambda o: o["spec"]["failurePolicy"].pop("rules"))))
+    # -- data kept, workloads deleted (F13, C23) ------------------------------------------------
+    for o in tree.stage_objects():
+        ann = (o.get("metadata") or {}).get("annotations") or {}
+        name = o["metadata"]["name"]
+        for cls, engine, key in (("keep-argocd", "argocd", "argocd.argoproj.io/sync-options"),
+                                 ("keep-flux", "flux", "kustomize.toolkit.fluxcd.io/prune")):
+            if key in ann and o.get("kind") in ("Namespace", "PersistentVolumeClaim", "PersistentVolume"):
+                out.append(Mutant(cls, engine, f"{o['kind']}/{name}: {key} dropped",
+                                  _named(o["kind"], name, lambda x, key=key: x["metadata"]["annotations"].pop(key))))
+    for a in tree.argocd_objects():
+        if a.get("kind") == "Application" and (a["metadata"].get("finalizers")):
+            out.append(Mutant("finalizer", "argocd", f"Application/{a['metadata']['name']}: finalizers dropped",
+                              _named("Application", a["metadata"]["name"], lambda x: x["metadata"].pop("finalizers"))))
     # -- Argo CD ------------------------------------------------------------------------------
     if tree.argocd_objects():
         waves = stage_waves(tree)

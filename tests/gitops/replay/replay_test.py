@@ -50,18 +50,21 @@ EXPECTED_ON_FIXTURES = {
     "C25": [(LLAMA, "argocd"), (LLAMA, "flux")],
     "B21": [(TRAINJOB, "argocd")],
     "F14": [(LLAMA, "argocd")],
+    "C23": [(LLAMA, "argocd")],
+    "C21": [(LLAMA, "flux")],
 }
+# a defect whose scenario is named after another one's
+SCENARIO_OF = {"C21": "C23-remove-target"}
 
 # Part 3: what the replay flags on the committed out/ trees today, as (defect, example, engine).
 # A fix in the generator removes entries; the test fails until the list says so.
 KNOWN_DEFECTS = {
-    ('C24', 'llama2-7b-chat-lora/eks', 'argocd'),
-    ('C24', 'llama31-8b-cpt/gke-a4', 'argocd'),
-    ('C24', 'llama31-8b-envs/production', 'argocd'),
-    ('C24', 'llama31-8b-lora-nemo2/eks', 'argocd'),
-    ('C24', 'llama31-8b/eks', 'argocd'),
-    ('C24', 'llama31-8b/gke', 'argocd'),
-    ('C24', 'llama31-8b/onprem', 'argocd'),
+    # C17 (issue #41, decision F15): after an edit of a running training and a terminated
+    # operation, the old and the new training write one log directory
+    ('C17', 'llama2-7b-chat-lora/eks', 'argocd'),
+    ('C17', 'llama31-8b-lora-nemo2/eks', 'argocd'),
+    ('C17', 'llama31-8b/eks', 'argocd'),
+    ('C17', 'llama31-8b/onprem', 'argocd'),
     ('C25', 'gpt-5b/onprem', 'flux'),
     ('C25', 'llama2-7b-lora/eks', 'flux'),
     ('C25', 'llama31-405b-pretrain/gke-a4', 'flux'),
@@ -93,6 +96,9 @@ class FakeTree:
 
     def resolve(self, path):
         return path
+
+    def missing(self, path):
+        return path not in self.by_path
 
     def bundle_source(self, path):
         return None
@@ -175,6 +181,24 @@ def unit_cases():
     waves = {t.key[3]: t.wave_ for t in ctl.tasks(app, op)}
     case("GE sync_context_test.go TestWaveReorderingOfPruneTasks differentWave_mixedTasks",
          waves, {"ns": 0, "pod-1": 4, "pod-2": 2, "pod-3": 3, "pod-4": 1})
+
+    # A17: AR appcontroller_test.go Test_syncDeleteOption, through the resources finalizer
+    def deletion(annotations):
+        cl = Cluster(lambda s: None)
+        ctl = argocd.ArgoCD(cl, lambda s: None, None, {})
+        a = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+             "metadata": {"name": "a", "namespace": "argocd", "finalizers": ["resources-finalizer.argocd.argoproj.io"]},
+             "spec": {"source": {"path": "app", "repoURL": "r"}, "destination": {}}}
+        cm = obj("ConfigMap", "cm", metadata={"name": "cm", "namespace": "ns", "annotations": annotations})
+        for o in (a, cm):
+            cl.create_or_update(o, "t")
+        cl.live[key_of(cm)]["_owner"] = "a"
+        ctl.discover()
+        ctl.delete_app("a")
+        return key_of(cm) in cl.live
+    case("AR appcontroller_test.go Test_syncDeleteOption 'without delete option object is deleted'", deletion({}), False)
+    case("AR appcontroller_test.go Test_syncDeleteOption 'with delete set to false object is retained'",
+         deletion({"argocd.argoproj.io/sync-options": "Delete=false"}), True)
 
     # A7: GE sync_context_test.go TestSyncSuccessfully_Multistep
     svc, svc2 = obj("Service", "my-service", wave=0), obj("Service", "new-svc-2", wave=5)
@@ -281,6 +305,23 @@ def unit_cases():
         s.update(spec)
         return {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
                 "metadata": {"name": name, "namespace": "flux-system"}, "spec": s}
+
+    # F10: KC kustomization_prune_test.go TestKustomizationReconciler_Prune "handles finalizer",
+    # "preserves objects with pruning disabled"
+    kept = obj("ConfigMap", "kept", metadata={"name": "kept", "namespace": "ns",
+                                             "annotations": {"kustomize.toolkit.fluxcd.io/prune": "disabled"}})
+    cl, fx = flux_world([ks("k", "p")], {"p": [obj("ConfigMap", "gone"), kept]})
+    fx.advance(0)
+    fx.delete_ks("k")
+    case("KC kustomization_prune_test.go TestKustomizationReconciler_Prune 'handles finalizer'",
+         key_of(obj("ConfigMap", "gone")) in cl.live, False)
+    case("KC kustomization_prune_test.go TestKustomizationReconciler_Prune 'preserves objects with pruning disabled'",
+         key_of(kept) in cl.live, True)
+    # F9: a path missing from the artifact (KC kustomization_controller.go:377-381)
+    cl, fx = flux_world([ks("k", "gone")], {"p": [obj("ConfigMap", "c")]})
+    fx.advance(0)
+    case("KC kustomization_controller.go build: 'kustomization path not found' (ArtifactFailed)",
+         (fx.ks["k"].ready, fx.ks["k"].reason.split(":")[0]), (False, "ArtifactFailed"))
 
     cl, fx = flux_world([ks("k", "p", dependsOn=[{"name": "missing"}])], {"p": [obj("ConfigMap", "c")]})
     fx.advance(0)
@@ -415,7 +456,8 @@ def main(argv):
     import scenarios
     found = run_all(fixture_dirs())
     for defect, where in sorted(EXPECTED_ON_FIXTURES.items()):
-        scenario = [n for n in scenarios.SCENARIOS if n.startswith(defect + "-")]
+        scenario = [n for n in scenarios.SCENARIOS if n.startswith(defect + "-")] or \
+            [n for n in [SCENARIO_OF.get(defect)] if n in scenarios.SCENARIOS]
         if not scenario:
             failures.append(f"fixtures: {defect} has no named scenario")
             continue

@@ -15,8 +15,9 @@ Invariants (field-review.md round 2, section C; decisions F14, F17):
   I5 bootstrap on an empty cluster applies roots only (F14; C14 when that applies the serving
      Application), and CRDs/the cluster bundle before project objects (F14); whatever the
      cluster bundle holds is applied from Git, also later additions (C19)
-  I6 an edit of a running stage takes effect as `nemoc diff` says, and never leaves two
-     workloads of one stage running at once (C24)
+  I6 an edit of a running stage takes effect as SUMMARY.md "Edit while a stage runs" and
+     `nemoc diff` say (C24), and never leaves two workloads of one stage running at once: they
+     would write one directory (C17, the state hash of issue #41)
   I7 F17, C18: a Flux worker is held at most 10 minutes per health check, and no Kustomization
      due for a reconcile waits more than 10 minutes for a free worker; a stage whose workload
      merely runs reads Ready=False only as WaitForSet's timeout with the workload 'InProgress'
@@ -79,6 +80,21 @@ class EditedTree(Tree):
                 out.append(o)
             self._edited[key] = out
         return list(self._edited[key])
+
+
+class RemovedTree(Tree):
+    """A later commit without the target: the spec dropped it and nemoc removed its directory
+    ("<target>: removed (no longer a target)"). The cluster bundle stays (other targets use it)."""
+
+    def __init__(self, base, label):
+        self.__dict__.update({k: v for k, v in base.__dict__.items() if k != "_built"})
+        self.base, self.label = base, label
+
+    def missing(self, repo_path):
+        return self.base.resolve(repo_path) is not None
+
+    def build(self, path):
+        return [] if os.path.normpath(path).startswith(os.path.normpath(self.root)) else self.base.build(path)
 
 
 class Replay:
@@ -180,7 +196,9 @@ class Replay:
                 if other is obj or other.get("_stage") != stage:
                     continue
                 if self.cluster.phase(other) in ("Running", "Created") and not self.cluster.suspended(other):
-                    self.flag("C24", f"two {stage} workloads run at once ({other['metadata']['name']} and "
+                    # the directories a stage writes carry no state hash (field review C17,
+                    # decision F15: issue #41), so the new run writes the old run's directory
+                    self.flag("C17", f"two {stage} workloads run at once ({other['metadata']['name']} and "
                                      f"{obj['metadata']['name']}): they share the stage's output directory")
 
     def observe(self, what, **kw):
@@ -229,6 +247,10 @@ class Replay:
         live = self.cluster.live.get(("argoproj.io", "Application", "argocd", app.name))
         script = self.lua.get(("argoproj.io", "Application"))
         parent = (live or {}).get("_owner")
+        # a root that manages itself is its own "parent", and Argo CD leaves it out of its own
+        # health (AR controller/health.go:52-55): no parent reads it
+        if parent == app.name:
+            parent = None
         if live is not None and script is not None and "status" in live and parent and not app.name.startswith("platform-"):
             import json
             seen = _lua(script, json.dumps(health_view(live), sort_keys=True, default=list))
@@ -278,7 +300,9 @@ class Replay:
         SUMMARY.md "Apply once" says (tree.bootstrap_objects)."""
         e = self.engine_name
         self.event(f"bootstrap on an empty cluster: kubectl apply -k out/_clusters/<cluster>/platform/{e}; "
-                   f"kubectl apply -k gitops/{e}")
+                   + ("wait for its root; " if self.tree.bootstrap_wait(e) else "")
+                   + (f"kubectl apply -k gitops/{e}/root" if os.path.isdir(os.path.join(self.tree.root, "gitops", e, "root"))
+                      else f"kubectl apply -k gitops/{e}"))
         platform = [o for p, o in sorted(self.tree.bundle_files(e + "/").items())]
         project = self.tree.bootstrap_objects(e)
         wait = self.tree.bootstrap_wait(e)
@@ -501,11 +525,13 @@ class Replay:
             for app in self.engine.apps.values():
                 self.engine.refresh(app)
                 edits = any(t.get("_stage") == stage and is_workload(t) for t in self.engine.targets(app))
+                said = self.tree.summary_row("Edit while a stage runs") or ""
                 if edits and app.operation is not None and app.sync == "OutOfSync":
                     what = "auto-sync is skipped" if app.automated else "a sync is refused"
-                    self.flag("C24", f"{app.name}: the edit of {stage} does not take effect: {what} while the "
-                                     "operation runs (for the whole training), though `nemoc diff` says it replaces "
-                                     "the workload")
+                    self.log(f"      {app.name}: the edit of {stage} waits: {what} while the operation runs (A12, A13)")
+                    if "auto-sync skips the commit while the pipeline's operation runs" not in said:
+                        self.flag("C24", f"{app.name}: the edit of {stage} does not take effect: {what} while the "
+                                         "operation runs (for the whole training), and SUMMARY.md does not say so")
             self.settle(0)
         else:
             self.engine.source_changed(tree, label)
@@ -515,6 +541,59 @@ class Replay:
                 self.flag("C18", f"{k.name}: revision {label} waits until this reconcile's health check ends "
                                  f"(up to its {get_timeout(k.spec):g}m timeout; CancelHealthCheckOnNewRevision is off)")
             self.settle(60)
+
+    def remove_target(self, label):
+        """A commit whose spec no longer has this target: nemoc removes its directory."""
+        self.event(f"commit {label}: the spec no longer has this target; nemoc removes its directory")
+        tree = RemovedTree(self.tree, label)
+        self.tree = tree
+        self.engine.tree, self.engine.revision = tree, label
+        if self.engine_name == "argocd":
+            self.settle(0)
+            for app in sorted(self.engine.apps.values(), key=lambda a: a.name):
+                if app.condition:
+                    self.log(f"      {app.name}: {app.condition}; sync status {app.sync}")
+        else:
+            self.engine.source_changed(tree, label)
+            self.settle(10)
+
+    def delete_root(self):
+        """The user deletes the target's root, as SUMMARY.md "Remove this target" says; then the
+        invariants of F13 (C21: data kept) and C23 (workloads gone)."""
+        e = self.engine_name
+        roots = self.tree.base.bootstrap_objects(e)
+        said = self.tree.base.summary_row("Remove this target")
+        if said is not None:  # what SUMMARY.md tells the user to run
+            import re
+            kind = "application" if e == "argocd" else "kustomization"
+            names = re.findall(rf"`kubectl delete {kind} (\S+) -n \S+`", said)
+            if e == "argocd" and not names:  # the ApplicationSet leaves its list (its policy deletes)
+                names = re.findall(r"the ApplicationSet `\S+` deletes root Application `(\S+)`", said)
+            if not names:
+                self.flag("C23", "SUMMARY.md \"Remove this target\" names no root to delete under " + e)
+        elif e == "argocd":
+            names = [a["metadata"]["name"] for a in roots if a.get("kind") == "Application"
+                     and a["spec"]["source"]["path"].rstrip("/").endswith("gitops/argocd")]
+        else:
+            names = [k["metadata"]["name"] for k in roots if k.get("kind") == "Kustomization"
+                     and k["spec"]["path"].rstrip("/").endswith("gitops/flux")]
+        if e == "argocd":
+            self.event("the user deletes the target's root: kubectl delete application " + " ".join(names) + " -n argocd")
+            for n in names:
+                self.engine.delete_app(n)
+        else:
+            self.event("the user deletes the target's root: kubectl delete kustomization " + " ".join(names) + " -n flux-system")
+            for n in names:
+                self.engine.delete_ks(n)
+        self.settle(0)
+        base = self.tree.base
+        for o in base.stage_objects():
+            live = self.cluster.live.get(key_of(o))
+            if live is None:
+                if o.get("kind") in ("Namespace", "PersistentVolumeClaim", "PersistentVolume"):
+                    self.flag("C21", f"{o['kind']}/{o['metadata']['name']} was deleted with the target: its data is lost (F13)")
+            elif is_workload(o) or o.get("kind") == "Deployment":
+                self.flag("C23", f"{o['kind']}/{o['metadata']['name']} still runs, tracked by nothing, after the target was removed")
 
     def terminate(self):
         self.event("the user terminates the running operation (argocd app terminate-op) and syncs")
@@ -743,6 +822,22 @@ def s_f14(r):
         r.run_stage(first)
 
 
+def s_c23(r):
+    """C23/F13: the whole pipeline ran and Triton serves; the target is removed and its root
+    deleted as SUMMARY.md says: every workload and the Triton Deployment go, the Namespace and
+    the claims holding data stay."""
+    r.bootstrap()
+    r.user_sync()
+    for s in list(r.workload_stages()):
+        if s.endswith("serve"):
+            r.user_sync_again()
+            r.workload(s, "Running")
+        else:
+            r.run_stage(s)
+    r.remove_target("r2")
+    r.delete_root()
+
+
 def s_b21(r):
     """B21: a Kueue-queued TrainJob under Argo CD."""
     r.bootstrap()
@@ -760,6 +855,7 @@ SCENARIOS = {
     "C19-cluster-bundle-root": (s_c19, "any", ("argocd", "flux")),
     "C24-edit-while-training": (s_c24, "train", ("argocd", "flux")),
     "C25-health-of-new-objects": (s_c25, "any", ("argocd", "flux")),
+    "C23-remove-target": (s_c23, "train", ("argocd", "flux")),
     "F14-bootstrap-order": (s_f14, "any", ("argocd", "flux")),
     "F17-train-deadline": (s_f17, "train-deadline", ("argocd", "flux")),
     "B21-trainjob-kueue-runtime-patch": (s_b21, "trainjob-kueue", ("argocd",)),

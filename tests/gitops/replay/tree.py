@@ -92,6 +92,10 @@ class Tree:
             return None
         return os.path.join(self.root, p[i + len(marker):])
 
+    def missing(self, repo_path):
+        """Whether a source path of this target no longer exists at this revision."""
+        return False
+
     def stage_objects(self):
         out = []
         for s in self.stages:
