@@ -452,11 +452,20 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
 
   // CEL over the object (Flux matches the group of apiVersion only). The
   // conditions are the workload's terminal ones; anything else is progress.
+  // has(status.conditions): a running TrainJob (Trainer removed its Created
+  // condition, kubeflow/trainer#2621) or a JobSet that was never suspended
+  // has a status without conditions, and selecting a missing key is an
+  // evaluation error, which Flux reads Unknown for the whole run (fluxcd/pkg
+  // runtime v0.110.1 runtime/cel/expression.go:70-127 parses without
+  // declarations and evaluates over the object; cli-utils
+  // statusreaders/common.go:181-186). Only an object without any status (the
+  // seconds before its controller's first reconcile) still reads Unknown
+  // (field review C25; replay scenario C25-health-of-new-objects).
   healthCheckExpr(apiVersion, kind, w):: {
     apiVersion: apiVersion,
     kind: kind,
-    current: "status.conditions.exists(e, e.type == '" + w.success + "' && e.status == 'True')",
-    failed: "status.conditions.exists(e, e.type == '" + w.failure + "' && e.status == 'True')",
+    current: "has(status.conditions) && status.conditions.exists(e, e.type == '" + w.success + "' && e.status == 'True')",
+    failed: "has(status.conditions) && status.conditions.exists(e, e.type == '" + w.failure + "' && e.status == 'True')",
   },
 
   // A reference to `o` for spec.healthChecks.

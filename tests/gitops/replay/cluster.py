@@ -19,6 +19,16 @@ Rules of other controllers the replay needs, each with its upstream source:
      argo-cd v3.5.1 keeps the live list's extra elements in the diff, so they show OutOfSync).
   K4 Deleting an object is asynchronous: its pods keep running for their grace period, and a
      workload the GitOps engine no longer manages (not pruned) keeps running to its end.
+  K5 A workload controller's first reconcile, seconds after creation (before Flux's second 5 s
+     poll, long before any scenario event), writes a status: PyTorchJob/MPIJob the Created
+     condition (kubeflow/training-operator v1.9.0 pkg/controller.v1/pytorch/
+     pytorchjob_controller.go:516-527, persisted by the reconcile), plus Suspended when Kueue
+     holds it (pkg/controller.v1/common/job.go:146-160); JobSet and TrainJob a status without
+     conditions while they run (jobset v0.12.0 status.replicatedJobsStatus; trainer v2.3.0
+     status.jobsStatus, its Created condition removed by kubeflow/trainer#2621), with a Suspended
+     condition when suspended. The replay writes it at creation. The object without any status
+     (before that reconcile) is status-fixtures.json's "no status" case, which
+     tests/gitops/engine_logic.py reads.
 """
 import copy
 
@@ -136,6 +146,16 @@ class Cluster:
         # the object at once (a deleted workload is not counted as running).
         return self.live.pop(key, None)
 
+    def first_status(self, obj):  # K5
+        kind = obj.get("kind")
+        suspended = [{"type": "Suspended", "status": "True", "reason": "Suspended"}] if self.suspended(obj) else []
+        if kind in ("PyTorchJob", "MPIJob"):
+            obj["status"] = {"conditions": [{"type": "Created", "status": "True", "reason": f"{kind}Created"}] + suspended}
+        elif kind == "JobSet":
+            obj["status"] = {"replicatedJobsStatus": []} | ({"conditions": suspended} if suspended else {})
+        elif kind == "TrainJob":
+            obj["status"] = {"jobsStatus": []} | ({"conditions": suspended} if suspended else {})
+
     def _on_create(self, obj):
         labels = (obj.get("metadata") or {}).get("labels") or {}
         if obj.get("kind") == "TrainJob":  # K2: Trainer's defaulter
@@ -153,6 +173,7 @@ class Cluster:
                 {"type": "AbleToScale", "status": "True", "reason": "SucceededGetScale"},
                 {"type": "ScalingActive", "status": "False", "reason": "FailedGetPodsMetric",
                  "message": "unable to get metric: no custom metrics API (custom.metrics.k8s.io)"}]}
+        self.first_status(obj)
 
     # -- workloads ----------------------------------------------------------------------------
     def suspended(self, obj):
@@ -164,6 +185,9 @@ class Cluster:
         if self.suspended(obj):
             return "Queued"
         if obj.get("kind") == "Job" and (obj.get("status") or {}).get("active"):
+            return "Running"
+        status = obj.get("status") or {}
+        if any(j.get("active") for j in status.get("replicatedJobsStatus") or status.get("jobsStatus") or []):
             return "Running"
         for c in (obj.get("status") or {}).get("conditions") or []:
             if c.get("status") == "True":
@@ -184,6 +208,11 @@ class Cluster:
             obj["status"] = {"conditions": [{"type": "Running", "status": "True", "reason": "Running"}]}
             if kind == "Job":
                 obj["status"] = {"active": 1}
+            if kind in ("JobSet", "TrainJob"):  # K5: no Running condition; Suspended False once resumed
+                was = [c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Suspended"]
+                resumed = [{"type": "Suspended", "status": "False", "reason": "Resumed"}] if was else []
+                field = "replicatedJobsStatus" if kind == "JobSet" else "jobsStatus"
+                obj["status"] = {field: [{"name": "node", "active": 1}]} | ({"conditions": resumed} if resumed else {})
         elif phase in ("Succeeded", "Failed"):
             ctype = DONE_CONDITION[kind] if phase == "Succeeded" else "Failed"
             obj["status"] = {"conditions": [{"type": ctype, "status": "True", "reason": phase,

@@ -21,6 +21,7 @@ Mutation classes:
   flux-healthChecks   ... without the whole list (only when it has more than one entry: with
                       one, it is the mutant above)
   flux-cel            one healthCheckExprs entry with `current` and `failed` swapped
+  flux-cel-guard      one healthCheckExprs entry without its `has(status.conditions) && ` guards
   argocd-wave-prev    every object of a stage directory in the previous stage's sync-wave (a
                       stage's objects share one wave: the stage, not each object, is shifted)
   argocd-wave-next    ... in the next stage's sync-wave
@@ -156,6 +157,15 @@ def mutants(tree):
                     x["failed"] = cur
             out.append(Mutant("flux-cel", "flux", f"Kustomization/{name}: healthCheckExprs[{i}] ({e['kind']}) "
                                                   "current <-> failed", _named("Kustomization", name, invert)))
+            if "has(status.conditions) && " in (e.get("current") or ""):
+                def unguard(o, i=i):
+                    x = o["spec"]["healthCheckExprs"][i]
+                    for k in ("current", "failed"):
+                        x[k] = x[k].replace("has(status.conditions) && ", "")
+                m = Mutant("flux-cel-guard", "flux", f"Kustomization/{name}: healthCheckExprs[{i}] ({e['kind']}) "
+                                                     "without has(status.conditions)", _named("Kustomization", name, unguard))
+                m.kind = e["kind"]
+                out.append(m)
     # -- the workload's own deadline (F17) -----------------------------------------------------
     for w in tree.stage_objects():
         if not is_workload(w) or not Cluster.deadline(w):
@@ -276,6 +286,9 @@ def equivalent(tree, m, base_stage_kinds):
             return ("the order of the workload stages within each Application is unchanged (the waves of stages "
                     "that hold only objects Kubernetes waits for itself, K8S_WAITS_FOR, order nothing; waves "
                     "order only within one Application's sync, GE pkg/sync/sync_context.go)")
+    if m.cls == "flux-cel-guard" and m.kind in ("PyTorchJob", "MPIJob"):
+        return (f"a {m.kind}'s controller writes its Created condition at its first reconcile (cluster.py K5): "
+                "status.conditions exists whenever Flux reads the object")
     if m.cls == "argocd-app-wave" and m.wave == "0":
         return "the annotation's default is wave 0 (GE pkg/sync/sync_task.go wave()): dropping \"0\" changes nothing"
     if m.cls == "argocd-lua" and m.gk not in base_stage_kinds:

@@ -47,7 +47,7 @@ EXPECTED_ON_FIXTURES = {
     "C18": [(LLAMA, "flux")],
     "C19": [(LLAMA, "flux")],
     "C24": [(LLAMA, "argocd")],
-    "C25": [(LLAMA, "argocd"), (LLAMA, "flux")],
+    "C25": [(LLAMA, "argocd")],
     "B21": [(TRAINJOB, "argocd")],
     "F14": [(LLAMA, "argocd")],
     "C23": [(LLAMA, "argocd")],
@@ -65,12 +65,6 @@ KNOWN_DEFECTS = {
     ('C17', 'llama31-8b-lora-nemo2/eks', 'argocd'),
     ('C17', 'llama31-8b/eks', 'argocd'),
     ('C17', 'llama31-8b/onprem', 'argocd'),
-    ('C25', 'gpt-5b/onprem', 'flux'),
-    ('C25', 'llama2-7b-lora/eks', 'flux'),
-    ('C25', 'llama31-405b-pretrain/gke-a4', 'flux'),
-    ('C25', 'llama31-8b/eks', 'flux'),
-    ('C25', 'llama31-8b/gke', 'flux'),
-    ('C25', 'llama31-8b/onprem', 'flux'),
 }
 
 

@@ -237,8 +237,9 @@ class Replay:
                     self.flag("C18", f"{k.name}: reads failed while its workload only runs "
                                      f"({self.cluster.phase(live)}): {k.reason}")
         elif what == "cel-unknown":  # I8
+            why = "no status yet" if "status" not in kw["obj"] else "a status without conditions"
             self.flag("C25", f"{kw['k'].name}: CEL health check of {kw['obj']['kind']}/{kw['obj']['metadata']['name']} "
-                             "errors on an object with no status yet (Unknown)")
+                             f"errors on an object with {why} (Unknown)")
         elif what == "starved" and kw["waited"] > HEALTH_POLL_MAX_MINUTES:
             self.flag("C18", f"{kw['k'].name}: no free worker for {kw['waited']:g}m: {len(self.engine.busy())} "
                              "reconciles wait in health checks")
