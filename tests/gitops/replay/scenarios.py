@@ -98,16 +98,16 @@ class RemovedTree(Tree):
 
 
 class Replay:
-    # I10 for serving: off in gitops.replay, on in mutations.py. It found a real deadlock, fixed in
+    # I10 for serving, on in gitops.replay and mutations.py. It found a real deadlock, fixed in
     # the generator: a root that manages itself is one of its own wave-0 resources (argo-cd v3.5.1
     # controller/sync.go:313-318 keeps what the app tracks, itself included; gitops-engine
     # sync_context.go:540-570 waits on each running task's health), and the app-of-apps health Lua
     # read it as Progressing while its own operation ran, so the serving Application (wave 1) was
     # never created. The Lua now applies its operation/sync rules to nemoc's child Applications
-    # only, never to a root (label nemoc.dev/gitops-root). It stays off here because the part-3
-    # scenarios do not drive manual-sync pipelines (llama2-7b-chat-lora/eks,
-    # llama31-8b-lora-nemo2/eks) through their workloads, so serving is legitimately not reached.
-    serving_liveness = False
+    # only, never to a root (label nemoc.dev/gitops-root). It was off here while the replay
+    # aggregated an Application into its own health (fixed: AR controller/health.go:52-55), which
+    # kept manual roots waiting on themselves.
+    serving_liveness = True
 
     def __init__(self, engine, tree, example):
         self.engine_name, self.example = engine, example
