@@ -47,6 +47,7 @@ double GoDurationSeconds(const std::string& d) {
 void CheckFluxPolls(const Document& doc, const nlohmann::json& gitops, Diagnostics* diags) {
   const auto& engines = gitops.value("engines", nlohmann::json::array());
   if (std::find(engines.begin(), engines.end(), "flux") == engines.end()) return;
+  // value(): CheckSpec also runs on a spec whose normalization failed (compiler.cc).
   const std::string timeout = gitops.value("defaultTimeout", std::string("1m"));
   if (GoDurationSeconds(timeout) <= 600) return;
   diags->Error("spec.flux-timeout",

@@ -232,22 +232,30 @@ class Cluster:
         deadline. batch/v1 Job spec.activeDeadlineSeconds; PyTorchJob spec.runPolicy; TrainJob
         spec.activeDeadlineSeconds (trainer v2.3.0 CRD); JobSet: its Jobs' (jobset v0.12.0
         FailurePolicyRule onJobFailureReasons, action FailJobSet; no rule: RestartJobSet)."""
+        secs = min([h["activeDeadlineSeconds"] for h in Cluster.deadline_holders(obj)
+                    if h.get("activeDeadlineSeconds")] or [0]) or None
+        if secs is None:
+            return None
+        if obj.get("kind") != "JobSet":
+            return secs, "fail"
+        rules = ((obj.get("spec") or {}).get("failurePolicy") or {}).get("rules") or []
+        fails = any(r.get("action") == "FailJobSet" and "DeadlineExceeded" in (r.get("onJobFailureReasons") or [])
+                    for r in rules)
+        return secs, "fail" if fails else "restart"
+
+    @staticmethod
+    def deadline_holders(obj):
+        """The parts of a workload's spec whose activeDeadlineSeconds its controller reads (see
+        deadline()); mutations.py drops the field from each."""
         spec = obj.get("spec") or {}
         kind = obj.get("kind")
         if kind in ("Job", "TrainJob"):
-            secs = spec.get("activeDeadlineSeconds")
-        elif kind == "PyTorchJob":
-            secs = (spec.get("runPolicy") or {}).get("activeDeadlineSeconds")
-        elif kind == "JobSet":
-            found = [r["template"]["spec"].get("activeDeadlineSeconds") for r in spec.get("replicatedJobs") or []]
-            secs = min([s for s in found if s] or [0]) or None
-            rules = (spec.get("failurePolicy") or {}).get("rules") or []
-            fails = any(r.get("action") == "FailJobSet" and "DeadlineExceeded" in (r.get("onJobFailureReasons") or [])
-                        for r in rules)
-            return (secs, "fail" if fails else "restart") if secs else None
-        else:
-            secs = None
-        return (secs, "fail") if secs else None
+            return [spec]
+        if kind == "PyTorchJob":
+            return [spec.get("runPolicy") or {}]
+        if kind == "JobSet":
+            return [r["template"]["spec"] for r in spec.get("replicatedJobs") or []]
+        return []
 
     def deadline_passes(self, obj, event_no):
         """The workload has run past its deadline: its controller fails it (reason

@@ -26,16 +26,16 @@ v1.9.4, read with `git show v1.9.4:<path>`; FP = fluxcd/pkg as field-review.md p
   F7  a new source revision does not cancel a running health check unless the
       CancelHealthCheckOnNewRevision gate is on; it is off by default
       (KC internal/features/features.go:94-96)
+  F8  status readers: batch/v1 Job by FP runtime/statusreaders/job.go (a suspended Job is
+      Current), then the CEL reader of healthCheckExprs (an evaluation error is Unknown:
+      FP runtime/cel/status_evaluator.go; cli-utils statusreaders/common.go:181-186), else kstatus
+      generic rules (objects without conditions are Current once they exist)
   F9  a path missing from the source artifact: Ready=False ArtifactFailed "kustomization path not
       found", before anything is applied or pruned (:377-381)
   F10 deleting a Kustomization: with spec.prune (deletionPolicy MirrorPrune, the default) and not
       suspended, its finalizer deletes the inventory (:1157-1175) except objects annotated
       kustomize.toolkit.fluxcd.io/prune: disabled (deleteObjects Exclusions :1407-1413); a deleted
       Kustomization in the inventory runs its own finalizer
-  F8  status readers: batch/v1 Job by FP runtime/statusreaders/job.go (a suspended Job is
-      Current), then the CEL reader of healthCheckExprs (an evaluation error is Unknown:
-      FP runtime/cel/status_evaluator.go; cli-utils statusreaders/common.go:181-186), else kstatus
-      generic rules (objects without conditions are Current once they exist)
 """
 import copy
 import json

@@ -173,9 +173,8 @@ def mutants(tree):
         name = w["metadata"]["name"]
 
         def undeadline(o):
-            for spec in [o.get("spec") or {}, (o.get("spec") or {}).get("runPolicy") or {}] + \
-                    [r["template"]["spec"] for r in (o.get("spec") or {}).get("replicatedJobs") or []]:
-                spec.pop("activeDeadlineSeconds", None)
+            for holder in Cluster.deadline_holders(o):
+                holder.pop("activeDeadlineSeconds", None)
         for engine in ("argocd", "flux"):
             if (tree.argocd_objects() if engine == "argocd" else tree.flux_objects()):
                 out.append(Mutant("deadline", engine, f"{w['kind']}/{name}: activeDeadlineSeconds dropped",

@@ -42,6 +42,7 @@ them to catch mutants that stall the pipeline (an inverted verdict) or hide a ru
 """
 import copy
 import os
+import re
 
 from argocd import ArgoCD, health_view, public, resource_health, _lua
 from cluster import Cluster, KUEUE_QUEUE
@@ -94,7 +95,8 @@ class RemovedTree(Tree):
         return self.base.resolve(repo_path) is not None
 
     def build(self, path):
-        return [] if os.path.normpath(path).startswith(os.path.normpath(self.root)) else self.base.build(path)
+        inside = os.path.commonpath([os.path.abspath(path), os.path.abspath(self.root)]) == os.path.abspath(self.root)
+        return [] if inside else self.base.build(path)
 
 
 class Replay:
@@ -485,11 +487,15 @@ class Replay:
                 self.starts(other)
         self.settle(0)
 
-    def run_stage(self, stage, minutes=30):
-        self.await_stage(stage)
+    def admit_if_queued(self, stage):
+        """Kueue admits the stage's workload when it exists and waits in the queue."""
         live = self.live_workload(stage)
         if live is not None and self.cluster.suspended(live):
             self.admit(stage)
+
+    def run_stage(self, stage, minutes=30):
+        self.await_stage(stage)
+        self.admit_if_queued(stage)
         if self.workload(stage, "Running", 1):
             self.workload(stage, "Succeeded", minutes)
 
@@ -565,7 +571,6 @@ class Replay:
         roots = self.tree.base.bootstrap_objects(e)
         said = self.tree.base.summary_row("Remove this target")
         if said is not None:  # what SUMMARY.md tells the user to run
-            import re
             kind = "application" if e == "argocd" else "kustomization"
             names = re.findall(rf"`kubectl delete {kind} (\S+) -n \S+`", said)
             if e == "argocd" and not names:  # the ApplicationSet leaves its list (its policy deletes)
@@ -692,14 +697,20 @@ def s_c14(r):
     r.check_health()
 
 
-def s_c15(r):
-    """C15: the training fails; retries follow; only a commit changing the training may move on."""
+def training_runs(r, minutes=1):
+    """Bootstrap, every stage before the training succeeds, and the training runs; its stage."""
     r.bootstrap()
     r.user_sync()
     pipeline_until(r, "train")
     train = r.stage("train")
-    r.admit(train) if r.cluster.suspended(r.live_workload(train) or {}) else None
-    r.workload(train, "Running")
+    r.admit_if_queued(train)
+    r.workload(train, "Running", minutes=minutes)
+    return train
+
+
+def s_c15(r):
+    """C15: the training fails; retries follow; only a commit changing the training may move on."""
+    train = training_runs(r)
     r.workload(train, "Failed")
     r.check_health(failed=train)
     for _ in range(3):
@@ -723,8 +734,7 @@ def s_c18(r):
     r.bootstrap()
     pipeline_until(r, "train", minutes=5)
     train = r.stage("train")
-    if r.live_workload(train) is not None and r.cluster.suspended(r.live_workload(train)):
-        r.admit(train)
+    r.admit_if_queued(train)
     r.other_projects_wait(train)
     queued = KUEUE_QUEUE in ((r.live_workload(train) or {}).get("metadata", {}).get("labels") or {})
     if queued:
@@ -746,13 +756,7 @@ def s_c19(r):
 
 def s_c24(r):
     """C24: the spec's training is edited while it runs; the user then terminates the operation."""
-    r.bootstrap()
-    r.user_sync()
-    pipeline_until(r, "train")
-    train = r.stage("train")
-    if r.live_workload(train) is not None and r.cluster.suspended(r.live_workload(train)):
-        r.admit(train)
-    r.workload(train, "Running")
+    train = training_runs(r)
     r.commit(train, "r2")
     if r.engine_name == "argocd":
         r.terminate()
@@ -787,13 +791,7 @@ def s_c25(r):
 def s_f17(r):
     """F17: the training runs past stages.train.timeout: its own controller stops it (no
     engine timeout does), and the pipeline halts there on both engines."""
-    r.bootstrap()
-    r.user_sync()
-    pipeline_until(r, "train")
-    train = r.stage("train")
-    if r.live_workload(train) is not None and r.cluster.suspended(r.live_workload(train)):
-        r.admit(train)
-    r.workload(train, "Running", minutes=60)
+    train = training_runs(r, minutes=60)
     live = r.live_workload(train)
     if live is None:  # the pipeline never reached the training (I10 says so where it matters)
         return

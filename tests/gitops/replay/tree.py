@@ -134,13 +134,11 @@ class Tree:
         for this target, Go-template placeholders filled), as the ApplicationSet controller would.
         A tree without SUMMARY.md (the d2b6ef1 fixtures) follows the README of its time:
         kubectl apply -k gitops/<engine>."""
-        summary = os.path.join(self.root, "SUMMARY.md")
-        if not os.path.exists(summary):
+        if not os.path.exists(os.path.join(self.root, "SUMMARY.md")):
             d = os.path.join(self.root, "gitops", engine)
             return self.build(d) if os.path.isdir(d) else []
-        row = next((l for l in open(summary) if l.startswith("| Apply once |")), "")
         out = []
-        for step in row.split("|")[2].split(";"):
+        for step in (self.summary_row("Apply once") or "").split(";"):
             step = step.strip()
             m = re.match(r"`kubectl apply -k (\S+)`", step)
             if m and m.group(1).startswith(f"gitops/{engine}"):
