@@ -43,6 +43,9 @@ struct LibraryFacts {
     std::vector<std::string> remove;     // per engine: how the target is removed (F13)
   } gitops;
   std::vector<std::pair<std::string, std::string>> stages;  // directory -> what it does
+  // Stage directory -> the directory on shared storage it writes, named by its
+  // state hash (paths.libsonnet, decision F15).
+  std::vector<std::pair<std::string, std::string>> state_dirs;
   struct PlatformRow {
     std::string what;
     std::vector<std::string> provides;

@@ -326,24 +326,41 @@ TEST(LibsonnetTest, DecimalsAreShort) {
 }
 
 TEST(LibsonnetTest, StagesShareOnePathTable) {
+  // ctx.states: each stage's state hash (paths.libsonnet, decision F15), bound by nemoc.libsonnet.
   const std::string ctx =
       "local p = import 'paths.libsonnet';"
       "local ctx = {project: 'demo', target: {name: 'east'}, spec: {stages: {train: {}}, model: {}},"
-      "  storage: {results: {mountPath: '/results'}, data: {mountPath: '/data'}}};";
-  EXPECT_EQ("/data/demo/east/prepared/corpus_text_document",
+      "  storage: {results: {mountPath: '/results'}, data: {mountPath: '/data'}},"
+      "  states: {dataPrep: 'd1', train: 't1', convert: 'c1', tensorrtLLM: 'e1', evaluate: 'v1'}};";
+  EXPECT_EQ("/data/demo/east/prepared/d1/corpus_text_document",
             Eval(ctx + "p.preparedDataset(ctx, {jsonKey: 'text'})"));
-  EXPECT_EQ("/results/demo/east/train/checkpoints/megatron_gpt.nemo", Eval(ctx + "p.nemoCheckpoint(ctx, {})"));
+  EXPECT_EQ("/results/demo/east/train/t1/checkpoints/megatron_gpt.nemo", Eval(ctx + "p.nemoCheckpoint(ctx, {})"));
   EXPECT_EQ("/results/ckpt/x.nemo", Eval(ctx + "p.nemoCheckpoint(ctx, {checkpoint: 'ckpt/x.nemo'})"));
+  EXPECT_EQ("/results/demo/east/huggingface/c1", Eval(ctx + "p.huggingfaceDir(ctx)"));
   EXPECT_EQ(Eval(ctx + "p.huggingfaceDir(ctx)"), Eval(ctx + "p.huggingfaceSource(ctx, {})"));
+  EXPECT_EQ("/results/demo/east/tensorrt-llm/e1/engine", Eval(ctx + "p.engineDir(ctx)"));
   EXPECT_EQ(Eval(ctx + "p.engineDir(ctx)"), Eval(ctx + "p.engineSource(ctx, {})"));
   EXPECT_EQ("/results/engines/e", Eval(ctx + "p.engineSource(ctx, {engine: 'engines/e'})"));
-  // A training chain: the train stage logs under its predecessor's workload
-  // name and restores the pretraining's final .nemo.
+  EXPECT_EQ("/results/demo/east/evaluate/v1", Eval(ctx + "p.evaluateDir(ctx)"));
+  // The stage being hashed reads the draft; a state read before it is bound is a library bug.
+  EXPECT_EQ("/results/demo/east/train/@state", Eval(ctx + "p.trainDir(p.drafting(ctx, 'train'))"));
+  {
+    JsonnetVm* vm = jsonnet_make();
+    AddLibraryPaths(vm);
+    int failed = 0;
+    char* out = jsonnet_evaluate_snippet(vm, "test", (ctx + "p.mergeDir(ctx)").c_str(), &failed);
+    EXPECT_TRUE(failed);
+    EXPECT_NE(std::string::npos, std::string(out).find("state directory of mergeLora is read before"));
+    jsonnet_realloc(vm, out, 0);
+    jsonnet_destroy(vm);
+  }
+  // A training chain: each stage logs in its own state directory; the train
+  // stage restores the pretraining's final .nemo.
   const std::string chain = ctx +
-      "local chained = ctx {spec+: {stages+: {pretrain: {}}}, trainingBuilt: {pretrain: {name: 'demo-pretrain-1'}}};";
-  EXPECT_EQ("/results/demo/east/train/demo-pretrain-1", Eval(chain + "p.trainDir(chained)"));
-  EXPECT_EQ("/results/demo/east/pretrain/checkpoints/megatron_gpt.nemo", Eval(chain + "p.restoreNemo(chained)"));
-  EXPECT_EQ("/results/demo/east/pretrain", Eval(chain + "p.trainDir(chained {trainKey: 'pretrain'})"));
+      "local chained = ctx {spec+: {stages+: {pretrain: {}}}, states+: {pretrain: 'p1'}};";
+  EXPECT_EQ("/results/demo/east/train/t1", Eval(chain + "p.trainDir(chained)"));
+  EXPECT_EQ("/results/demo/east/pretrain/p1/checkpoints/megatron_gpt.nemo", Eval(chain + "p.restoreNemo(chained)"));
+  EXPECT_EQ("/results/demo/east/pretrain/p1", Eval(chain + "p.trainDir(chained {trainKey: 'pretrain'})"));
   EXPECT_EQ(nlohmann::json(), Eval(chain + "p.restoreNemo(chained {trainKey: 'pretrain'})"));
 }
 

@@ -207,15 +207,22 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
       if (e == "argocd") {
         edit += std::string(edit.empty() ? "" : " ") +
                 "Argo CD: auto-sync skips the commit while the pipeline's operation runs "
-                "(argo-cd appcontroller.go:2336-2338); after it ends or is terminated, the next sync creates "
-                "the edited stage's new workload and prunes the old one at its end, so both run for a while.";
+                "(argo-cd appcontroller.go:2336-2338); terminate it (`argocd app terminate-op`) and sync with "
+                "prune (`argocd app sync --prune`): in the stage's wave the old workload is pruned before the new "
+                "one is created (gitops-engine sync_context.go:1616). A sync without prune leaves the old "
+                "workload running beside the new one.";
       } else if (e == "flux") {
         edit += std::string(edit.empty() ? "" : " ") +
                 "Flux: the stage's Kustomization applies it at its next reconcile after a running health check "
                 "ends: the new workload is created and the old one pruned.";
       }
     }
-    if (!edit.empty()) out += Row("Edit while a stage runs", edit + " The new run writes the old run's log directory.");
+    if (!edit.empty()) {
+      out += Row("Edit while a stage runs",
+                 edit + " An edit of what determines the stage's output starts a new run in a new state directory "
+                        "(State directories below); a scheduling-only edit resumes the old run's checkpoints in "
+                        "the same one.");
+    }
     std::string remove;
     for (const auto& step : gitops.remove) remove += (remove.empty() ? "" : " ") + step;
     if (!remove.empty()) out += Row("Remove this target", "drop it from the spec, build and commit. " + remove);
@@ -234,6 +241,19 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
   if (!facts.stages.empty()) {
     out += "| Stage | What it does |\n|---|---|\n";
     for (const auto& [dir, text] : facts.stages) out += "| `" + dir + "` | " + text + " |\n";
+    out += "\n";
+  }
+  // Where each stage writes (decision F15/F16): named by its state hash, kept
+  // when the state changes.
+  if (!facts.state_dirs.empty()) {
+    out += "## State directories\n\n"
+           "Each stage writes into a directory named by its state hash: what determines its output (NeMo config or "
+           "arguments, image, the directories it reads, `dataVersion` / `stages.dataPrep.version`). A change to any of "
+           "these writes a new directory and re-runs every stage after it; a change that only places or schedules "
+           "pods (tolerations, node selectors, priority, queue, resources, timeout) resumes in the same one. "
+           "Directories of earlier states stay on the volume: nemoc never deletes data, removing them is up to you.\n\n"
+           "| Stage | Writes |\n|---|---|\n";
+    for (const auto& [dir, path] : facts.state_dirs) out += "| `" + dir + "` | `" + path + "` |\n";
     out += "\n";
   }
   // What the platform bundle installs and what the cluster must already have

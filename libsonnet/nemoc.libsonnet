@@ -21,6 +21,7 @@ local mergeLora = import 'nemoc/stages/merge-lora.libsonnet';
 local monitoring = import 'nemoc/stages/monitoring.libsonnet';
 local ncclTest = import 'nemoc/stages/nccl-test.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
+local paths = import 'nemoc/paths.libsonnet';
 local serve = import 'nemoc/stages/serve.libsonnet';
 local tensorrtLLM = import 'nemoc/stages/tensorrt-llm.libsonnet';
 local train = import 'nemoc/stages/train.libsonnet';
@@ -115,6 +116,21 @@ local builders = {
          for k in chain.present(ctx)
        } else {}),
 
+  // Stage directory -> the directory it writes (paths.libsonnet state hashes,
+  // F15): SUMMARY.md's "State directories".
+  stateDirs(ctx)::
+    local writes = {
+      dataPrep: function(c) paths.preparedDir(c),
+      importModel: function(c) paths.importDir(c),
+      pretrain: function(c) paths.trainDir(chain.at(c, 'pretrain')),
+      train: function(c) paths.trainDir(chain.at(c, 'train')),
+      mergeLora: function(c) paths.mergeDir(c),
+      evaluate: function(c) paths.evaluateDir(c),
+      convert: function(c) paths.huggingfaceDir(c),
+      tensorrtLLM: function(c) paths.engineDir(c),
+    };
+    { [order.dir[k]]: writes[k](ctx) for k in std.objectFields(ctx.states) },
+
   buildTarget(spec, profiles, runtimes, target, index)::
     local base = $.context(spec, profiles[target.profile], runtimes, target, index);
     // What several stages read, computed once per target: a local is
@@ -125,24 +141,42 @@ local builders = {
     // selects its pods by its name).
     local localPlacement = std.parseJson('' + base.profile.localPlacement(base));
     local placement = std.parseJson('' + base.profile.placement(base, base.runtimeImpl));
-    local withPlacements = base { localPlacement: localPlacement, placement: placement };
+    local placed = base { localPlacement: localPlacement, placement: placement };
+    // F15: each stage's state hash (paths.libsonnet), in pipeline order: a
+    // stage's state hashes the directories it reads, which carry the states
+    // before it. Bound once (ctx.states); every path reads it from there.
+    // Each state is a local (computed once) and ctx.states plain data: an
+    // object field that calls a function calls it on every access.
+    local stateOf(ctx, key) = if $.present(ctx, key) then (local state = builders[key].state(ctx); { [key]: state }) else {};
+    local states0 = stateOf(placed, 'dataPrep');
+    local withData = placed { states: states0 };
+    local states1 = states0 + stateOf(withData, 'importModel');
+    local withPlacements = placed { states: states1 };
     // A chain's stages in order: a stage's name hashes its predecessor's.
     // Each stage gets the profile's placement for its own image (gke-a4's gIB
     // plugin must match the image's NCCL, B12).
     local pretrainBuilt = if !std.objectHasEx(spec.spec.stages, 'pretrain', false) then null else
       local at = chain.at(base, 'pretrain');
       train.built(chain.at(withPlacements, 'pretrain') { placement: std.parseJson('' + base.profile.placement(at, base.runtimeImpl)) });
-    local withPretrain = withPlacements { trainingBuilt: { pretrain: pretrainBuilt } };
+    local states2 = states1 + (if pretrainBuilt == null then {} else { pretrain: pretrainBuilt.state });
+    local withPretrain = withPlacements { trainingBuilt: { pretrain: pretrainBuilt }, states: states2 };
     local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(chain.at(withPretrain, 'train')) else null;
-    local withTrain = withPlacements { trainBuilt: trainBuilt, trainingBuilt: { pretrain: pretrainBuilt, train: trainBuilt } };
+    local states3 = states2 + (if trainBuilt == null then {} else { train: trainBuilt.state });
+    local trained = withPretrain { trainBuilt: trainBuilt, trainingBuilt: { pretrain: pretrainBuilt, train: trainBuilt }, states: states3 };
+    local states4 = states3 + stateOf(trained, 'mergeLora');
+    local withTrain = trained { states: states4 };
     // The LoRA merge Job, built once: it emits it, evaluate and convert hash
     // its name and read its output (paths.nemoCheckpoint).
     local mergeBuilt = if $.present(withTrain, 'mergeLora') then mergeLora.built(withTrain) else null;
-    local withMerge = withTrain { mergeBuilt: mergeBuilt };
+    local merged = withTrain { mergeBuilt: mergeBuilt };
+    local states5 = states4 + stateOf(merged, 'evaluate') + stateOf(merged, 'convert');
+    local withMerge = merged { states: states5 };
     // The conversion Job, built once: the convert stage emits it, the engine
     // build hashes its name.
     local convertBuilt = if $.present(withMerge, 'convert') then convert.built(withMerge) else null;
-    local ctx = withMerge { convertBuilt: convertBuilt };
+    local converted = withMerge { convertBuilt: convertBuilt };
+    local states6 = states5 + stateOf(converted, 'tensorrtLLM');
+    local ctx = converted { states: states6 };
     local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + evaluate.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
                         + serve.diagnostics(ctx) + nemo2.diagnostics(ctx) + train.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx);
@@ -168,6 +202,7 @@ local builders = {
         accelerator: ctx.profile.accelerator(ctx),
         storage: storage.describeAll(ctx),
         stages: $.stageSummaries(ctx),
+        stateDirs: $.stateDirs(ctx),
         platform: platform.summary(ctx, stageFiles, gitops.enabled(ctx) && ctx.spec.gitops.platform),
       } + (if std.objectHasEx(ctx.spec.stages, 'train', false) then { train: train.summary(ctx) } else {})
       + (if gitops.enabled(ctx) then { gitops: gitops.summary(ctx, stageFiles) } else {}),

@@ -5,17 +5,38 @@ local chain = import 'nemoc/stages/chain.libsonnet';
 {
   // ctx.storage is the target's resolved storage (results and data volumes).
   resultsDir(ctx):: ctx.storage.results.mountPath + '/' + ctx.project + '/' + ctx.target.name,
-  // <results>/pretrain and <results>/train: each training stage of the
-  // chain (stages/chain.libsonnet) logs and checkpoints in its own directory.
-  // A stage after another one logs in a subdirectory named after its
-  // predecessor's workload: with resume_if_exists, exp_manager resumes the
-  // newest *-last checkpoint of its log directory (NVIDIA/NeMo v2.1.0
-  // nemo/utils/exp_manager.py:830-862), so after new pretraining the
-  // fine-tuning of the old one would be restored at max_steps and skip
-  // training. A new predecessor is a new directory: the run starts afresh.
-  trainDir(ctx)::
-    local upstream = chain.upstream(ctx);
-    $.resultsDir(ctx) + '/' + chain.key(ctx) + (if upstream == null then '' else '/' + ctx.trainingBuilt[upstream].name),
+
+  // Two hashes (field review C16/C17, decision F15). A workload's NAME hashes
+  // everything in the object (k8s.contentName: Jobs are immutable). The
+  // DIRECTORY a stage writes is named by its STATE hash: what determines the
+  // artifact -- the program and its arguments or NeMo config with the
+  // stage's own directory left out, the image, the inputs' directories
+  // (which carry their own state hashes, so a new input moves everything
+  // after it) and the spec's data version (F16). What only places or
+  // schedules the pods (tolerations, node selectors, priority, queue,
+  // resources, the deadline) is not in it: such an edit replaces the
+  // workload and it resumes in the same directory. A stage's state is
+  // computed once per target (nemoc.libsonnet binds ctx.states) from the
+  // stage built with `drafting` (its own directory reads draftState).
+  // With resume_if_exists, exp_manager resumes the newest *-last checkpoint of
+  // its log directory (NVIDIA/NeMo v2.2.1 nemo/utils/exp_manager.py:813-880):
+  // a new state is a new directory, so a changed learning rate trains afresh
+  // and an unchanged one resumes. Old directories stay (SUMMARY.md lists what
+  // a target writes; removing them is a human act, F16).
+  draftState:: '@state',
+  drafting(ctx, key):: ctx { states+: { [key]: $.draftState } },
+  stateHash(determinants):: std.substr(std.md5('' + determinants), 0, 12),
+  state(ctx, key)::
+    if std.objectHasEx(ctx, 'states', true) && std.objectHasEx(ctx.states, key, false) then ctx.states[key]
+    else error ('nemoc library bug: the state directory of ' + key + ' is read before its state hash is bound'),
+  stateDir(ctx, name, key):: $.resultsDir(ctx) + '/' + name + '/' + $.state(ctx, key),
+
+  // <results>/pretrain/<state> and <results>/train/<state>: each training
+  // stage of the chain (stages/chain.libsonnet) logs and checkpoints in its
+  // own directory. The train stage after pretraining restores its
+  // predecessor's final .nemo, whose path (and so state) is in its config: new
+  // pretraining is a new fine-tuning directory.
+  trainDir(ctx):: $.stateDir(ctx, chain.key(ctx), chain.key(ctx)),
   checkpointDir(ctx):: $.trainDir(ctx) + '/checkpoints',
   // DLLogger JSON (`nemoc metrics` reads rank-0/dllogger.json below it).
   dlloggerDir(ctx):: $.trainDir(ctx) + '/dllogger',
@@ -30,7 +51,10 @@ local chain = import 'nemoc/stages/chain.libsonnet';
   // dataPrep writes Megatron indexed datasets (<prefix>.bin/.idx) here;
   // preprocess_data_for_megatron.py appends _<jsonKey>_document to the
   // output prefix it is given.
-  preparedDir(ctx):: $.dataDir(ctx) + '/' + ctx.project + '/' + ctx.target.name + '/prepared',
+  // One directory per state (F16: the input, its version, the tokenizer, the
+  // image): new data is a new prepared set, never an overwrite under a
+  // training that reads the old one.
+  preparedDir(ctx):: $.dataDir(ctx) + '/' + ctx.project + '/' + ctx.target.name + '/prepared/' + $.state(ctx, 'dataPrep'),
   preparedOutputPrefix(ctx):: $.preparedDir(ctx) + '/corpus',
   preparedDataset(ctx, dataPrep):: $.preparedOutputPrefix(ctx) + '_' + dataPrep.jsonKey + '_document',
 
@@ -46,7 +70,7 @@ local chain = import 'nemoc/stages/chain.libsonnet';
 
   // The .nemo fine-tuning starts from: the spec's model.source.nemo, or
   // where the import stage writes model.source.huggingface.
-  importDir(ctx):: $.resultsDir(ctx) + '/import',
+  importDir(ctx):: $.stateDir(ctx, 'import', 'importModel'),
   importedNemo(ctx):: $.importDir(ctx) + '/model.nemo',
   // NeMo 2's llm.import_ckpt writes a checkpoint directory.
   importedNemo2(ctx):: $.importDir(ctx) + '/nemo2',
@@ -69,11 +93,12 @@ local chain = import 'nemoc/stages/chain.libsonnet';
     else null,
   // A LoRA fine-tune's .nemo holds only the adapter: stages/merge-lora.libsonnet
   // merges it into the base model (paths.sourceNemo) and writes this.
-  mergeDir(ctx):: $.resultsDir(ctx) + '/merge-lora',
+  mergeDir(ctx):: $.stateDir(ctx, 'merge-lora', 'mergeLora'),
   mergedNemo(ctx):: $.mergeDir(ctx) + '/merged.nemo',
   // A NeMo 2 LoRA run's adapter merged into its base (llm.peft.merge_lora,
   // stages/convert.libsonnet): a checkpoint directory.
-  mergedNemo2(ctx):: $.mergeDir(ctx) + '/nemo2',
+  // The convert Job writes it: named by the conversion's state.
+  mergedNemo2(ctx):: $.stateDir(ctx, 'merge-lora', 'convert') + '/nemo2',
   // The .nemo a later stage reads: its own `checkpoint` when the spec gives
   // one, else what the train stage saves at the end -- after a NeMo 1 LoRA
   // fine-tune, the merged model (the merge stage is present exactly then).
@@ -82,19 +107,22 @@ local chain = import 'nemoc/stages/chain.libsonnet';
     else if std.objectHasEx(ctx, 'mergeBuilt', true) && ctx.mergeBuilt != null then $.mergedNemo(ctx)
     else $.trainedNemo(ctx),
 
-  evaluateDir(ctx):: $.resultsDir(ctx) + '/evaluate',
-  huggingfaceDir(ctx):: $.resultsDir(ctx) + '/huggingface',
+  evaluateDir(ctx):: $.stateDir(ctx, 'evaluate', 'evaluate'),
+  huggingfaceParent(ctx):: $.resultsDir(ctx) + '/huggingface',
+  huggingfaceDir(ctx):: $.stateDir(ctx, 'huggingface', 'convert'),
   // Where NeMo 1's Llama converter torch.saves the raw state dict it then
   // loads into the Hugging Face model (--output_path, stages/convert.libsonnet):
   // beside huggingfaceDir, never in it, and removed when the converter ends.
-  convertScratchFile(ctx):: $.resultsDir(ctx) + '/convert-scratch/pytorch_model.bin',
+  convertScratchFile(ctx):: $.stateDir(ctx, 'convert-scratch', 'convert') + '/pytorch_model.bin',
   // A Hub repository downloaded to shared storage (the converter's --hf_input_path).
   hubSnapshotDir(ctx, repo):: $.resultsDir(ctx) + '/hub/' + repo,
   // HuggingFace checkpoint the TensorRT-LLM build reads.
   huggingfaceSource(ctx, trtllm)::
     if std.objectHasEx(trtllm, 'checkpoint', false) then $.resultsFile(ctx, trtllm.checkpoint) else $.huggingfaceDir(ctx),
-  trtllmCheckpointDir(ctx):: $.resultsDir(ctx) + '/tensorrt-llm/checkpoint',
-  engineDir(ctx):: $.resultsDir(ctx) + '/tensorrt-llm/engine',
+  // Each engine in its own directory: Triton (a later stage) switches to a
+  // new one only after its build succeeded, and the previous one stays (a
+  // revert serves it again).
+  engineDir(ctx):: $.stateDir(ctx, 'tensorrt-llm', 'tensorrtLLM') + '/engine',
   // Engine Triton serves.
   engineSource(ctx, serve)::
     if std.objectHasEx(serve, 'engine', false) then $.resultsFile(ctx, serve.engine) else $.engineDir(ctx),

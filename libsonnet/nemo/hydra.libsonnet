@@ -77,6 +77,17 @@ local deepMerge(a, b) =
     gradient_clip_val: train.optimizer.gradientClip,
   },
 
+  // The fields of config() that name the stage's own directory: the state
+  // hash is taken from the config built with paths.draftState, then these are
+  // set (stages/train.libsonnet built(): one config evaluation, not two).
+  ownDirectories(ctx):: {
+    explicit_log_dir: paths.trainDir(ctx),
+    dllogger_logger_kwargs+: {
+      json_file: paths.dlloggerDir(ctx) + '/rank-${oc.env:RANK,0}/dllogger.json',
+    },
+  },
+  withOwnDirectories(config, ctx):: config { exp_manager+: $.ownDirectories(ctx) },
+
   expManager(ctx, train):: {
     local checkpoint = train.checkpoint,
     explicit_log_dir: paths.trainDir(ctx),

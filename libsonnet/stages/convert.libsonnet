@@ -169,7 +169,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   gpus(ctx):: if $.nemo2(ctx) then 1 else ctx.spec.stages.convert.gpus,
   // The directory created before the program runs: the export's output for
   // the converters; for NeMo 2 its parent (the export must not find <out>).
-  outputParent(ctx):: if $.nemo2(ctx) then paths.resultsDir(ctx) else paths.huggingfaceDir(ctx),
+  outputParent(ctx):: if $.nemo2(ctx) then paths.huggingfaceParent(ctx) else paths.huggingfaceDir(ctx),
   // Files the converter writes that are not the published model, removed
   // before it runs and when it ends (pod.mkdirRunRemoving): the Llama
   // converter's raw state dict. staleFiles are removed before it runs only:
@@ -259,6 +259,17 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   // The conversion Job (a Job or the JobSet wrapping it), built once per
   // target: nemoc.libsonnet binds it as ctx.convertBuilt, which files() emits
   // and the engine build hashes (it reads this Job's output, field review C5).
+  // State of the Hugging Face checkpoint (paths.libsonnet, F15): converter,
+  // arguments (the checkpoint read, precision) and the Hub download with the
+  // output left out, the image.
+  state(ctx)::
+    local draft = paths.drafting(ctx, 'convert');
+    paths.stateHash({
+      image: k8s.imageRef(ctx.spec.stages.convert.image),
+      argv: $.args(draft),
+      download: if !$.nemo2(ctx) && $.downloads(ctx.spec.model.converters.toHuggingface) then $.downloadArgs(draft) else [],
+    }),
+
   built(ctx)::
     local convert = ctx.spec.stages.convert;
     local placement = pod.placementFor(ctx, 'convert');

@@ -33,6 +33,14 @@ local pod = import 'nemoc/stages/pod.libsonnet';
       '--append-eod',
     ] + $.tokenizerArgs(ctx.spec.model.tokenizer),
 
+  // The prepared set's state (paths.libsonnet, F15/F16): the arguments with
+  // its own directory left out, the image and the spec's version of the
+  // input (nemoc cannot see the file's content: a new version is new data).
+  state(ctx)::
+    local prep = ctx.spec.stages.dataPrep;
+    paths.stateHash({ image: k8s.imageRef(prep.image), argv: $.args(paths.drafting(ctx, 'dataPrep')) }
+                    + (if std.objectHasEx(prep, 'version', false) then { version: prep.version } else {})),
+
   files(ctx)::
     local prep = ctx.spec.stages.dataPrep;
     local placement = pod.placementFor(ctx, 'dataPrep');

@@ -196,6 +196,12 @@ local pod = import 'nemoc/stages/pod.libsonnet';
       '--cache_dir=' + paths.evaluateDir(ctx) + '/cache',
     ],
 
+  // State of the results (paths.libsonnet, F15): the program and arguments
+  // (the checkpoint read, tasks, parallelism) with the output left out, the image.
+  state(ctx)::
+    local draft = paths.drafting(ctx, 'evaluate');
+    paths.stateHash({ image: k8s.imageRef(ctx.spec.stages.evaluate.image), argv: if $.nemo2(ctx) then $.nemo2Args(draft) else $.args(draft) }),
+
   files(ctx)::
     local evaluate = ctx.spec.stages.evaluate;
     local placement = pod.placementFor(ctx, 'evaluate');

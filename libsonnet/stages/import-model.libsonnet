@@ -140,6 +140,10 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
       '--precision=bf16',
     ] + $.llama31Arg(ctx)),
 
+  // State of the imported model (paths.libsonnet, F15): the program, its
+  // arguments with the output left out, the image.
+  state(ctx):: paths.stateHash({ image: k8s.imageRef($.reader(ctx).image), argv: $.args(paths.drafting(ctx, 'importModel')) }),
+
   files(ctx)::
     local placement = pod.placementFor(ctx, 'importModel');
     local run = pod.mkdirThenExec([paths.importDir(ctx)], $.args(ctx));

@@ -116,6 +116,10 @@ local table = import 'nemoc/nemo/merge_lora.json';
   // The merge Job, built once per target: nemoc.libsonnet binds it as
   // ctx.mergeBuilt, which files() emits and the readers hash (C5: a new
   // adapter re-runs what reads the merged model).
+  // State of the merged model (paths.libsonnet, F15): the overrides (base,
+  // adapter) with the output left out, the image.
+  state(ctx):: paths.stateHash({ image: k8s.imageRef(ctx.spec.stages.train.image), argv: $.args(paths.drafting(ctx, 'mergeLora')) }),
+
   built(ctx)::
     local m = $.settings(ctx);
     local placement = pod.placementFor(ctx, 'mergeLora');

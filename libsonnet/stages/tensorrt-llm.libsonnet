@@ -72,6 +72,15 @@ local pod = import 'nemoc/stages/pod.libsonnet';
       '--paged-kv-cache=' + trt.pagedKvCache,
     ],
 
+  // State of the engine (paths.libsonnet, F15): the build script and its
+  // arguments (the checkpoint read, quantization, limits) with the output
+  // left out, the image. Each state is its own directory.
+  state(ctx):: paths.stateHash({
+    image: k8s.imageRef(ctx.spec.stages.tensorrtLLM.image),
+    script: $.script,
+    argv: $.args(paths.drafting(ctx, 'tensorrtLLM')),
+  }),
+
   files(ctx)::
     local trt = ctx.spec.stages.tensorrtLLM;
     local placement = pod.placementFor(ctx, 'tensorrtLLM');

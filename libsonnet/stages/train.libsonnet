@@ -75,9 +75,31 @@ local order = import 'nemoc/stages/order.libsonnet';
   // files(), monitoring and the NCCL preflight read.
   // A stage that restores its predecessor's checkpoint hashes that
   // workload's name too (C5): new pretraining re-runs the fine-tuning.
+  // The state hash (paths.libsonnet, F15) is taken first, from the config
+  // and program with the stage's own directory left out: NeMo's config and
+  // program, the image the pods run (a profile's own build included) and the
+  // spec's data version. Node count and parallelism are in the config, so in
+  // the state: nemoc does not rely on a checkpoint resuming across them.
   built(ctx)::
     local key = chain.key(ctx);
-    local config = $.configData(ctx);
+    local draft = paths.drafting(ctx, key);
+    local train = chain.stage(ctx);
+    local image = if std.objectHasEx(ctx.placement, 'image', false) then ctx.placement.image else train.image;
+    // NeMo 1: the config is evaluated once (~40 ms), with the draft
+    // directory, and hydra.withOwnDirectories sets the real one.
+    local draftHydra = if $.nemo2(ctx) then null else std.parseJson('' + hydra.config(draft));
+    local state = paths.stateHash({
+      config: if $.nemo2(ctx) then $.configData(draft) else draftHydra,
+      program: $.program(draft),
+      image: k8s.imageRef(image),
+    } + (if std.objectHasEx(train, 'dataVersion', false) then { dataVersion: train.dataVersion } else {}));
+    local withState = ctx { states+: { [key]: state } };
+    local config = if $.nemo2(ctx) then $.configData(withState)
+    else { 'config.yaml': k8s.yamlDocument(std.parseJson('' + hydra.withOwnDirectories(draftHydra, withState))) };
+    $.builtWithState(withState, config) { state: state },
+
+  builtWithState(ctx, config)::
+    local key = chain.key(ctx);
     local configMap = k8s.contentName(ctx.project + '-' + key + '-config', 63, config);
     local withConfig = ctx { trainConfigMap: configMap };
     local upstream = chain.upstream(ctx);

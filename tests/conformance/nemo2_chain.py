@@ -313,7 +313,11 @@ def hash_chain(tmp, errors):
     base, docs = rebuilt(tmp, "base", base_spec, errors)
     new_pre, pre_docs = rebuilt(tmp, "new-pretrain", edited("pretrain", 3000), errors)
     new_ft, ft_docs = rebuilt(tmp, "new-train", edited("train", 600), errors)
-    if not (base and new_pre and new_ft):
+    # Scheduling only (F15): the fine-tuning's deadline and /dev/shm replace its workload.
+    sched_spec = json.loads(json.dumps(base_spec))
+    sched_spec["spec"]["stages"]["train"].update({"timeout": "24h", "shmSize": "128Gi"})
+    sched, sched_docs = rebuilt(tmp, "scheduling", sched_spec, errors)
+    if not (base and new_pre and new_ft and sched):
         return
 
     def train_log(d):
@@ -328,8 +332,14 @@ def hash_chain(tmp, errors):
     # new pretraining.
     if train_log(docs) == train_log(pre_docs):
         errors.append(f"hash chain: after new pretraining the fine-tuning resumes in {train_log(docs)}")
-    if train_log(docs) != train_log(ft_docs):
-        errors.append("hash chain: a changed fine-tuning moved its log directory (it would not resume)")
+    # A changed fine-tuning is a new state (F15, C17): a new directory, not the old run resumed;
+    # a scheduling-only change resumes in its own.
+    if train_log(docs) == train_log(ft_docs):
+        errors.append("hash chain: a changed fine-tuning keeps its log directory: it would resume the old run (C17)")
+    if train_log(docs) != train_log(sched_docs):
+        errors.append("hash chain: a scheduling-only change moved the fine-tuning's log directory (it would not resume)")
+    if base.get("30-train") == sched.get("30-train"):
+        errors.append("hash chain: the scheduling-only change did not replace the fine-tuning workload (the test edits nothing)")
     if base.get("28-pretrain") != new_ft.get("28-pretrain"):
         errors.append("hash chain: a new fine-tuning renames the pretraining")
     # A lone NeMo 2 pretraining with a source: continued pretraining from the import.

@@ -121,7 +121,7 @@ def check_target(where, target, spec, errors, tags):
             args = " ".join(all_args(obj))
             if handed in args and not r.startswith("35-"):
                 errors.append(f"{where}: {r} reads the pretraining's checkpoint instead of the fine-tuned one")
-            if saved_nemo(fcfg) not in args and "merge-lora/merged.nemo" not in args and "checkpoint" not in spec["spec"]["stages"].get(r[3:].split("/")[0], {}):
+            if saved_nemo(fcfg) not in args and not re.search(r"merge-lora/[0-9a-f]{12}/merged\.nemo", args) and "checkpoint" not in spec["spec"]["stages"].get(r[3:].split("/")[0], {}):
                 errors.append(f"{where}: {r} reads neither the fine-tuned .nemo nor the merged one")
     # GitOps order.
     names = {key: s["obj"]["metadata"]["name"] for key, s in stages.items()}
@@ -188,20 +188,27 @@ def hash_chain(tmp, errors):
     base = names("base", text)
     new_pretrain = names("new-pretrain", text.replace("maxSteps: 2000", "maxSteps: 3000"))
     new_train = names("new-train", text.replace("maxSteps: 500", "maxSteps: 600"))
-    if not base or not new_pretrain or not new_train:
+    # Scheduling only (F15): the fine-tuning's deadline and /dev/shm replace its workload.
+    sched = names("scheduling", text.replace("      maxSteps: 500\n", "      maxSteps: 500\n      timeout: 24h\n      shmSize: 128Gi\n", 1))
+    if not base or not new_pretrain or not new_train or not sched:
         return
     for d in ("28-pretrain", "30-train", "35-merge-lora", "40-evaluate", "50-convert", "60-tensorrt-llm"):
         if base.get(d) == new_pretrain.get(d):
             errors.append(f"hash chain: new pretraining keeps {d}'s name {base.get(d)}")
     # exp_manager resumes the newest *-last checkpoint of explicit_log_dir (resume_if_exists;
-    # NVIDIA/NeMo v2.1.0 nemo/utils/exp_manager.py:830-862): after new pretraining the
+    # NVIDIA/NeMo v2.2.1 nemo/utils/exp_manager.py:813-880): after new pretraining the
     # fine-tuning must log elsewhere, or it restores the old fine-tuning at max_steps and
-    # never trains on the new base. A changed fine-tuning alone resumes its own run.
+    # never trains on the new base. A changed fine-tuning (its config: the state hash, F15)
+    # logs in a new directory too (C17); a scheduling-only change resumes its own run.
     if "train-log" not in base or base.get("train-log") == new_pretrain.get("train-log"):
         errors.append(f"hash chain: after new pretraining the fine-tuning logs (and resumes) in the old "
                       f"directory {base.get('train-log')}")
-    if base.get("train-log") != new_train.get("train-log"):
-        errors.append("hash chain: a changed fine-tuning moved its log directory (it would not resume)")
+    if base.get("train-log") == new_train.get("train-log"):
+        errors.append("hash chain: a changed fine-tuning keeps its log directory: it would resume the old run (C17)")
+    if base.get("train-log") != sched.get("train-log"):
+        errors.append("hash chain: a scheduling-only change moved the fine-tuning's log directory (it would not resume)")
+    if base.get("30-train") == sched.get("30-train"):
+        errors.append("hash chain: the scheduling-only change did not replace the fine-tuning workload (the test edits nothing)")
     if base.get("28-pretrain") != new_train.get("28-pretrain"):
         errors.append("hash chain: a new fine-tuning renames the pretraining")
     for d in ("30-train", "35-merge-lora", "40-evaluate"):

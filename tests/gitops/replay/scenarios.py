@@ -16,8 +16,13 @@ Invariants (field-review.md round 2, section C; decisions F14, F17):
      Application), and CRDs/the cluster bundle before project objects (F14); whatever the
      cluster bundle holds is applied from Git, also later additions (C19)
   I6 an edit of a running stage takes effect as SUMMARY.md "Edit while a stage runs" and
-     `nemoc diff` say (C24), and never leaves two workloads of one stage running at once: they
-     would write one directory (C17, the state hash of issue #41)
+     `nemoc diff` say (C24), and never leaves two workloads of one stage running at once in one
+     state directory (C17)
+  I13 a run resumes only within one state (F15, C17): a workload that starts in a state
+     directory another configuration wrote (NeMo config, arguments) would resume that run's
+     checkpoints -- exp_manager resumes the newest *-last checkpoint of its log directory
+     (NVIDIA/NeMo v2.2.1 nemo/utils/exp_manager.py:813-880); a scheduling-only edit resumes in
+     its own directory, which is right
   I7 F17, C18: a Flux worker is held at most 10 minutes per health check, and no Kustomization
      due for a reconcile waits more than 10 minutes for a free worker; a stage whose workload
      merely runs reads Ready=False only as WaitForSet's timeout with the workload 'InProgress'
@@ -41,8 +46,12 @@ I10-I12 and ORDER are flagged by no committed tree; tests/gitops/replay/mutation
 them to catch mutants that stall the pipeline (an inverted verdict) or hide a running stage.
 """
 import copy
+import hashlib
+import json
 import os
 import re
+import subprocess
+import tempfile
 
 from argocd import ArgoCD, health_view, public, resource_health, _lua
 from cluster import Cluster, KUEUE_QUEUE
@@ -52,6 +61,68 @@ from tree import Tree, group_of, is_workload, key_of
 
 def stage_num(stage):
     return int(stage.split("-")[0])
+
+
+# F15: the directory a stage writes, by the stage directory's name (paths.libsonnet).
+STATE_KIND = {"data-prep": "prepared", "import-model": "import", "pretrain": "pretrain", "train": "train",
+              "merge-lora": "merge-lora", "evaluate": "evaluate", "convert": "huggingface",
+              "tensorrt-llm": "tensorrt-llm"}
+
+# Set by replay_test.py (--nemoc): scenarios that commit a real edit build the example's spec.
+NEMOC = None
+SOURCE = None
+_REBUILT = {}
+
+
+def rebuilt(tree, label, edit):
+    """The tree of the same target built by nemoc from its example spec after `edit(spec)`:
+    a real later commit (names and state directories as nemoc computes them), or None."""
+    if NEMOC is None or SOURCE is None:
+        return None
+    if os.path.commonpath([os.path.abspath(tree.root), os.path.join(SOURCE, "out")]) != os.path.join(SOURCE, "out"):
+        return None  # the committed out/ trees only (a fixture is an older nemoc's tree)
+    target = os.path.basename(tree.root.rstrip("/"))
+    project = os.path.basename(os.path.dirname(tree.root.rstrip("/")))
+    key = (project, label)
+    if key not in _REBUILT:
+        import yaml
+        spec = None
+        examples = os.path.join(SOURCE, "examples")
+        for f in sorted(os.listdir(examples)):
+            if f.endswith(".yaml"):
+                doc = yaml.safe_load(open(os.path.join(examples, f)))
+                if (doc.get("metadata") or {}).get("name") == project:
+                    spec = doc
+        if spec is None or not edit(spec):
+            _REBUILT[key] = None
+        else:
+            tmp = tempfile.mkdtemp(prefix="nemoc-replay-edit-")
+            path = os.path.join(tmp, "spec.yaml")
+            with open(path, "w") as f:
+                yaml.safe_dump(spec, f, sort_keys=False)
+            run = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(tmp, "out"), path],
+                                 capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SOURCE))
+            if run.returncode != 0:
+                raise SystemExit(f"building {project} ({label}) failed:\n{run.stderr}")
+            _REBUILT[key] = os.path.join(tmp, "out", project)
+    root = _REBUILT[key]
+    return Tree(os.path.join(root, target), label) if root and os.path.isdir(os.path.join(root, target)) else None
+
+
+def edit_lr(spec):
+    train = spec["spec"]["stages"].get("train")
+    if not train:
+        return False
+    train.setdefault("optimizer", {})["lr"] = 0.000123
+    return True
+
+
+def edit_data_version(spec):
+    prep = spec["spec"]["stages"].get("dataPrep")
+    if not prep:
+        return False
+    prep["version"] = "2026-12-01"
+    return True
 
 
 class EditedTree(Tree):
@@ -130,6 +201,9 @@ class Replay:
         self.engine.repo_url = self.repo_url
         self.engine.tree, self.engine.revision = tree, "r1"
         self.failed_stages = set()
+        self.run_states = {}  # workload key -> (state directories it writes, digest of its configuration)
+        self.state_writers = {}  # state directory -> digest of the configuration that first wrote it (I13)
+        self.state_runs = {}  # state directory -> the workloads that ran in it
         self.retrying = {}
         self.retry_applied = set()  # objects a retry applied past a failed wave (C15)
 
@@ -170,6 +244,36 @@ class Replay:
         o = self.workload_stages().get(stage)
         return self.cluster.live.get(key_of(o)) if o else None
 
+    def run_state(self, obj):
+        """The state directories a stage's workload writes (paths.libsonnet: <kind>/<12 hex>, or
+        <kind> alone in a tree without state hashes) and a digest of what it runs: the workload
+        without its name and the ConfigMaps it mounts."""
+        kind = STATE_KIND.get(obj["_stage"].split("-", 1)[1])
+        if kind is None:
+            return set(), None
+        text = json.dumps({k: v for k, v in obj.items() if k not in ("metadata", "status") and not k.startswith("_")},
+                          sort_keys=True, default=str)
+        programs = []
+
+        def walk(v):  # what the pods run: each container's image, command and arguments
+            if isinstance(v, dict):
+                if "image" in v and ("command" in v or "args" in v):
+                    programs.append([v.get("image"), v.get("command"), v.get("args")])
+                for x in v.values():
+                    walk(x)
+            elif isinstance(v, list):
+                for x in v:
+                    walk(x)
+        walk(obj.get("spec"))
+        mounted = [o for o in self.tree.stage_objects() if o.get("kind") == "ConfigMap"
+                   and '"' + o["metadata"]["name"] + '"' in text]
+        config = json.dumps(programs, sort_keys=True) + "".join(json.dumps(o.get("data"), sort_keys=True) for o in mounted)
+        root = re.escape("/" + "/".join(self.tree.root.rstrip("/").split("/")[-2:]) + "/" + kind)
+        dirs = {kind + "/" + h for h in re.findall(root + r"/([0-9a-f]{12})(?![0-9a-f])", config)}
+        if not dirs and re.search(root + r"(?![a-z0-9-])", config):
+            dirs = {kind}
+        return dirs, hashlib.md5(config.encode()).hexdigest()
+
     # -- invariants --------------------------------------------------------------------------
     def starts(self, obj):
         """obj (a workload not suspended, or the serving Deployment) starts to run: I1, I2, I6."""
@@ -194,14 +298,30 @@ class Replay:
                 self.flag("ORDER", f"stage {stage} starts while stage {s} is {phase}")
             break
         if is_workload(obj):
+            dirs, digest = self.run_state(obj)
+            self.run_states[key_of(obj)] = (dirs, digest)
             for other in self.cluster.workloads():
                 if other is obj or other.get("_stage") != stage:
                     continue
                 if self.cluster.phase(other) in ("Running", "Created") and not self.cluster.suspended(other):
-                    # the directories a stage writes carry no state hash (field review C17,
-                    # decision F15: issue #41), so the new run writes the old run's directory
-                    self.flag("C17", f"two {stage} workloads run at once ({other['metadata']['name']} and "
-                                     f"{obj['metadata']['name']}): they share the stage's output directory")
+                    shared = dirs & self.run_states.get(key_of(other), (set(), None))[0]
+                    if shared:  # I6
+                        self.flag("C17", f"two {stage} workloads run at once ({other['metadata']['name']} and "
+                                         f"{obj['metadata']['name']}) in one state directory {sorted(shared)[0]}")
+                    else:
+                        self.log(f"      {other['metadata']['name']} still runs beside {obj['metadata']['name']} "
+                                 f"(another state directory)")
+            for d in sorted(dirs):  # I13
+                runs = self.state_runs.setdefault(d, set())
+                if key_of(obj) in runs:
+                    continue  # the same workload applied again
+                wrote = self.state_writers.setdefault(d, digest)
+                if wrote != digest:
+                    self.flag("C17", f"{obj['metadata']['name']} starts in {d}, which a run of another "
+                                     "configuration wrote: it resumes that run's checkpoints")
+                elif runs:
+                    self.log(f"      {obj['metadata']['name']} resumes in {d} (same state)")
+                runs.add(key_of(obj))
 
     def observe(self, what, **kw):
         if what == "applied":
@@ -522,10 +642,10 @@ class Replay:
             self.engine.retry_due = True
         self.settle(minutes)
 
-    def commit(self, stage, label):
-        self.event(f"commit {label}: the spec edits stage {stage} (its workload is renamed by its hash)")
+    def commit(self, stage, label, tree=None, what=None):
+        self.event(f"commit {label}: " + (what or f"the spec edits stage {stage} (its workload is renamed by its hash)"))
         self.failed_stages.discard(stage)
-        tree = EditedTree(self.tree, stage, label)
+        tree = tree or EditedTree(self.tree, stage, label)
         self.tree = tree
         self.engine.tree, self.engine.revision = tree, label
         if self.engine_name == "argocd":
@@ -607,14 +727,17 @@ class Replay:
             if app.operation is not None:
                 self.engine.terminate(app)
         self.settle(0)
-        self.user_sync_again()
+        # SUMMARY.md "Edit while a stage runs" says how to sync after terminating: with prune.
+        self.user_sync_again(prune="--prune" in (self.tree.summary_row("Edit while a stage runs") or ""))
 
-    def user_sync_again(self):
+    def user_sync_again(self, prune=False, serving=True):
         if self.engine_name != "argocd":
             return
         for app in sorted(self.engine.apps.values(), key=lambda a: a.name):
+            if not serving and "-serving-" in app.name:
+                continue
             if app.operation is None and app.sync == "OutOfSync" and not app.automated:
-                self.engine.user_sync(app)
+                self.engine.user_sync(app, prune=prune)
         self.settle(0)
 
     def cluster_bundle_gains(self, component):
@@ -673,6 +796,10 @@ def needs(tree, engine, what):
                                           for o in tree.stage_objects())
     if what == "train":
         return any(s.endswith("train") for s in tree.stages)
+    if what == "rebuild-lr":  # a real commit: only with --nemoc (replay_test.py), for trees with a training
+        return any(s.endswith("-train") for s in tree.stages) and rebuilt(tree, "lr", edit_lr) is not None
+    if what == "rebuild-data":
+        return any(s.endswith("-data-prep") for s in tree.stages) and rebuilt(tree, "data", edit_data_version) is not None
     if what == "train-deadline":  # the spec sets stages.train.timeout (SUMMARY.md says so)
         return any(s.endswith("train") for s in tree.stages) and tree.summary_row("Training deadline") is not None
     return bool(kinds)
@@ -837,6 +964,68 @@ def s_c23(r):
     r.delete_root()
 
 
+def s_f15(r):
+    """F15/C17: the learning rate is edited while the training runs (a real commit: the spec
+    rebuilt by nemoc); the user then terminates the operation and syncs with prune, as
+    SUMMARY.md says. The new run starts in a new state directory and never resumes the old run's
+    checkpoints; the old directory stays."""
+    train = training_runs(r)
+    edited = rebuilt(r.tree, "lr", edit_lr)
+    old = r.live_workload(train)
+    r.commit(train, "r2", tree=edited, what="the spec changes stages.train.optimizer.lr (nemoc rebuilt the tree)")
+    if r.engine_name == "argocd":
+        r.terminate()
+    for s in r.workload_stages():  # stages the edit renamed before the training run again first
+        if stage_num(s) >= stage_num(train):
+            break
+        live = r.live_workload(s)
+        if live is None or r.cluster.phase(live) != "Succeeded":
+            r.run_stage(s)
+    r.admit_if_queued(train)
+    r.workload(train, "Running")
+    new = r.live_workload(train)
+    if new is None or old is None or key_of(new) == key_of(old):
+        r.flag("STALL", f"the edited {train} workload was not created")
+        return
+    was, now = r.run_states.get(key_of(old), (set(),))[0], r.run_states.get(key_of(new), (set(),))[0]
+    r.log(f"      {train}: {old['metadata']['name']} wrote {sorted(was)}; {new['metadata']['name']} writes {sorted(now)}")
+    if was & now:
+        r.flag("C17", f"the edited training writes the old run's directory {sorted(was & now)[0]}: it resumes the old run")
+
+
+def s_f16(r):
+    """F16: the pipeline ran to the engine; new data (stages.dataPrep.version) is committed. The
+    data is prepared into a new set and every stage after it runs again, in order, in new state
+    directories; the old ones stay."""
+    r.bootstrap()
+    r.user_sync()
+    stages = [s for s, w in r.workload_stages().items() if is_workload(w)]
+    for s in stages:
+        r.run_stage(s)
+    before = {s: r.run_states.get(key_of(r.live_workload(s)), (set(),))[0] for s in stages if r.live_workload(s)}
+    edited = rebuilt(r.tree, "data", edit_data_version)
+    prep = r.stage("data-prep")
+    r.commit(prep, "r2", tree=edited, what="the spec sets stages.dataPrep.version (new data; nemoc rebuilt the tree)")
+    r.user_sync_again(prune=True, serving=False)  # the pipeline; serving once the new engine exists
+    for s in stages:
+        live = r.live_workload(s)
+        if live is None or r.cluster.phase(live) != "Succeeded":
+            r.run_stage(s)
+            r.user_sync_again(prune=True, serving=False)
+    serve = r.stage("serve")
+    if serve:
+        r.user_sync_again(prune=True)
+        r.workload(serve, "Running")
+    for s in stages:  # what reads the data, directly or through a stage that does (not the model import)
+        if stage_num(s) < stage_num(prep) or s not in before or s.endswith("-import-model"):
+            continue
+        live = r.live_workload(s)
+        now = r.run_states.get(key_of(live), (set(),))[0] if live else set()
+        if not now or now & before[s]:
+            r.flag("C16", f"after new data, stage {s} " + ("did not run again" if not now else
+                          f"writes its old directory {sorted(now & before[s])[0]}"))
+
+
 def s_b21(r):
     """B21: a Kueue-queued TrainJob under Argo CD."""
     r.bootstrap()
@@ -858,6 +1047,8 @@ SCENARIOS = {
     "F14-bootstrap-order": (s_f14, "any", ("argocd", "flux")),
     "F17-train-deadline": (s_f17, "train-deadline", ("argocd", "flux")),
     "B21-trainjob-kueue-runtime-patch": (s_b21, "trainjob-kueue", ("argocd",)),
+    "F15-edit-lr-while-training": (s_f15, "rebuild-lr", ("argocd", "flux")),
+    "F16-new-data": (s_f16, "rebuild-data", ("argocd", "flux")),
 }
 
 
