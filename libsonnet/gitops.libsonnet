@@ -861,6 +861,32 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
          })
        else {}),
 
+  // One owner per Namespace on a cluster (field review C20, issue #41 item
+  // 3). Two projects naming one namespace would each apply and own it: Argo
+  // CD reports SharedResourceWarning and the two Applications flip its labels
+  // for ever (argo-cd v3.5.1 controller/state.go:804-812); kustomize-controller
+  // prunes by owner labels (kustomization_controller.go:1409). With a platform
+  // bundle the cluster bundle owns it: every project's contribution names it
+  // with the same neutral labels, compiler/cluster_bundle.cc merges them into
+  // one object, and a project's tree holds none. It is kept when no project
+  // names it any more (both engines' annotations, whatever engines the
+  // projects use: contributions must be equal to merge). Without a bundle
+  // (gitops.platform: false) the project owns it as before; sharing it is
+  // then the team's call.
+  sharedNamespace(ctx):: {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name: ctx.namespace,
+      labels: $.platformLabels,
+      annotations: {
+        'argocd.argoproj.io/sync-options': 'Prune=false,Delete=false',
+        'kustomize.toolkit.fluxcd.io/prune': 'disabled',
+      },
+    },
+  },
+  ownsNamespace(ctx):: $.enabled(ctx) && ctx.spec.gitops.platform,
+
   platformObjectFiles(objects)::
     std.foldl(function(acc, o) acc + k8s.file($.platformDir + '/objects', o), objects, {}),
 
@@ -868,12 +894,15 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
 
   // The target's files as the engines need them: stage objects decorated,
   // plus gitops/. Without spec.gitops the files are returned unchanged.
-  files(ctx, files)::
-    if !$.enabled(ctx) then files
+  files(ctx, all)::
+    if !$.enabled(ctx) then all
     else
+      local bundled = ctx.spec.gitops.platform;
+      // The project's own objects: the bundle owns the Namespace (sharedNamespace).
+      local files = if !bundled then all else { [p]: all[p] for p in std.objectFields(all) if all[p].kind != 'Namespace' };
       local decorated = { [p]: $.decorate(ctx, p, files[p]) for p in std.objectFields(files) };
       local components = platform.needed(ctx, files);
-      local objects = platform.clusterObjectList(ctx, files);
+      local objects = platform.clusterObjectList(ctx, files) + (if bundled then [$.sharedNamespace(ctx)] else []);
       local argocd = $.engine(ctx, 'argocd');
       local flux = $.engine(ctx, 'flux');
       local withPlatform = ctx.spec.gitops.platform;
@@ -940,7 +969,9 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       // sync status Unknown; kustomize-controller v1.9.4
       // kustomization_controller.go:377-381); deleting the root then deletes
       // the workloads and keeps the data. Replay scenario C23-remove-target.
-      local kept = 'the Namespace and the PersistentVolumeClaims/PersistentVolumes stay with their data; delete them by hand once it is no longer needed',
+      local kept = if $.ownsNamespace(ctx)
+      then 'the PersistentVolumeClaims/PersistentVolumes stay with their data (delete them by hand once it is no longer needed), and so does the Namespace, which the cluster bundle owns'
+      else 'the Namespace and the PersistentVolumeClaims/PersistentVolumes stay with their data; delete them by hand once it is no longer needed',
       remove: (if $.engine(ctx, 'argocd') then [
         (if ctx.spec.gitops.argocd.applicationSet
          then 'Argo CD: the ApplicationSet `' + ctx.project + '` deletes root Application `' + $.rootName(ctx.project, ctx.target.name) + '` when the target leaves the spec'

@@ -419,7 +419,13 @@ local releases = (import 'nemoc/platform_releases.json').components;
       }
       for o in objects
     ];
-    local entries = [{ what: $.describe(n), provides: $.provides[n] } for n in names] + objectEntries;
+    local entries = [{ what: $.describe(n), provides: $.provides[n] } for n in names] + objectEntries
+                    // gitops.libsonnet sharedNamespace (C20): the bundle owns the namespace.
+                    + (if emitted then [{
+                         what: 'Namespace ' + ctx.namespace + ' (owned by the cluster bundle for every project naming it; '
+                               + 'kept when none does)',
+                         provides: [],
+                       }] else []);
     {
       installs: if emitted then entries else [],
       clusterHas: $.prerequisites(ctx) + $.monitoringPrerequisites(ctx, files) + (if emitted then [] else [

@@ -82,7 +82,9 @@ def main():
         # One target of one spec, by default when the spec has one target.
         one = next(p for p in all_specs(SRC) if len(yaml.safe_load(open(p))["spec"]["targets"]) == 1)
         r = render([one], empty)
-        if r.returncode != 0 or not r.stdout.startswith("apiVersion: v1\nkind: Namespace\n"):
+        # (its first object: the Namespace when the project owns it; with a platform bundle the
+        # cluster bundle does, C20, and the stream starts with the project's own first object)
+        if r.returncode != 0 or not r.stdout.startswith("apiVersion: "):
             errors.append(f"{one}: the only target is not rendered by default (exit {r.returncode}): {r.stderr}")
         r = render([one, one], empty)
         if r.returncode != 2:

@@ -19,6 +19,9 @@ Rules of other controllers the replay needs, each with its upstream source:
      argo-cd v3.5.1 keeps the live list's extra elements in the diff, so they show OutOfSync).
   K4 Deleting an object is asynchronous: its pods keep running for their grace period, and a
      workload the GitOps engine no longer manages (not pruned) keeps running to its end.
+  K6 A namespaced object whose Namespace does not exist is refused: 'namespaces "<ns>" not found'
+     (the API server's NamespaceLifecycle admission plugin); Argo CD's CreateNamespace=true
+     creates it first (A15), kustomize-controller does not.
   K5 A workload controller's first reconcile, seconds after creation (before Flux's second 5 s
      poll, long before any scenario event), writes a status: PyTorchJob/MPIJob the Created
      condition (kubeflow/training-operator v1.9.0 pkg/controller.v1/pytorch/
@@ -79,8 +82,13 @@ DONE_CONDITION = {"Job": "Complete", "PyTorchJob": "Succeeded", "MPIJob": "Succe
 
 
 class Cluster:
+    # A cluster Argo CD and Flux are installed on: their namespaces exist (K6).
+    SYSTEM_NAMESPACES = ("default", "kube-system", "argocd", "flux-system")
+
     def __init__(self, log):
-        self.live = {}         # key -> object (spec as applied, plus status written by controllers)
+        self.live = {("", "Namespace", "", n): {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n},
+                                                "_drift": set(), "_applied": {}}
+                     for n in self.SYSTEM_NAMESPACES}  # key -> object (spec as applied, plus controllers' status)
         self.crds = set()      # (group, kind) of custom resources the API server serves
         self.log = log
         self.metrics = False   # whether the HPA's custom metric exists (prometheus adapter)
@@ -101,6 +109,9 @@ class Cluster:
         """Applies target; returns (ok, message). Other controllers' webhooks run here."""
         if not self.served(target):
             return False, f'no matches for kind "{target["kind"]}" in version "{target["apiVersion"]}"'
+        ns = (target.get("metadata") or {}).get("namespace")
+        if ns and ("", "Namespace", "", ns) not in self.live:  # the API server: K6
+            return False, f'namespaces "{ns}" not found'
         k = key_of(target)
         cur = self.live.get(k)
         if cur is None:
