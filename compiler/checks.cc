@@ -747,17 +747,23 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
     // The ApplicationSet creates each target's root Application at once; a
     // root in a project that does not exist yet never syncs (argo-cd 37ee009
     // controller/appcontroller.go projectErrorToCondition: "Application
-    // referencing project ... which does not exist"), and the AppProject
-    // createProject makes is one of the objects that root would sync.
+    // referencing project ... which does not exist"). With the platform
+    // bundle the roots live in its roots AppProject (gitops.libsonnet
+    // rootsProject, decision F14), applied before any root; without one, the
+    // AppProject createProject makes would be one of the objects that root
+    // syncs.
     const nlohmann::json argocd = spec["gitops"].value("argocd", nlohmann::json::object());
-    if (argocd.value("applicationSet", false) && argocd.value("createProject", false)) {
+    if (argocd.value("applicationSet", false) && argocd.value("createProject", true) &&
+        !spec["gitops"].value("platform", true)) {
       diags->Error("spec.gitops-project",
-                   "spec.gitops.argocd.createProject: with applicationSet the generated root "
-                   "Applications would name AppProjects that only they create, and Argo CD does "
-                   "not sync an Application whose project does not exist",
-                   doc.map.Locate("/spec/gitops/argocd/createProject"),
-                   "name an existing AppProject in argocd.project, or drop applicationSet (each "
-                   "target then has its own root Application, applied once with its AppProject)");
+                   "spec.gitops.argocd.createProject: with applicationSet and no platform bundle the "
+                   "generated root Applications would name AppProjects that only they create, and "
+                   "Argo CD does not sync an Application whose project does not exist",
+                   doc.map.Has("/spec/gitops/argocd/createProject")
+                       ? doc.map.Locate("/spec/gitops/argocd/createProject")
+                       : doc.map.Locate("/spec/gitops/argocd/applicationSet"),
+                   "set argocd.createProject: false and name an existing AppProject in argocd.project, "
+                   "keep the platform bundle (gitops.platform), or drop applicationSet");
     }
   }
   CheckTargets(doc, spec, diags);

@@ -768,21 +768,29 @@ TEST(ChecksTestSpec, GitopsIsAcceptedAndClustersMustNameTargets) {
 }
 
 TEST(ChecksTestSpec, AnApplicationSetCannotCreateTheProjectsOfItsRoots) {
+  // Without a platform bundle there is no roots AppProject to put the generated roots in (F14).
   const std::string gitops =
-      "  gitops:\n    repoURL: https://git.example/x.git\n"
+      "  gitops:\n    repoURL: https://git.example/x.git\n    platform: false\n"
       "    argocd: {applicationSet: true, createProject: true}\n  targets:\n";
   Checked c = RunCheckSpec(Replace(kBase, "  targets:\n", gitops));
   EXPECT_FALSE(c.ok);
   ASSERT_EQ(1u, c.lines.size());
-  EXPECT_EQ(0u, c.lines[0].rfind("error spec.gitops-project@22:51: spec.gitops.argocd.createProject: "
-                                 "with applicationSet", 0))
+  EXPECT_EQ(0u, c.lines[0].rfind("error spec.gitops-project@23:51: spec.gitops.argocd.createProject: "
+                                 "with applicationSet and no platform bundle", 0))
       << c.lines[0];
-  // Either one alone is fine.
+  // createProject by default: located at applicationSet.
+  c = RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, ", createProject: true", "")));
+  EXPECT_FALSE(c.ok);
+  ASSERT_EQ(1u, c.lines.size());
+  EXPECT_EQ(0u, c.lines[0].rfind("error spec.gitops-project@23:30: ", 0)) << c.lines[0];
+  // Either one alone is fine, and both together with the bundle (its roots project).
   c = RunCheckSpec(Replace(kBase, "  targets:\n",
                            Replace(gitops, "createProject: true", "createProject: false")));
   EXPECT_TRUE(c.ok);
   c = RunCheckSpec(Replace(kBase, "  targets:\n",
                            Replace(gitops, "applicationSet: true", "applicationSet: false")));
+  EXPECT_TRUE(c.ok);
+  c = RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, "    platform: false\n", "")));
   EXPECT_TRUE(c.ok);
 }
 

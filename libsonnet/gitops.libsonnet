@@ -193,9 +193,47 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     { server: if std.objectHasEx(clusters, targetName, false) then clusters[targetName] else $.inCluster },
 
   projectName(ctx, targetName)::
-    if ctx.spec.gitops.argocd.createProject
+    if $.createsProject(ctx)
     then $.pairName(ctx.project, targetName)
     else ctx.spec.gitops.argocd.project,
+  // With an ApplicationSet the per-target AppProject is synced by the root
+  // it generates, so that root must live in a project that exists before
+  // it: the cluster bundle's roots project (compiler/checks.cc refuses
+  // applicationSet + createProject without a bundle).
+  createsProject(ctx):: ctx.spec.gitops.argocd.createProject && (!ctx.spec.gitops.argocd.applicationSet || $.usesRootsProject(ctx)),
+
+  // Roots and projects (decision F14, field review C22). A root only creates
+  // Applications and its target's AppProject in Argo CD's namespace: it
+  // lives in the cluster bundle's roots project, which permits exactly that
+  // (argo-cd v3.5.1 pkg/apis/application/v1alpha1/app_project_types.go:399-418
+  // IsGroupKindNamePermitted: a non-nil namespaceResourceWhitelist permits
+  // only its kinds, an empty clusterResourceWhitelist no cluster-scoped
+  // kind). The per-target project of the stage Applications permits the
+  // workload namespace only and the kinds the target emits: it can no longer
+  // write argocd-cm or a cluster Secret in Argo CD's namespace
+  // (admin-equivalent, docs/operator-manual/declarative-setup.md:108-113).
+  // One roots project per repository on a cluster (contributions of every
+  // project from that repository are equal and merge).
+  usesRootsProject(ctx):: $.engine(ctx, 'argocd') && ctx.spec.gitops.platform,
+  rootsProjectName(ctx):: 'nemoc-roots-' + std.substr(std.md5(ctx.spec.gitops.repoURL), 0, 8),
+  rootProjectName(ctx, targetName):: if $.usesRootsProject(ctx) then $.rootsProjectName(ctx) else $.projectName(ctx, targetName),
+  argocdKinds:: [{ group: 'argoproj.io', kind: 'Application' }, { group: 'argoproj.io', kind: 'AppProject' }],
+  rootsProject(ctx):: {
+    apiVersion: $.argocdApiVersion,
+    kind: 'AppProject',
+    metadata: {
+      name: $.rootsProjectName(ctx),
+      namespace: ctx.spec.gitops.argocd.namespace,
+      labels: $.platformLabels,
+    },
+    spec: {
+      description: "nemoc roots of " + ctx.spec.gitops.repoURL + ": Applications and AppProjects in Argo CD's namespace only",
+      sourceRepos: [ctx.spec.gitops.repoURL],
+      destinations: [{ server: $.inCluster, namespace: ctx.spec.gitops.argocd.namespace }],
+      clusterResourceWhitelist: [],
+      namespaceResourceWhitelist: $.argocdKinds,
+    },
+  },
 
   ignoreDifferences(ctx):: [
     {
@@ -300,7 +338,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     apiVersion: $.argocdApiVersion,
     kind: 'Application',
     metadata: $.argocdMetadata(ctx, $.rootName(ctx.project, ctx.target.name)) { labels+: $.rootLabel } + $.cascade,
-    spec: $.rootSpec(ctx, $.projectName(ctx, ctx.target.name), $.rootPath(ctx.project, ctx.target.name, ctx)),
+    spec: $.rootSpec(ctx, $.rootProjectName(ctx, ctx.target.name), $.rootPath(ctx.project, ctx.target.name, ctx)),
   },
 
   partApplication(ctx, p):: {
@@ -329,7 +367,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
               target: t.name,
               name: $.rootName(ctx.project, t.name),
               path: $.rootPath(ctx.project, t.name, ctx),
-              project: $.projectName(ctx, t.name),
+              project: $.rootProjectName(ctx, t.name),
             }
             for t in ctx.spec.targets
           ],
@@ -356,6 +394,12 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       for p in std.objectFields(files)
       if !std.objectHasEx(files[p].metadata, 'namespace', false)
     ]),
+    local namespaced = k8s.stringSet([
+      $.groupOf(files[p].apiVersion) + '/' + files[p].kind
+      for p in std.objectFields(files)
+      if std.objectHasEx(files[p].metadata, 'namespace', false)
+    ]),
+    local roots = $.usesRootsProject(ctx),
     apiVersion: $.argocdApiVersion,
     kind: 'AppProject',
     // Before the Applications that name it.
@@ -363,19 +407,26 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     spec: {
       description: 'nemoc project ' + ctx.project + ', target ' + ctx.target.name,
       sourceRepos: [ctx.spec.gitops.repoURL],
-      // The workloads' namespace, and Argo CD's own for the root's
-      // Applications and this AppProject (namespaced kinds are all allowed
-      // when namespaceResourceWhitelist is unset: argo-cd 37ee009
-      // pkg/apis/application/v1alpha1/app_project_types.go
-      // IsGroupKindNamePermitted).
+      // The workloads' namespace only when the root lives in the bundle's
+      // roots project (rootsProject above); without a bundle the root is in
+      // this project too and needs Argo CD's namespace for its Applications
+      // and this AppProject. The namespaced kinds the target emits (C22: an
+      // unset whitelist permits every kind, app_project_types.go:405-408).
       destinations: [
         $.destination(ctx, ctx.target.name) { namespace: ctx.namespace },
-        { server: $.inCluster, namespace: ctx.spec.gitops.argocd.namespace },
-      ],
+      ] + (if roots then [] else [{ server: $.inCluster, namespace: ctx.spec.gitops.argocd.namespace }]),
+      // With the bundle owning the Namespace (sharedNamespace) the
+      // pipeline's CreateNamespace=true may still create it, by name only,
+      // if the pipeline syncs before the bundle's objects (gitops-engine
+      // sync_context.go:1180-1200: the namespace task is permission-checked).
       clusterResourceWhitelist: [
         { group: std.split(gk, '/')[0], kind: std.split(gk, '/')[1] }
         for gk in clusterScoped
-      ],
+      ] + (if $.ownsNamespace(ctx) then [{ group: '', kind: 'Namespace', name: ctx.namespace }] else []),
+      namespaceResourceWhitelist: [
+        { group: std.split(gk, '/')[0], kind: std.split(gk, '/')[1] }
+        for gk in namespaced
+      ] + (if roots then [] else $.argocdKinds),
     },
   },
 
@@ -387,7 +438,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     + (if appSet && $.firstTarget(ctx) then k8s.file(dir + '/applicationset', $.applicationSet(ctx)) else {})
     // The AppProject beside the root when the bootstrap applies the root:
     // an Application naming a project that does not exist is not synced.
-    + (if ctx.spec.gitops.argocd.createProject then k8s.file(if appSet then dir else $.argocdRootDir, $.appProject(ctx, files)) else {}),
+    + (if $.createsProject(ctx) then k8s.file(if appSet then dir else $.argocdRootDir, $.appProject(ctx, files)) else {}),
 
   // The bootstrap applies roots only (field review C14, decision F14): the
   // root Application lives in gitops/argocd/root/, which the bootstrap
@@ -652,6 +703,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     };
     apps
     + k8s.file($.platformDir + '/argocd', root)
+    + k8s.file($.platformDir + '/argocd', $.rootsProject(ctx))
     + k8s.file($.platformDir + '/argocd', $.argocdHealthConfig(ctx)),
 
   // Argo CD's documented health check for Application resources (argo-cd

@@ -148,6 +148,16 @@ def check_target(repo, tree, spec, project_objs, scope, appsets_seen):
     root_docs = kustomize(os.path.join(repo, argo_dir))
     apps = [d for d in root_docs if d["kind"] == "Application"]
     projects = {d["metadata"]["name"]: Project(d, scope) for d in root_docs if d["kind"] == "AppProject"}
+    # The roots' AppProject lives in the cluster bundle (decision F14): platform/argocd of the
+    # cluster the target's contribution names.
+    contribution = os.path.join(repo, tree, "gitops/cluster-bundle.json")
+    if os.path.exists(contribution):
+        with open(contribution) as fh:
+            bundle = os.path.join(repo, os.path.dirname(os.path.dirname(tree.rstrip("/"))), "_clusters",
+                                  json.load(fh)["cluster"], "platform/argocd")
+        if os.path.isdir(bundle):
+            projects.update({d["metadata"]["name"]: Project(d, scope) for d in kustomize(bundle)
+                             if d["kind"] == "AppProject"})
     target = tree.split("/")[-1]
     argocd = (spec.get("gitops") or {}).get("argocd") or {}
     app_set_mode = argocd.get("applicationSet", False)
