@@ -26,6 +26,18 @@ const char kDiffHelp[] =
 
 namespace {
 
+// The directory SUMMARY.md's "State directories" gives stage `dir`, or "".
+std::string StateDirectoryOf(const std::string& summary, const std::string& dir) {
+  const size_t section = summary.find("## State directories");
+  if (section == std::string::npos) return "";
+  const std::string key = "| `" + dir + "` | `";
+  const size_t at = summary.find(key, section);
+  if (at == std::string::npos) return "";
+  const size_t start = at + key.size();
+  const size_t end = summary.find('`', start);
+  return end == std::string::npos ? "" : summary.substr(start, end - start);
+}
+
 // Decision F8: a training workload's content-hashed name changes with its
 // spec, so the GitOps engine prunes the old object (a running training is
 // killed, a finished one is run again). Said once per training replaced or
@@ -52,9 +64,9 @@ void NoteReplacedTrainings(const std::vector<FileChange>& changes, const std::ve
     std::string engines;
     if (argocd) {
       engines += " Argo CD: while the pipeline's sync operation runs (it lasts while a stage runs), auto-sync "
-                 "skips this commit (argo-cd appcontroller.go:2336-2338); when the operation ends or is "
-                 "terminated, the next sync creates the new workload and prunes this one at its end "
-                 "(gitops-engine sync_context.go:1097-1125), so both run for a while.";
+                 "skips this commit (argo-cd appcontroller.go:2336-2338); terminate it and sync with prune: "
+                 "in the stage's wave this one is pruned before the new one is created (gitops-engine "
+                 "sync_context.go:1616); a sync without prune leaves it running.";
     }
     if (flux) {
       engines += " Flux: the stage's Kustomization applies it at its next reconcile, after a running health "
@@ -62,11 +74,58 @@ void NoteReplacedTrainings(const std::vector<FileChange>& changes, const std::ve
                  "inventory.";
     }
     if (!argocd && !flux) engines = " Applied by hand: delete this workload and apply the new one.";
-    std::fprintf(stderr,
-                 "note: %s: this change replaces a running or finished training.%s The new run resumes from "
-                 "the last checkpoint only where the run's resume settings allow, and writes the same log "
-                 "directory as this one\n",
-                 path.c_str(), engines.c_str());
+    // Where the new run writes (decision F15): the stage's row of SUMMARY.md
+    // "State directories" before and after.
+    std::string where = " Its log directory is in SUMMARY.md \"State directories\".";
+    for (const auto& summary : changes) {
+      if (summary.path != target + "SUMMARY.md" || summary.status != 'M') continue;
+      const std::string before = StateDirectoryOf(summary.old_text, dir);
+      const std::string after = StateDirectoryOf(summary.new_text, dir);
+      if (before.empty() || after.empty()) break;
+      where = before == after
+                  ? " The state is unchanged (a change that only places or schedules the pods): the new run "
+                    "resumes from the last checkpoint in " + after + "."
+                  : " What determines the run changed: the new run trains afresh in " + after + "; " + before +
+                        " keeps the old run's checkpoints (nemoc never deletes it).";
+    }
+    std::fprintf(stderr, "note: %s: this change replaces a running or finished training.%s%s\n", path.c_str(),
+                 engines.c_str(), where.c_str());
+  }
+}
+
+// Decision F13, field review C21: a Namespace, PersistentVolumeClaim or
+// PersistentVolume that leaves the tree (a renamed namespace or storage) is
+// never deleted by the engines; say so, with the command that would.
+void NoteKeptObjects(const std::vector<FileChange>& changes) {
+  static const std::vector<std::pair<std::string, std::string>> kept = {
+      {"namespace-", "namespace"}, {"persistentvolumeclaim-", "persistentvolumeclaim"},
+      {"persistentvolume-", "persistentvolume"}};
+  const auto namespace_of = [](const std::string& text) {
+    const size_t at = text.find("\n  namespace: ");
+    if (at == std::string::npos) return std::string();
+    const size_t start = at + 14;
+    return text.substr(start, text.find('\n', start) - start);
+  };
+  for (const auto& change : changes) {
+    // A file kept in place whose object moves to another namespace is a new
+    // object there; the old one stays.
+    const bool moved = change.status == 'M' && namespace_of(change.old_text) != namespace_of(change.new_text);
+    if (change.status != 'D' && change.status != 'R' && !moved) continue;
+    const std::string& path = change.status == 'R' ? change.old_path : change.path;
+    const std::string base = path.substr(path.rfind('/') + 1);
+    for (const auto& [prefix, kind] : kept) {
+      if (base.rfind(prefix, 0) != 0 || base.size() < prefix.size() + 6) continue;
+      if (prefix == "persistentvolume-" && base.rfind("persistentvolumeclaim-", 0) == 0) continue;
+      const std::string name = base.substr(prefix.size(), base.size() - prefix.size() - 5);
+      const std::string ns = namespace_of(change.old_text);
+      std::fprintf(stderr,
+                   "note: %s: %s %s%s leaves the tree, but neither engine deletes it (Argo CD "
+                   "Prune=false,Delete=false; Flux prune: disabled; decision F13): it stays on the cluster "
+                   "with its data. Delete it by hand once nothing needs it: kubectl delete %s %s%s\n",
+                   path.c_str(), kind.c_str(), name.c_str(), ns.empty() ? "" : (" in namespace " + ns).c_str(),
+                   kind.c_str(), name.c_str(), ns.empty() ? "" : (" -n " + ns).c_str());
+      break;
+    }
   }
 }
 
@@ -110,6 +169,7 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
   }
   const std::vector<std::string> workload_prefixes = WorkloadFilePrefixes(workload_kinds);
   NoteReplacedTrainings(changes, workload_prefixes);
+  NoteKeptObjects(changes);
   if (json) {
     // Per spec and target, the changes under its directory; the rest (cluster
     // trees, trees of targets a spec no longer lists) under "other", per tree.

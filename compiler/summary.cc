@@ -182,6 +182,13 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     }
   }
   for (const auto& [name, text] : facts.storage) out += Row("Storage (" + name + ")", text);
+  // Decision F13, field review C21: renaming them leaves the old ones.
+  if (!facts.storage.empty()) {
+    out += Row("Renaming storage or the namespace",
+               "creates new claims (and a new Namespace); neither the engines nor nemoc delete the old ones "
+               "or their data (`nemoc diff` names them with the `kubectl delete` that would): remove them by "
+               "hand once nothing needs them");
+  }
 
   if (facts.gitops.present) {
     const auto& gitops = facts.gitops;

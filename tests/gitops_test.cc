@@ -171,7 +171,7 @@ TEST_F(GitRepoTest, CheckFindsHandEditsAndBuildCommitRefusesThem) {
   RunResult r = Nemoc({"check", "spec.yaml"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 
-  const std::string edited = "out/demo/onprem/00-base/namespace-nemo.yaml";
+  const std::string edited = "out/demo/onprem/00-base/serviceaccount-demo-workload.yaml";
   const std::string original = ReadFile(dir() + "/" + edited);
   scratch_.Write(edited, original + "# hand edit\n");
   r = Nemoc({"check", "spec.yaml"});
@@ -379,7 +379,25 @@ TEST_F(GitRepoTest, DiffSaysWhenAChangeReplacesTraining) {
   EXPECT_NE(r.err.find("Argo CD: while the pipeline's sync operation runs"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("Flux: the stage's Kustomization applies it at its next reconcile"), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("writes the same log directory as this one"), std::string::npos) << r.err;
+  // F15: more steps is a new state -- a new log directory, the old one kept.
+  EXPECT_NE(r.err.find("What determines the run changed: the new run trains afresh in /results/demo/onprem/train/"),
+            std::string::npos)
+      << r.err;
+  // A scheduling-only change (the deadline) resumes in the same directory.
+  scratch_.Write("spec.yaml", Replace(kGitopsSpec, "maxSteps: 10", "maxSteps: 10\n      timeout: 24h"));
+  r = Nemoc({"diff", "spec.yaml"});
+  EXPECT_NE(r.err.find("replaces a running or finished training"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("The state is unchanged (a change that only places or schedules the pods): the new run "
+                       "resumes from the last checkpoint in /results/demo/onprem/train/"),
+            std::string::npos)
+      << r.err;
+  // C21/F13: a renamed namespace leaves the old claims (and, with a bundle, the old Namespace).
+  scratch_.Write("spec.yaml", Replace(kGitopsSpec, "  namespace: nemo\n", "  namespace: nemo-b\n"));
+  r = Nemoc({"diff", "spec.yaml"});
+  EXPECT_NE(r.err.find("namespace-nemo.yaml: namespace nemo leaves the tree, but neither engine deletes it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("kubectl delete namespace nemo\n"), std::string::npos) << r.err;
   // And SUMMARY.md says it for every engine of the target, before any edit.
   const std::string summary = ReadFile(dir() + "/out/demo/onprem/SUMMARY.md");
   const size_t row = summary.find("| Edit while a stage runs | Argo CD: auto-sync skips the commit");

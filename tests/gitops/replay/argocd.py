@@ -18,7 +18,11 @@ gitops-engine/ (both read with `git show v3.5.1:<path>`).
       that is Missing/Unknown does not count (:80-83); all targets missing -> Missing (:90-93)
   A5  sync tasks: one per target and per live-only (prune) resource; wave from the
       argocd.argoproj.io/sync-wave annotation (GE pkg/sync/sync_task.go wave())
+  A12b auto-sync with automated prune off skips a sync that would only prune extra resources
+      (AR controller/appcontroller.go:2352-2362)
   A6  prune tasks run in reverse wave order (GE pkg/sync/sync_context.go:1097-1125)
+      A prune task whose live object says Prune=false is skipped, "ignored (no prune)" (GE
+      sync_context.go:1453-1459 pruneObject, isPruningDisabled :333-342).
   A7  Sync() (GE pkg/sync/sync_context.go:478-723): running non-hook tasks get their health:
       Healthy -> Succeeded, Degraded -> Failed, otherwise still running (:538-570); a multi-step
       sync waits while any task runs (:575-596); a completed unsuccessful task fails the
@@ -374,15 +378,21 @@ class ArgoCD:
         now = [t for t in pending if t.wave_ == wave]
         remaining = [t for t in pending if t.wave_ != wave]
         op.applied_waves.append(wave)
+        def no_prune(t):  # GE sync_context.go:1457 isPruningDisabled: the live object's Prune=false
+            opts = (((t.live or {}).get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
+            return "Prune=false" in [o.strip() for o in opts.split(",")]
         self.log(f"      {app.name}: wave {wave}: " + ", ".join(
-            ("prune " if t.prune_task and op.prune else "keep (prune disabled) " if t.prune_task else "apply ")
+            ("keep (Prune=false) " if t.prune_task and op.prune and no_prune(t) else "prune " if t.prune_task and op.prune
+             else "keep (prune disabled) " if t.prune_task else "apply ")
             + f"{t.key[1]}/{t.key[3]}" for t in now))
         if self.on_step:
             self.on_step("wave", app=app, op=op, wave=wave, tasks=now)
         fail = False
         for t in now:
             if t.prune_task:
-                if op.prune:
+                if op.prune and no_prune(t):
+                    result(t, "PruneSkipped", "Succeeded", "ignored (no prune)")
+                elif op.prune:
                     self.cluster.delete(t.key)
                     result(t, "Pruned", "Succeeded", "pruned")
                 else:
@@ -482,11 +492,26 @@ class ArgoCD:
             return False
         if app.sync != "OutOfSync":
             return False
+        # AR appcontroller.go:2352-2362: without automated prune, a sync that would only prune
+        # extra resources is skipped ("need to prune extra resources only").
+        drifted = [t for k, t, l in app.resources if t is None or self.modified(app, t, l)]
+        extra_only = bool(drifted) and all(t is None for t in drifted) and not (app.external and not app.installed)
+        if not app.prune and extra_only:
+            return False
         last = app.last_op
         if last is not None and last.revision == self.revision:
             if last.phase != "Succeeded":
                 return False
             if not app.self_heal:
+                return False
+            # Self-heal of a revision already synced, when only extra resources whose live object
+            # says Prune=false are out of sync: upstream repeats a no-op sync with its self-heal
+            # backoff (the app stays OutOfSync, docs/user-guide/sync-options.md "Prune=false");
+            # the replay does it once.
+            def kept(l):
+                opts = ((l.get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
+                return "Prune=false" in [o.strip() for o in opts.split(",")]
+            if extra_only and all(kept(l) for k, t, l in app.resources if t is None and l is not None):
                 return False
         self.start(app, True, app.prune)
         self.log(f"      {app.name}: auto-sync to {self.revision}" +

@@ -117,6 +117,11 @@ def edit_lr(spec):
     return True
 
 
+def edit_namespace(spec):
+    spec["spec"]["namespace"] = spec["spec"]["namespace"] + "-b"
+    return True
+
+
 def edit_data_version(spec):
     prep = spec["spec"]["stages"].get("dataPrep")
     if not prep:
@@ -798,6 +803,8 @@ def needs(tree, engine, what):
         return any(s.endswith("train") for s in tree.stages)
     if what == "rebuild-lr":  # a real commit: only with --nemoc (replay_test.py), for trees with a training
         return any(s.endswith("-train") for s in tree.stages) and rebuilt(tree, "lr", edit_lr) is not None
+    if what == "rebuild-namespace":
+        return any(s.endswith("-train") for s in tree.stages) and rebuilt(tree, "namespace", edit_namespace) is not None
     if what == "rebuild-data":
         return any(s.endswith("-data-prep") for s in tree.stages) and rebuilt(tree, "data", edit_data_version) is not None
     if what == "train-deadline":  # the spec sets stages.train.timeout (SUMMARY.md says so)
@@ -1026,6 +1033,30 @@ def s_f16(r):
                           f"writes its old directory {sorted(now & before[s])[0]}"))
 
 
+def s_c21(r):
+    """C21/F13: the data is prepared and the training has run; the spec renames its namespace (a
+    real commit: nemoc rebuilt the tree). The workloads start over in the new namespace; the old
+    Namespace and the claims holding data stay, on both engines."""
+    r.bootstrap()
+    r.user_sync()
+    pipeline_until(r, "evaluate")
+    old_ns = (r.tree.stage_objects()[0]["metadata"].get("namespace")
+              or next(o["metadata"]["name"] for o in r.tree.stage_objects() if o.get("kind") == "Namespace"))
+    kept = {k for k in r.cluster.live if (k[1] == "PersistentVolumeClaim" and k[2] == old_ns)
+            or (k[1] == "Namespace" and k[3] == old_ns)}
+    edited = rebuilt(r.tree, "namespace", edit_namespace)
+    r.commit(None, "r2", tree=edited, what="the spec renames spec.namespace (nemoc rebuilt the tree)")
+    r.user_sync_again(prune=True, serving=False)
+    if r.engine_name == "flux":
+        r.settle(10)
+    r.log(f"      kept from {old_ns}: " + ", ".join(sorted(f"{k[1]}/{k[3]}" for k in kept if k in r.cluster.live)))
+    for k in sorted(kept):
+        if k not in r.cluster.live:
+            r.flag("C21", f"the rename deleted {k[1]} {k[3]}" + (f" in {k[2]}" if k[2] else "") + " and its data")
+    if not any(k[1] == "PersistentVolumeClaim" for k in kept):
+        r.log("      (this target keeps no claim: its results volume is mounted directly)")
+
+
 def s_b21(r):
     """B21: a Kueue-queued TrainJob under Argo CD."""
     r.bootstrap()
@@ -1049,6 +1080,7 @@ SCENARIOS = {
     "B21-trainjob-kueue-runtime-patch": (s_b21, "trainjob-kueue", ("argocd",)),
     "F15-edit-lr-while-training": (s_f15, "rebuild-lr", ("argocd", "flux")),
     "F16-new-data": (s_f16, "rebuild-data", ("argocd", "flux")),
+    "C21-rename-namespace": (s_c21, "rebuild-namespace", ("argocd", "flux")),
 }
 
 
