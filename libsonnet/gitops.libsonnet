@@ -757,9 +757,23 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     + '    hs.message = op.message or "the last sync failed"\n'
     + '    return hs\n'
     + '  end\n'
+    // A child whose source path left Git (a stage part or serving removed
+    // from the spec) compares with "app path does not exist" (argo-cd v3.5.1
+    // controller/state.go:694-699, util/app/path/path.go:15) and stays
+    // Unknown: it is about to be pruned by its parent. Read as Progressing it
+    // would hold that parent's wave for ever -- a root syncing itself waits on
+    // its own health (replay scenario C23-remove-serve found it).
     + '  if hs.status == "Healthy" and (obj.status.sync == nil or obj.status.sync.status ~= "Synced") then\n'
-    + '    hs.status = "Progressing"\n'
-    + '    hs.message = "not synced yet"\n'
+    + '    local gone = false\n'
+    + '    for _, c in ipairs(obj.status.conditions or {}) do\n'
+    + '      if c.type == "ComparisonError" and c.message ~= nil and string.find(c.message, "app path does not exist", 1, true) then\n'
+    + '        gone = true\n'
+    + '      end\n'
+    + '    end\n'
+    + '    if not gone then\n'
+    + '      hs.status = "Progressing"\n'
+    + '      hs.message = "not synced yet"\n'
+    + '    end\n'
     + '  end\n'
     + 'end\n'
     + 'return hs\n',

@@ -299,6 +299,9 @@ class ArgoCD:
         if live is None:
             return
         st = {"health": {"status": app.health}, "sync": {"status": app.sync, "revision": self.revision}}
+        if app.condition:  # AR controller/state.go:694-699: status.conditions[].type/message
+            ctype, _, message = app.condition.partition(": ")
+            st["conditions"] = [{"type": ctype, "message": message}]
         op = app.operation or app.last_op
         if op is not None:
             st["operationState"] = {"phase": op.phase, "message": op.message}
@@ -393,7 +396,12 @@ class ArgoCD:
                 if op.prune and no_prune(t):
                     result(t, "PruneSkipped", "Succeeded", "ignored (no prune)")
                 elif op.prune:
-                    self.cluster.delete(t.key)
+                    if t.key[:2] == ("argoproj.io", "Application") and t.key[3] in self.apps:
+                        # A17: a pruned child Application is deleted like any Application: its
+                        # resources finalizer deletes what it manages first
+                        self.delete_app(t.key[3], 1)
+                    else:
+                        self.cluster.delete(t.key)
                     result(t, "Pruned", "Succeeded", "pruned")
                 else:
                     result(t, "PruneSkipped", "Succeeded", "ignored (requires pruning)")
@@ -567,7 +575,9 @@ class ArgoCD:
             changed = False
             self.discover()
             for name in sorted(self.apps):
-                app = self.apps[name]
+                app = self.apps.get(name)
+                if app is None:
+                    continue  # deleted in this round (a pruned child Application, A17)
                 self.refresh(app)
                 if self.on_step:
                     self.on_step("refresh", app=app)

@@ -255,8 +255,13 @@ class Flux:
                 live = self.cluster.live.get(key)
                 ann = ((live or {}).get("metadata") or {}).get("annotations") or {}
                 if live is not None and ann.get("kustomize.toolkit.fluxcd.io/prune") != "disabled":
-                    self.cluster.delete(key)
                     self.log(f"      {k.name}: pruned {key[1]}/{key[3]}")
+                    if key[:2] == ("kustomize.toolkit.fluxcd.io", "Kustomization") and key[3] in self.ks:
+                        # F10: a pruned Kustomization is deleted like any: its finalizer
+                        # garbage-collects its inventory first
+                        self.delete_ks(key[3], 1)
+                    else:
+                        self.cluster.delete(key)
         k.inventory = new_inv
         for o in created:  # observed after the prune of the same reconcile
             if self.on_step:
@@ -364,6 +369,8 @@ class Flux:
             self.poll(k)
             changed |= k.waiting != before
         for k in sorted(self.ks.values(), key=lambda k: (k.next_at, k.name)):
+            if k.name not in self.ks:
+                continue  # deleted in this step (a pruned Kustomization, F10)
             if k.waiting or k.next_at > self.now + 1e-9:
                 continue
             if len(self.busy()) >= WORKERS:  # F1

@@ -11,7 +11,8 @@ Invariants (field-review.md round 2, section C; decisions F14, F17):
   I2 serving never starts before the engine it serves exists (C14)
   I3 a retry never advances a wave (C15)
   I4 an Application whose operation still runs, or that is not Synced, never reads Healthy to
-     a parent through the app-of-apps health Lua (C14)
+     a parent through the app-of-apps health Lua (C14) -- except one whose source path left Git
+     ("app path does not exist"): its parent prunes it and must not wait on it
   I5 bootstrap on an empty cluster applies roots only (F14; C14 when that applies the serving
      Application), and CRDs/the cluster bundle before project objects (F14); whatever the
      cluster bundle holds is applied from Git, also later additions (C19)
@@ -119,6 +120,16 @@ def edit_lr(spec):
 
 def edit_namespace(spec):
     spec["spec"]["namespace"] = spec["spec"]["namespace"] + "-b"
+    return True
+
+
+def edit_no_serve(spec):
+    stages = spec["spec"]["stages"]
+    if "serve" not in stages:
+        return False
+    del stages["serve"]
+    monitoring = spec["spec"].get("monitoring") or {}
+    monitoring.pop("serviceMonitor", None)  # scrapes Triton: nemoc refuses it without serving
     return True
 
 
@@ -382,7 +393,10 @@ class Replay:
         if live is not None and script is not None and "status" in live and parent and not app.name.startswith("platform-"):
             import json
             seen = _lua(script, json.dumps(health_view(live), sort_keys=True, default=list))
-            if seen == "Healthy" and (app.operation is not None or app.sync != "Synced"):
+            # an Application whose source path left Git is pruned by its parent: its parent need not
+            # wait on it (and must not: a root syncing itself would wait for ever, C23-remove-serve)
+            gone = app.sync == "Unknown" and "app path does not exist" in (app.condition or "")
+            if seen == "Healthy" and (app.operation is not None or (app.sync != "Synced" and not gone)):
                 state = "its operation runs" if app.operation is not None else f"it is {app.sync}"
                 self.flag("C14", f"{app.name} reads Healthy to its parent's health Lua while {state} "
                                  "(missing resources do not count toward health since Argo CD 3.4)")
@@ -656,7 +670,8 @@ class Replay:
         if self.engine_name == "argocd":
             for app in self.engine.apps.values():
                 self.engine.refresh(app)
-                edits = any(t.get("_stage") == stage and is_workload(t) for t in self.engine.targets(app))
+                edits = stage is not None and not app.condition and any(
+                    t.get("_stage") == stage and is_workload(t) for t in self.engine.targets(app))
                 said = self.tree.summary_row("Edit while a stage runs") or ""
                 if edits and app.operation is not None and app.sync == "OutOfSync":
                     what = "auto-sync is skipped" if app.automated else "a sync is refused"
@@ -803,6 +818,8 @@ def needs(tree, engine, what):
         return any(s.endswith("train") for s in tree.stages)
     if what == "rebuild-lr":  # a real commit: only with --nemoc (replay_test.py), for trees with a training
         return any(s.endswith("-train") for s in tree.stages) and rebuilt(tree, "lr", edit_lr) is not None
+    if what == "rebuild-no-serve":
+        return any(s.endswith("-serve") for s in tree.stages) and rebuilt(tree, "no-serve", edit_no_serve) is not None
     if what == "rebuild-namespace":
         return any(s.endswith("-train") for s in tree.stages) and rebuilt(tree, "namespace", edit_namespace) is not None
     if what == "rebuild-data":
@@ -1057,6 +1074,37 @@ def s_c21(r):
         r.log("      (this target keeps no claim: its results volume is mounted directly)")
 
 
+def s_c23_serve(r):
+    """C23/F13: the whole pipeline ran and Triton serves; the spec drops stages.serve (a real commit:
+    nemoc rebuilt the tree) and the user syncs with prune. The serving Application (Argo CD) or
+    Kustomization (Flux) is pruned, its finalizer deletes Triton's Deployment and Service; the
+    claims holding data stay."""
+    r.bootstrap()
+    r.user_sync()
+    for s in list(r.workload_stages()):
+        if s.endswith("serve"):
+            r.user_sync_again()
+            r.workload(s, "Running")
+        else:
+            r.run_stage(s)
+    serving = [o for o in r.tree.stage_objects() if o.get("_stage", "").endswith("-serve")
+               and o.get("kind") in ("Deployment", "Service", "HorizontalPodAutoscaler")]
+    kept = [o for o in r.tree.stage_objects() if o.get("kind") in ("PersistentVolumeClaim", "PersistentVolume")]
+    edited = rebuilt(r.tree, "no-serve", edit_no_serve)
+    r.commit(None, "r2", tree=edited, what="the spec drops stages.serve (nemoc rebuilt the tree)")
+    r.user_sync_again(prune=True)
+    if r.engine_name == "flux":
+        r.settle(10)
+    for o in serving:
+        if key_of(o) in r.cluster.live:
+            r.flag("C23", f"{o['kind']}/{o['metadata']['name']} still runs after serve left the spec")
+    for o in kept:
+        if key_of(o) not in r.cluster.live:
+            r.flag("C21", f"{o['kind']}/{o['metadata']['name']} was deleted with serving: its data is lost (F13)")
+    r.log(f"      serving objects live: {sum(key_of(o) in r.cluster.live for o in serving)} of {len(serving)}; "
+          f"claims kept: {sum(key_of(o) in r.cluster.live for o in kept)} of {len(kept)}")
+
+
 def s_b21(r):
     """B21: a Kueue-queued TrainJob under Argo CD."""
     r.bootstrap()
@@ -1081,6 +1129,7 @@ SCENARIOS = {
     "F15-edit-lr-while-training": (s_f15, "rebuild-lr", ("argocd", "flux")),
     "F16-new-data": (s_f16, "rebuild-data", ("argocd", "flux")),
     "C21-rename-namespace": (s_c21, "rebuild-namespace", ("argocd", "flux")),
+    "C23-remove-serve": (s_c23_serve, "rebuild-no-serve", ("argocd", "flux")),
 }
 
 

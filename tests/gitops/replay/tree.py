@@ -94,7 +94,8 @@ class Tree:
 
     def missing(self, repo_path):
         """Whether a source path of this target no longer exists at this revision."""
-        return False
+        local = self.resolve(repo_path)
+        return local is not None and not os.path.exists(local)
 
     def stage_objects(self):
         out = []
