@@ -195,13 +195,14 @@ def model_config(message):
 
 def load(name, source):
     """TritonPythonModel() of model.py text `source` (install() first)."""
-    path = os.path.join(tempfile.mkdtemp(prefix="nemoc-triton-"), name + "_model.py")
-    with open(path, "w") as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location("nemoc_" + name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.TritonPythonModel()
+    with tempfile.TemporaryDirectory(prefix="nemoc-triton-") as tmp:  # loaded, then removed
+        path = os.path.join(tmp, name + "_model.py")
+        with open(path, "w") as f:
+            f.write(source)
+        spec = importlib.util.spec_from_file_location("nemoc_" + name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.TritonPythonModel()
 
 
 class Repository:

@@ -73,6 +73,17 @@ STATE_KIND = {"data-prep": "prepared", "import-model": "import", "pretrain": "pr
 NEMOC = None
 SOURCE = None
 _REBUILT = {}
+_SCRATCH = []  # rebuilt trees' directories, removed when the process ends
+
+
+def _remove_scratch():
+    import shutil
+    for d in _SCRATCH:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+import atexit  # noqa: E402
+atexit.register(_remove_scratch)
 
 
 def rebuilt(tree, label, edit):
@@ -98,6 +109,7 @@ def rebuilt(tree, label, edit):
             _REBUILT[key] = None
         else:
             tmp = tempfile.mkdtemp(prefix="nemoc-replay-edit-")
+            _SCRATCH.append(tmp)
             path = os.path.join(tmp, "spec.yaml")
             with open(path, "w") as f:
                 yaml.safe_dump(spec, f, sort_keys=False)
