@@ -17,10 +17,15 @@ as committed), and each target's gitops/argocd/ is read the way Argo CD reads it
     sync waves strictly increase with the stage order they carry (gitops-engine syncs wave by wave
     and, with the argocd-cm Application health check the platform tree installs, waits for a
     part to be Healthy before the next), and the AppProject comes before them (wave -1);
-  * every Application's project: `default`, or an AppProject in the same tree that permits the
-    Application's source, destination and each of its objects, replaying argo-cd 37ee009
+  * every Application's project: `default`, or an AppProject in the same tree or the cluster
+    bundle's platform/argocd (the roots' project, decision F14) that permits the Application's
+    source, destination and each of its objects, replaying argo-cd 37ee009 (v3.5.1 the same)
     pkg/apis/application/v1alpha1/app_project_types.go IsSourcePermitted, isDestinationMatched and
-    IsGroupKindNamePermitted (scope of a kind from ../shared/kube-schemas/index.json).
+    IsGroupKindNamePermitted (scope of a kind from ../shared/kube-schemas/index.json); an
+    ApplicationSet's generated root is checked against its project too;
+  * confinement (field review C22, decision F14): a pipeline or serving Application's project
+    admits nothing in Argo CD's namespace (no Secret, no argocd-cm: admin-equivalent); a root's
+    project admits only Applications and AppProjects, only there, and no cluster-scoped kind.
 
 Usage: argocd_tree.py <nemoc> <source dir>. Exit 77 when a prerequisite is missing (kubectl,
 ../shared/kube-schemas, python3-yaml); with CI=true that is exit 1.
@@ -126,6 +131,31 @@ class Project:
         return [f"project {self.name}: {m}" for m in out]
 
 
+ARGOCD_KINDS = {("argoproj.io", "Application"), ("argoproj.io", "AppProject")}
+
+
+def confinement_problems(project, app, is_root, argocd_ns):
+    """C22/F14: what a nemoc project admits beyond its Applications' needs, as messages."""
+    out = []
+    if is_root:
+        white = project.spec.get("namespaceResourceWhitelist")
+        if white is None or {(w["group"], w["kind"]) for w in white} - ARGOCD_KINDS:
+            out.append("a root's project admits namespaced kinds besides Applications and AppProjects")
+        if project.spec.get("clusterResourceWhitelist"):
+            out.append("a root's project admits cluster-scoped kinds")
+        if any(d.get("namespace") != argocd_ns for d in project.spec.get("destinations", [])):
+            out.append(f"a root's project admits namespaces besides {argocd_ns}")
+    else:
+        servers = {IN_CLUSTER, app["spec"]["destination"]["server"]}
+        if any(project.destination_permitted(s, argocd_ns) for s in servers):
+            out.append(f"a stage Application's project may deploy into {argocd_ns} (C22)")
+    for grp, kind in (("", "Secret"), ("", "ConfigMap"), ("rbac.authorization.k8s.io", "RoleBinding")):
+        if project.kind_permitted(grp, kind, "x", True) and any(
+                project.destination_permitted(s, argocd_ns) for s in (IN_CLUSTER, app["spec"]["destination"]["server"])):
+            out.append(f"it admits {kind} in Argo CD's namespace {argocd_ns} (admin-equivalent, C22)")
+    return [f"project {project.name}: {m}" for m in out]
+
+
 def render(template, element):
     """An ApplicationSet goTemplate with missingkey=error: every {{.key}} must be in element."""
     text = json.dumps(template)
@@ -229,8 +259,19 @@ def check_target(repo, tree, spec, project_objs, scope, appsets_seen):
             fails.append(f"{tree}: {len(parts)} waves of Applications but no Application health "
                          "check in the platform argocd-cm: the root would not wait between them")
 
-    # Projects admit what they must.
-    checks = [(r, root_docs) for r in roots] + [(p, part_objects.get(p["metadata"]["name"], [])) for p in parts]
+    # Projects admit what they must, and no more (C22). An ApplicationSet's generated root
+    # (rendered for this target; check_appsets reports a template that does not render) syncs
+    # gitops/argocd/ like a root Application.
+    generated = []
+    if app_set_mode and appsets_seen:
+        aset = appsets_seen[0][1]
+        for e in [e for g in aset["spec"]["generators"] for e in g.get("list", {}).get("elements", [])]:
+            if e.get("target") == target:
+                try:
+                    generated.append(render(aset["spec"]["template"], e))
+                except KeyError:
+                    pass
+    checks = [(r, root_docs) for r in roots + generated] + [(p, part_objects.get(p["metadata"]["name"], [])) for p in parts]
     project_objs.extend(checks)
     for app, objs in checks:
         proj = app["spec"]["project"]
@@ -240,6 +281,8 @@ def check_target(repo, tree, spec, project_objs, scope, appsets_seen):
             fails.append(f"{app['metadata']['name']}: project {proj} is not in {argo_dir}")
             continue
         fails += [f"{app['metadata']['name']}: {m}" for m in projects[proj].problems(app, objs)]
+        fails += [f"{app['metadata']['name']}: {m}"
+                  for m in confinement_problems(projects[proj], app, app not in parts, argocd_ns)]
     return fails
 
 
