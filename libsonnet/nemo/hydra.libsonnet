@@ -77,9 +77,17 @@ local deepMerge(a, b) =
     gradient_clip_val: train.optimizer.gradientClip,
   },
 
-  // The fields of config() that name the stage's own directory: the state
-  // hash is taken from the config built with paths.draftState, then these are
-  // set (stages/train.libsonnet built(): one config evaluation, not two).
+  // The fields of exp_manager that name the stage's own directory, in one
+  // place: expManager() sets them, and the state hash is taken from the config
+  // built with paths.draftState before withOwnDirectories sets the real ones
+  // (stages/train.libsonnet built(): one config evaluation, not two).
+  // DLLogger's JSON on shared storage, one file per rank (every rank opens
+  // json_file; NeMo's DLLoggerParams default is ./dllogger.json in the pod:
+  // NVIDIA/NeMo r2.0.0rc1..v2.4.0 nemo/utils/loggers/dllogger.py:48). Same
+  // layout as NeMo 2 (nemo2.libsonnet), where `nemoc metrics` reads rank 0.
+  // exp_manager resolves the interpolation (OmegaConf.to_container(cfg,
+  // resolve=True), exp_manager.py:402 at r2.0.0rc1, :572 at v2.4.0); torchrun
+  // sets RANK.
   ownDirectories(ctx):: {
     explicit_log_dir: paths.trainDir(ctx),
     dllogger_logger_kwargs+: {
@@ -88,25 +96,17 @@ local deepMerge(a, b) =
   },
   withOwnDirectories(config, ctx):: config { exp_manager+: $.ownDirectories(ctx) },
 
-  expManager(ctx, train):: {
+  expManager(ctx, train):: $.ownDirectories(ctx) + {
     local checkpoint = train.checkpoint,
-    explicit_log_dir: paths.trainDir(ctx),
     exp_dir: null,
     name: paths.checkpointName,
     create_wandb_logger: false,
     create_tensorboard_logger: true,
     create_dllogger_logger: true,
-    // DLLogger's JSON on shared storage, one file per rank (every rank opens
-    // json_file; NeMo's DLLoggerParams default is ./dllogger.json in the pod:
-    // NVIDIA/NeMo r2.0.0rc1..v2.4.0 nemo/utils/loggers/dllogger.py:48). Same
-    // layout as NeMo 2 (nemo2.libsonnet), where `nemoc metrics` reads rank 0.
-    // exp_manager resolves the interpolation (OmegaConf.to_container(cfg,
-    // resolve=True), exp_manager.py:402 at r2.0.0rc1, :572 at v2.4.0); torchrun
-    // sets RANK.
-    dllogger_logger_kwargs: {
+    // json_file: ownDirectories.
+    dllogger_logger_kwargs+: {
       verbose: true,
       stdout: true,
-      json_file: paths.dlloggerDir(ctx) + '/rank-${oc.env:RANK,0}/dllogger.json',
     },
     resume_if_exists: checkpoint.resume == 'auto',
     resume_ignore_no_checkpoint: true,

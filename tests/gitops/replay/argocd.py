@@ -121,6 +121,13 @@ def resource_health(obj, lua):  # A2
     return None  # no health: counts as Healthy/Succeeded
 
 
+def has_sync_option(obj, option):
+    """Whether obj's argocd.argoproj.io/sync-options annotation lists `option` (e.g. Prune=false):
+    GE resourceutil.HasAnnotationOption."""
+    opts = (((obj or {}).get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
+    return option in [o.strip() for o in opts.split(",")]
+
+
 def wave_of(obj):  # A5
     return int(((obj.get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-wave", "0"))
 
@@ -382,8 +389,7 @@ class ArgoCD:
         remaining = [t for t in pending if t.wave_ != wave]
         op.applied_waves.append(wave)
         def no_prune(t):  # GE sync_context.go:1457 isPruningDisabled: the live object's Prune=false
-            opts = (((t.live or {}).get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
-            return "Prune=false" in [o.strip() for o in opts.split(",")]
+            return has_sync_option(t.live, "Prune=false")
         self.log(f"      {app.name}: wave {wave}: " + ", ".join(
             ("keep (Prune=false) " if t.prune_task and op.prune and no_prune(t) else "prune " if t.prune_task and op.prune
              else "keep (prune disabled) " if t.prune_task else "apply ")
@@ -516,10 +522,8 @@ class ArgoCD:
             # says Prune=false are out of sync: upstream repeats a no-op sync with its self-heal
             # backoff (the app stays OutOfSync, docs/user-guide/sync-options.md "Prune=false");
             # the replay does it once.
-            def kept(l):
-                opts = ((l.get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
-                return "Prune=false" in [o.strip() for o in opts.split(",")]
-            if extra_only and all(kept(l) for k, t, l in app.resources if t is None and l is not None):
+            if extra_only and all(has_sync_option(l, "Prune=false") for k, t, l in app.resources
+                                  if t is None and l is not None):
                 return False
         self.start(app, True, app.prune)
         self.log(f"      {app.name}: auto-sync to {self.revision}" +
@@ -541,8 +545,7 @@ class ArgoCD:
             return
         owned = sorted((k, l) for k, l in self.cluster.live.items() if l.get("_owner") == name and k != me)
         for k, live in owned:
-            opts = ((live.get("metadata") or {}).get("annotations") or {}).get("argocd.argoproj.io/sync-options", "")
-            if "Delete=false" in [o.strip() for o in opts.split(",")]:
+            if has_sync_option(live, "Delete=false"):
                 self.log(f"{pad}{name}: keeps {k[1]}/{k[3]} (Delete=false)")
                 continue
             if k[:2] == ("argoproj.io", "Application"):

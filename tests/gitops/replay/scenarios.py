@@ -268,6 +268,10 @@ class Replay:
                 return s
         return None
 
+    def succeeded(self, stage):
+        live = self.live_workload(stage)
+        return live is not None and self.cluster.phase(live) == "Succeeded"
+
     def live_workload(self, stage):
         o = self.workload_stages().get(stage)
         return self.cluster.live.get(key_of(o)) if o else None
@@ -860,6 +864,19 @@ def s_c14(r):
     r.check_health()
 
 
+def pipeline_serving(r):
+    """Bootstrap, every stage succeeds in order, and Triton serves (the user syncs what is not
+    automated, serving once the pipeline is done)."""
+    r.bootstrap()
+    r.user_sync()
+    for s in list(r.workload_stages()):
+        if s.endswith("serve"):
+            r.user_sync_again()
+            r.workload(s, "Running")
+        else:
+            r.run_stage(s)
+
+
 def training_runs(r, minutes=1):
     """Bootstrap, every stage before the training succeeds, and the training runs; its stage."""
     r.bootstrap()
@@ -988,14 +1005,7 @@ def s_c23(r):
     """C23/F13: the whole pipeline ran and Triton serves; the target is removed and its root
     deleted as SUMMARY.md says: every workload and the Triton Deployment go, the Namespace and
     the claims holding data stay."""
-    r.bootstrap()
-    r.user_sync()
-    for s in list(r.workload_stages()):
-        if s.endswith("serve"):
-            r.user_sync_again()
-            r.workload(s, "Running")
-        else:
-            r.run_stage(s)
+    pipeline_serving(r)
     r.remove_target("r2")
     r.delete_root()
 
@@ -1014,8 +1024,7 @@ def s_f15(r):
     for s in r.workload_stages():  # stages the edit renamed before the training run again first
         if stage_num(s) >= stage_num(train):
             break
-        live = r.live_workload(s)
-        if live is None or r.cluster.phase(live) != "Succeeded":
+        if not r.succeeded(s):
             r.run_stage(s)
     r.admit_if_queued(train)
     r.workload(train, "Running")
@@ -1044,8 +1053,7 @@ def s_f16(r):
     r.commit(prep, "r2", tree=edited, what="the spec sets stages.dataPrep.version (new data; nemoc rebuilt the tree)")
     r.user_sync_again(prune=True, serving=False)  # the pipeline; serving once the new engine exists
     for s in stages:
-        live = r.live_workload(s)
-        if live is None or r.cluster.phase(live) != "Succeeded":
+        if not r.succeeded(s):
             r.run_stage(s)
             r.user_sync_again(prune=True, serving=False)
     serve = r.stage("serve")
@@ -1091,14 +1099,7 @@ def s_c23_serve(r):
     nemoc rebuilt the tree) and the user syncs with prune. The serving Application (Argo CD) or
     Kustomization (Flux) is pruned, its finalizer deletes Triton's Deployment and Service; the
     claims holding data stay."""
-    r.bootstrap()
-    r.user_sync()
-    for s in list(r.workload_stages()):
-        if s.endswith("serve"):
-            r.user_sync_again()
-            r.workload(s, "Running")
-        else:
-            r.run_stage(s)
+    pipeline_serving(r)
     serving = [o for o in r.tree.stage_objects() if o.get("_stage", "").endswith("-serve")
                and o.get("kind") in ("Deployment", "Service", "HorizontalPodAutoscaler")]
     kept = [o for o in r.tree.stage_objects() if o.get("kind") in ("PersistentVolumeClaim", "PersistentVolume")]
