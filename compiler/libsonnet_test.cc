@@ -380,12 +380,19 @@ TEST(LibsonnetTest, StageOrderIsTheDirectoryOrder) {
   EXPECT_EQ("35-merge-lora", Eval("(import 'stages/order.libsonnet').dir.mergeLora"));
 }
 
-TEST(LibsonnetTest, MkdirThenExecKeepsArgumentsOutOfTheShell) {
+TEST(LibsonnetTest, RunOnceKeepsArgumentsOutOfTheShell) {
+  // What the script does is tested by running it (tests/state/run_once.py);
+  // here: every path and the program stay argv entries, after the marker.
   const nlohmann::json c =
-      Eval("(import 'stages/pod.libsonnet').mkdirThenExec(['/a b', '/c'], ['python3', 'x; rm -rf /'])");
-  EXPECT_EQ(nlohmann::json({"bash", "-c", "set -e\nmkdir -p -- \"${@:1:2}\"\nshift 2\nexec \"$@\"", "nemoc"}),
-            c["command"]);
-  EXPECT_EQ(nlohmann::json({"/a b", "/c", "python3", "x; rm -rf /"}), c["args"]);
+      Eval("(import 'stages/pod.libsonnet').runOnce('/m', ['/a b', '/c'], ['python3', 'x; rm -rf /'])");
+  ASSERT_EQ(4u, c["command"].size());
+  EXPECT_EQ("bash", c["command"][0]);
+  EXPECT_EQ("-c", c["command"][1]);
+  EXPECT_EQ("nemoc", c["command"][3]);
+  const std::string script = c["command"][2].get<std::string>();
+  EXPECT_EQ(std::string::npos, script.find("/a b"));
+  EXPECT_EQ(std::string::npos, script.find("rm -rf /"));
+  EXPECT_EQ(nlohmann::json({"/m", "/a b", "/c", "python3", "x; rm -rf /"}), c["args"]);
 }
 
 }  // namespace

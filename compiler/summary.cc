@@ -258,7 +258,11 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
            "arguments, image, the directories it reads, `dataVersion` / `stages.dataPrep.version`). A change to any of "
            "these writes a new directory and re-runs every stage after it; a change that only places or schedules "
            "pods (tolerations, node selectors, priority, queue, resources, timeout) resumes in the same one. "
-           "Directories of earlier states stay on the volume: nemoc never deletes data, removing them is up to you.\n\n"
+           "Directories of earlier states stay on the volume: nemoc never deletes data, removing them is up to you. "
+           "Every stage but training writes `<directory>.nemoc-complete` beside its directory when it succeeds; its "
+           "Job, created again for that state (a revert, a Job deleted by hand), then exits at once, so a revert "
+           "serves the earlier engine without rebuilding it. To run such a stage again for the same state, remove "
+           "that file; training resumes from its own checkpoints.\n\n"
            "| Stage | Writes |\n|---|---|\n";
     for (const auto& [dir, path] : facts.state_dirs) out += "| `" + dir + "` | `" + path + "` |\n";
     out += "\n";

@@ -30,6 +30,11 @@ local chain = import 'nemoc/stages/chain.libsonnet';
     if std.objectHasEx(ctx, 'states', true) && std.objectHasEx(ctx.states, key, false) then ctx.states[key]
     else error ('nemoc library bug: the state directory of ' + key + ' is read before its state hash is bound'),
   stateDir(ctx, name, key):: $.resultsDir(ctx) + '/' + name + '/' + $.state(ctx, key),
+  // Written beside a state directory when the stage that makes it succeeded
+  // (pod.runOnce): a Job re-created for that state exits at once. Beside, not
+  // inside: the directory is the artifact others read (a HuggingFace folder,
+  // an engine) and NeMo 2's export must not find its output directory.
+  doneMarker(stateDir):: stateDir + '.nemoc-complete',
 
   // <results>/pretrain/<state> and <results>/train/<state>: each training
   // stage of the chain (stages/chain.libsonnet) logs and checkpoints in its
@@ -122,7 +127,8 @@ local chain = import 'nemoc/stages/chain.libsonnet';
   // Each engine in its own directory: Triton (a later stage) switches to a
   // new one only after its build succeeded, and the previous one stays (a
   // revert serves it again).
-  engineDir(ctx):: $.stateDir(ctx, 'tensorrt-llm', 'tensorrtLLM') + '/engine',
+  engineStateDir(ctx):: $.stateDir(ctx, 'tensorrt-llm', 'tensorrtLLM'),
+  engineDir(ctx):: $.engineStateDir(ctx) + '/engine',
   // Engine Triton serves.
   engineSource(ctx, serve)::
     if std.objectHasEx(serve, 'engine', false) then $.resultsFile(ctx, serve.engine) else $.engineDir(ctx),

@@ -171,7 +171,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   // the converters; for NeMo 2 its parent (the export must not find <out>).
   outputParent(ctx):: if $.nemo2(ctx) then paths.huggingfaceParent(ctx) else paths.huggingfaceDir(ctx),
   // Files the converter writes that are not the published model, removed
-  // before it runs and when it ends (pod.mkdirRunRemoving): the Llama
+  // before it runs and when it ends (pod.runOnce): the Llama
   // converter's raw state dict. staleFiles are removed before it runs only:
   // the raw state dict nemoc before field review A27 had it write into the
   // published folder, which a newer Job's save_pretrained would leave beside
@@ -273,9 +273,8 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   built(ctx)::
     local convert = ctx.spec.stages.convert;
     local placement = pod.placementFor(ctx, 'convert');
-    local run = if std.length($.scratchFiles(ctx)) > 0
-    then pod.mkdirRunRemoving([$.outputParent(ctx)], $.staleFiles(ctx), $.scratchFiles(ctx), $.args(ctx))
-    else pod.mkdirThenExec([$.outputParent(ctx)], $.args(ctx));
+    local run = pod.runOnce(paths.doneMarker(paths.huggingfaceDir(ctx)), [$.outputParent(ctx)], $.args(ctx),
+                            stale=$.staleFiles(ctx), scratch=$.scratchFiles(ctx));
     local container = pod.container(ctx,
                                     'convert',
                                     convert.image,

@@ -44,7 +44,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
   files(ctx)::
     local prep = ctx.spec.stages.dataPrep;
     local placement = pod.placementFor(ctx, 'dataPrep');
-    local run = pod.mkdirThenExec([paths.preparedDir(ctx)], $.args(ctx));
+    local run = pod.runOnce(paths.doneMarker(paths.preparedDir(ctx)), [paths.preparedDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'data-prep',
                                     prep.image,

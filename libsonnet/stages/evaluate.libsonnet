@@ -206,8 +206,9 @@ local pod = import 'nemoc/stages/pod.libsonnet';
     local evaluate = ctx.spec.stages.evaluate;
     local placement = pod.placementFor(ctx, 'evaluate');
     local nemo2 = $.nemo2(ctx);
-    local run = if nemo2 then pod.mkdirThenExec([paths.evaluateDir(ctx)], $.nemo2Args(ctx))
-    else pod.mkdirThenExec([paths.evaluateDir(ctx) + '/cache'], $.args(ctx));
+    local done = paths.doneMarker(paths.evaluateDir(ctx));
+    local run = if nemo2 then pod.runOnce(done, [paths.evaluateDir(ctx)], $.nemo2Args(ctx))
+    else pod.runOnce(done, [paths.evaluateDir(ctx) + '/cache'], $.args(ctx));
     local container = pod.container(ctx,
                                     'evaluate',
                                     evaluate.image,

@@ -146,7 +146,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
 
   files(ctx)::
     local placement = pod.placementFor(ctx, 'importModel');
-    local run = pod.mkdirThenExec([paths.importDir(ctx)], $.args(ctx));
+    local run = pod.runOnce(paths.doneMarker(paths.importDir(ctx)), [paths.importDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'import-model',
                                     $.reader(ctx).image,

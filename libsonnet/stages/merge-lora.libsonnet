@@ -123,7 +123,7 @@ local table = import 'nemoc/nemo/merge_lora.json';
   built(ctx)::
     local m = $.settings(ctx);
     local placement = pod.placementFor(ctx, 'mergeLora');
-    local run = pod.mkdirThenExec([paths.mergeDir(ctx)], $.args(ctx));
+    local run = pod.runOnce(paths.doneMarker(paths.mergeDir(ctx)), [paths.mergeDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'merge-lora',
                                     ctx.spec.stages.train.image,

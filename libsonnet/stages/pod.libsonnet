@@ -140,31 +140,46 @@ local kueue = import 'nemoc/kueue.libsonnet';
     if !std.objectHasEx(stage, 'checkpoint', false) && std.objectHasEx(ctx, 'mergeBuilt', true) && ctx.mergeBuilt != null
     then [ctx.mergeBuilt.metadata.name] else $.upstreamTraining(ctx),
 
-  // argv that creates `dirs` first, then execs `argv`: arguments stay argv
-  // entries and never pass through the shell as text.
-  mkdirThenExec(dirs, argv):: {
-    command: ['bash', '-c', 'set -e\nmkdir -p -- "${@:1:' + std.length(dirs) + '}"\nshift ' + std.length(dirs) + '\nexec "$@"', 'nemoc'],
-    args: dirs + argv,
-  },
-
-  // mkdirThenExec for a program that leaves files the stage does not publish:
-  // `scratch` is removed before the program runs (what a killed try left:
-  // no trap runs on SIGKILL) and when it ends, successfully or not (an EXIT
-  // trap; bash exits with the program's status), `stale` before it only.
-  // bash stays the program's parent instead of exec'ing it.
-  mkdirRunRemoving(dirs, stale, scratch, argv)::
+  // The run of a stage that produces a state directory once (everything but
+  // training, which resumes by itself): when `marker` (paths.doneMarker,
+  // beside the state directory) exists, the state is complete and the Job
+  // exits at once -- a revert re-creates a pruned Job for an earlier state,
+  // and rebuilding its engine, conversion or prepared set would take hours
+  // (NeMo 2's export even refuses an existing output). Otherwise `dirs` are
+  // created, `stale` and `scratch` files removed (what a killed try left: no
+  // trap runs on SIGKILL), the program runs, `scratch` is removed again when
+  // it ends, and the marker is written only when it exited 0. bash stays the
+  // program's parent and forwards SIGTERM/SIGINT to it (PID 1 ignores
+  // signals it has no handler for, so the program would otherwise only see
+  // SIGKILL). Arguments stay argv entries and never pass through the shell
+  // as text.
+  runOnce(marker, dirs, argv, stale=[], scratch=[])::
     local d = std.length(dirs), s = std.length(stale), c = std.length(scratch);
     {
       command: ['bash', '-c', std.join('\n', [
         'set -e',
-        'mkdir -p -- "${@:1:' + d + '}"',
-        'stale=("${@:' + (d + 1) + ':' + s + '}")',
-        'scratch=("${@:' + (d + s + 1) + ':' + c + '}")',
-        'shift ' + (d + s + c),
+        'marker=$1',
+        'if [ -e "$marker" ]; then',
+        '  echo "nemoc: $marker exists: this state is complete, nothing to do (remove the file to run the stage again)"',
+        '  exit 0',
+        'fi',
+        'mkdir -p -- "${@:2:' + d + '}"',
+      ] + (if s + c == 0 then [] else [
+        'stale=("${@:' + (d + 2) + ':' + s + '}")',
+        'scratch=("${@:' + (d + s + 2) + ':' + c + '}")',
         'rm -f -- "${stale[@]}" "${scratch[@]}"',
         'trap \'rm -f -- "${scratch[@]}"\' EXIT',
-        '"$@"',
+      ]) + [
+        'shift ' + (1 + d + s + c),
+        '"$@" &',
+        'child=$!',
+        'trap \'kill -TERM "$child" 2>/dev/null || true\' TERM INT',
+        'status=0',
+        'wait "$child" || status=$?',
+        'while kill -0 "$child" 2>/dev/null; do status=0; wait "$child" || status=$?; done',
+        'if [ "$status" -ne 0 ]; then exit "$status"; fi',
+        'touch -- "$marker"',
       ]), 'nemoc'],
-      args: dirs + stale + scratch + argv,
+      args: [marker] + dirs + stale + scratch + argv,
     },
 }

@@ -84,7 +84,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
   files(ctx)::
     local trt = ctx.spec.stages.tensorrtLLM;
     local placement = pod.placementFor(ctx, 'tensorrtLLM');
-    local run = pod.mkdirThenExec([paths.engineDir(ctx)], $.args(ctx));
+    local run = pod.runOnce(paths.doneMarker(paths.engineStateDir(ctx)), [paths.engineDir(ctx)], $.args(ctx));
     local container = pod.container(ctx,
                                     'tensorrt-llm',
                                     trt.image,
