@@ -1022,7 +1022,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         if !ctx.spec.gitops.argocd.applicationSet
         then '`kubectl apply -k gitops/argocd/root` (Argo CD root Application `' + $.rootName(ctx.project, ctx.target.name) + '` only; it syncs the pipeline, then serving once the pipeline is Healthy)'
         else if $.firstTarget(ctx)
-        then '`kubectl apply -k gitops/argocd/applicationset` (ApplicationSet `' + ctx.project + '`: the Argo CD root Application of every target)'
+        then '`kubectl apply -k gitops/argocd/applicationset` (ApplicationSet `' + ctx.project + '`: the Argo CD root Application of every target; nothing syncs it from Git, so apply it again after every commit that adds or removes a target)'
         else 'nothing for Argo CD: root Application `' + $.rootName(ctx.project, ctx.target.name) + '` comes from ApplicationSet `' + ctx.project
              + '` in `' + ctx.spec.targets[0].name + '/gitops/argocd/applicationset`',
       ] else [])
@@ -1040,7 +1040,19 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       else 'the Namespace and the PersistentVolumeClaims/PersistentVolumes stay with their data; delete them by hand once it is no longer needed',
       remove: (if $.engine(ctx, 'argocd') then [
         (if ctx.spec.gitops.argocd.applicationSet
-         then 'Argo CD: the ApplicationSet `' + ctx.project + '` deletes root Application `' + $.rootName(ctx.project, ctx.target.name) + '` when the target leaves the spec'
+         then (
+           // The ApplicationSet is applied by hand (bootstrap above): the
+           // commit alone does not reach it. Its list generator without this
+           // target makes the ApplicationSet controller delete the root
+           // (policy sync: argo-cd v3.5.1 applicationset/controllers/
+           // applicationset_controller.go deleteInCluster).
+           local others = [t.name for t in ctx.spec.targets if t.name != ctx.target.name];
+           if std.length(others) == 0
+           then 'Argo CD: this is the project\'s only target: `kubectl delete applicationset ' + ctx.project + ' -n ' + ctx.spec.gitops.argocd.namespace
+                + '`; the ApplicationSet `' + ctx.project + '` deletes root Application `' + $.rootName(ctx.project, ctx.target.name) + '` with it'
+           else 'Argo CD: after the commit apply the ApplicationSet again (`kubectl apply -k ../' + others[0] + '/gitops/argocd/applicationset`: nothing syncs it from Git); the ApplicationSet `'
+                + ctx.project + '` deletes root Application `' + $.rootName(ctx.project, ctx.target.name) + '` when the target leaves its list'
+         )
          else 'Argo CD: after the commit the root reads "app path does not exist" and changes nothing; `kubectl delete application '
               + $.rootName(ctx.project, ctx.target.name) + ' -n ' + ctx.spec.gitops.argocd.namespace + '`')
         + ': its resources finalizer deletes the pipeline and serving Applications and their workloads; ' + kept + ' (`Delete=false`).',

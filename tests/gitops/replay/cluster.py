@@ -22,6 +22,7 @@ Rules of other controllers the replay needs, each with its upstream source:
   K6 A namespaced object whose Namespace does not exist is refused: 'namespaces "<ns>" not found'
      (the API server's NamespaceLifecycle admission plugin); Argo CD's CreateNamespace=true
      creates it first (A15), kustomize-controller does not.
+  K7 Deleting a Namespace deletes every object in it (delete() below).
   K5 A workload controller's first reconcile, seconds after creation (before Flux's second 5 s
      poll, long before any scenario event), writes a status: PyTorchJob/MPIJob the Created
      condition (kubeflow/training-operator v1.9.0 pkg/controller.v1/pytorch/
@@ -155,6 +156,12 @@ class Cluster:
     def delete(self, key):
         # K4: the pods of a deleted workload stop within their grace period; the replay drops
         # the object at once (a deleted workload is not counted as running).
+        # K7: a deleted Namespace takes every object in it (the namespace controller deletes each
+        # namespaced resource before it removes the Namespace's finalizer: kubernetes
+        # pkg/controller/namespace/deletion/namespaced_resources_deleter.go).
+        if key[:2] == ("", "Namespace"):
+            for k in [k for k in self.live if k[2] == key[3]]:
+                self.live.pop(k, None)
         return self.live.pop(key, None)
 
     def first_status(self, obj):  # K5

@@ -24,6 +24,8 @@ Invariants (field-review.md round 2, section C; decisions F14, F17):
      checkpoints -- exp_manager resumes the newest *-last checkpoint of its log directory
      (NVIDIA/NeMo v2.2.1 nemo/utils/exp_manager.py:813-880); a scheduling-only edit resumes in
      its own directory, which is right
+  I14 one owner per object (C20): no object is desired by two Applications/Kustomizations, across
+     the projects of one repository (one_owner(); C20-two-projects-one-namespace)
   I7 F17, C18: a Flux worker is held at most 10 minutes per health check, and no Kustomization
      due for a reconcile waits more than 10 minutes for a free worker; a stage whose workload
      merely runs reads Ready=False only as WaitForSet's timeout with the workload 'InProgress'
@@ -57,7 +59,7 @@ import tempfile
 from argocd import ArgoCD, health_view, public, resource_health, _lua
 from cluster import Cluster, KUEUE_QUEUE
 from flux import Flux, HEALTH_POLL_MAX_MINUTES, get_timeout, minutes as flux_minutes
-from tree import Tree, group_of, is_workload, key_of
+from tree import ProjectsTree, Tree, group_of, is_workload, key_of
 
 
 def stage_num(stage):
@@ -89,11 +91,17 @@ atexit.register(_remove_scratch)
 def rebuilt(tree, label, edit):
     """The tree of the same target built by nemoc from its example spec after `edit(spec)`:
     a real later commit (names and state directories as nemoc computes them), or None."""
+    root = rebuilt_project(tree, label, edit)
+    target = os.path.basename(tree.root.rstrip("/"))
+    return Tree(os.path.join(root, target), label) if root and os.path.isdir(os.path.join(root, target)) else None
+
+
+def rebuilt_project(tree, label, edit):
+    """out/<project> of that rebuild (every target), or None."""
     if NEMOC is None or SOURCE is None:
         return None
     if os.path.commonpath([os.path.abspath(tree.root), os.path.join(SOURCE, "out")]) != os.path.join(SOURCE, "out"):
         return None  # the committed out/ trees only (a fixture is an older nemoc's tree)
-    target = os.path.basename(tree.root.rstrip("/"))
     project = os.path.basename(os.path.dirname(tree.root.rstrip("/")))
     key = (project, label)
     if key not in _REBUILT:
@@ -118,8 +126,62 @@ def rebuilt(tree, label, edit):
             if run.returncode != 0:
                 raise SystemExit(f"building {project} ({label}) failed:\n{run.stderr}")
             _REBUILT[key] = os.path.join(tmp, "out", project)
-    root = _REBUILT[key]
-    return Tree(os.path.join(root, target), label) if root and os.path.isdir(os.path.join(root, target)) else None
+    return _REBUILT[key]
+
+
+_PAIRS = {}
+
+
+def two_projects(tree):
+    """The example's spec as two projects (<p>-a, <p>-b) in one namespace on one cluster, built
+    by nemoc into one output root (revision r1); then a copy of that root where <p>-a renames its
+    namespace and is rebuilt alone, <p>-b still on disk (r2, as a later commit of one
+    repository). (r1 trees, r2 trees, r1 root, r2 root) or None."""
+    if NEMOC is None or SOURCE is None or rebuilt(tree, "namespace", edit_namespace) is None:
+        return None
+    target = os.path.basename(tree.root.rstrip("/"))
+    project = os.path.basename(os.path.dirname(tree.root.rstrip("/")))
+    if project not in _PAIRS:
+        import shutil
+        import yaml
+        spec = next(doc for doc in (yaml.safe_load(open(os.path.join(SOURCE, "examples", f)))
+                                    for f in sorted(os.listdir(os.path.join(SOURCE, "examples"))) if f.endswith(".yaml"))
+                    if (doc.get("metadata") or {}).get("name") == project)
+        tmp = tempfile.mkdtemp(prefix="nemoc-replay-two-")
+        _SCRATCH.append(tmp)
+
+        def build(out, names_edits):
+            paths = []
+            for name, edit in names_edits:
+                doc = copy.deepcopy(spec)
+                doc["metadata"]["name"] = name
+                if edit:
+                    edit(doc)
+                path = os.path.join(tmp, f"{name}-{len(os.listdir(tmp))}.yaml")
+                with open(path, "w") as f:
+                    yaml.safe_dump(doc, f, sort_keys=False)
+                paths.append(path)
+            run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + paths,
+                                 capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SOURCE))
+            if run.returncode != 0:
+                raise SystemExit(f"building two projects of {project} failed:\n{run.stderr}")
+        a, b = project + "-a", project + "-b"
+        r1, r2 = os.path.join(tmp, "r1"), os.path.join(tmp, "r2")
+        build(r1, [(a, None), (b, None)])
+        shutil.copytree(r1, r2)
+        build(r2, [(a, edit_namespace)])
+        _PAIRS[project] = ([Tree(os.path.join(r1, p, target), f"r1 {p}") for p in (a, b)],
+                           [Tree(os.path.join(r2, p, target), f"r2 {p}") for p in (a, b)], r1, r2)
+    return _PAIRS[project]
+
+
+def edit_without_target(spec, name):
+    targets = spec["spec"]["targets"]
+    if len(targets) < 2 or not any(t["name"] == name for t in targets):
+        return False
+    spec["spec"]["targets"] = [t for t in targets if t["name"] != name]
+    ((spec["spec"].get("gitops") or {}).get("clusters") or {}).pop(name, None)
+    return True
 
 
 def edit_lr(spec):
@@ -604,11 +666,12 @@ class Replay:
             if k.ready is not True or k.last_applied != self.engine.revision:
                 continue
             stage = os.path.basename(k.path.rstrip("/"))
-            w = self.workload_stages().get(stage)
-            live = self.cluster.live.get(key_of(w)) if w is not None and is_workload(w) else None
-            if live is not None and self.cluster.phase(live) != "Succeeded":
-                self.flag("READY", f"{k.name}: Ready=True at {self.engine.revision} while the {stage} workload is "
-                                   f"{self.cluster.phase(live)}")
+            objs = self.engine.objects_of(k)  # its own build: several projects may share stage names
+            for w in objs if isinstance(objs, list) else []:
+                live = self.cluster.live.get(key_of(w)) if is_workload(w) else None
+                if live is not None and self.cluster.phase(live) != "Succeeded":
+                    self.flag("READY", f"{k.name}: Ready=True at {self.engine.revision} while the {stage} workload is "
+                                       f"{self.cluster.phase(live)}")
 
     def check_health(self, failed=None):  # I12
         if self.engine_name != "argocd":
@@ -677,12 +740,15 @@ class Replay:
             self.engine.retry_due = True
         self.settle(minutes)
 
-    def commit(self, stage, label, tree=None, what=None):
+    def commit(self, stage, label, tree=None, what=None, source=None):
+        """`source`: what the engine reads at this revision when it is more than this target's
+        tree (tree.ProjectsTree: several projects of one repository)."""
         self.event(f"commit {label}: " + (what or f"the spec edits stage {stage} (its workload is renamed by its hash)"))
         self.failed_stages.discard(stage)
         tree = tree or EditedTree(self.tree, stage, label)
         self.tree = tree
-        self.engine.tree, self.engine.revision = tree, label
+        source = source or tree
+        self.engine.tree, self.engine.revision = source, label
         if self.engine_name == "argocd":
             for app in self.engine.apps.values():
                 self.engine.refresh(app)
@@ -697,7 +763,7 @@ class Replay:
                                          "operation runs (for the whole training), and SUMMARY.md does not say so")
             self.settle(0)
         else:
-            self.engine.source_changed(tree, label)
+            self.engine.source_changed(source, label)
             for k in self.engine.busy():
                 if get_timeout(k.spec) <= HEALTH_POLL_MAX_MINUTES:  # I7: a short poll's wait is F17's price
                     continue
@@ -731,6 +797,19 @@ class Replay:
             names = re.findall(rf"`kubectl delete {kind} (\S+) -n \S+`", said)
             if e == "argocd" and not names:  # the ApplicationSet leaves its list (its policy deletes)
                 names = re.findall(r"the ApplicationSet `\S+` deletes root Application `(\S+)`", said)
+                # ... once the changed ApplicationSet reaches the cluster: it is applied by hand, never
+                # synced from Git, so SUMMARY.md must say to apply it again (from a target that stays)
+                # or to delete it (the project's last target)
+                again = re.search(r"`kubectl apply -k (\S+/gitops/argocd/applicationset)`", said)
+                if names and not again and "`kubectl delete applicationset " not in said:
+                    self.flag("C23", "SUMMARY.md says the ApplicationSet deletes the root, but nothing applies the "
+                                     "changed ApplicationSet: it is applied by hand, never synced from Git")
+                if again:  # where it is once nemoc rebuilt the spec without this target (when it can)
+                    gone = os.path.basename(self.tree.base.root.rstrip("/"))
+                    after = rebuilt_project(self.tree.base, "without-" + gone, lambda spec: edit_without_target(spec, gone))
+                    if after and not os.path.isdir(os.path.normpath(os.path.join(after, gone, again.group(1)))):
+                        self.flag("C23", f"SUMMARY.md applies the ApplicationSet from {again.group(1)}, which the "
+                                         "spec without this target does not have")
             if not names:
                 self.flag("C23", "SUMMARY.md \"Remove this target\" names no root to delete under " + e)
         elif e == "argocd":
@@ -838,6 +917,8 @@ def needs(tree, engine, what):
         return any(s.endswith("-serve") for s in tree.stages) and rebuilt(tree, "no-serve", edit_no_serve) is not None
     if what == "rebuild-namespace":
         return any(s.endswith("-train") for s in tree.stages) and rebuilt(tree, "namespace", edit_namespace) is not None
+    if what == "two-projects":  # two projects built together, then one renamed (--nemoc)
+        return any(s.endswith("-train") for s in tree.stages) and two_projects(tree) is not None
     if what == "rebuild-data":
         return any(s.endswith("-data-prep") for s in tree.stages) and rebuilt(tree, "data", edit_data_version) is not None
     if what == "train-deadline":  # the spec sets stages.train.timeout (SUMMARY.md says so)
@@ -1118,6 +1199,78 @@ def s_c23_serve(r):
           f"claims kept: {sum(key_of(o) in r.cluster.live for o in kept)} of {len(kept)}")
 
 
+def s_c20(r):
+    """C20/F13, one owner per object: two projects of one repository share a namespace on one
+    cluster (each built by nemoc; the cluster bundle merged from both). Project a's pipeline has
+    run and Triton serves; project b's training runs. Project a renames its namespace (a real commit: nemoc rebuilt a,
+    b unchanged on disk) and the user syncs with prune. b's Namespace and running training are
+    untouched (K7: deleting a Namespace deletes everything in it), a's old claims stay, and no
+    object is desired by two Applications/Kustomizations at any point."""
+    (a1, b1), (a2, b2), root1, root2 = two_projects(r.tree)
+    e = r.engine_name
+    r.engine.tree = ProjectsTree([a1, b1], root1, "r1")
+    r.tree = a1
+    r.bootstrap()
+    r.event(f"the second project bootstraps: what its SUMMARY.md \"Apply once\" names for {e}")
+    for o in b1.bootstrap_objects(e):
+        ok, msg = r.cluster.create_or_update(copy.deepcopy(o), "kubectl")
+        r.log(f"      kubectl: {o['kind']}/{o['metadata']['name']} {msg}")
+    r.settle(0)
+    r.user_sync()
+    for s in list(r.workload_stages()):  # project a: every stage succeeded, Triton serves
+        if s.endswith("serve"):
+            r.user_sync_again()
+            r.workload(s, "Running")
+        else:
+            r.run_stage(s)
+    r.tree = b1
+    pipeline_until(r, "train")
+    train_b = r.stage("train")
+    r.admit_if_queued(train_b)
+    r.workload(train_b, "Running")  # project b: its training runs
+    running_b = r.live_workload(train_b)
+    r.tree = a1
+    one_owner(r)
+    ns = next(iter({(o["metadata"].get("namespace") or "") for o in b1.stage_objects()} - {""}))
+    kept_a = {k for k in r.cluster.live if k[1] == "PersistentVolumeClaim" and k[2] == ns
+              and any(key_of(o) == k for o in a1.stage_objects())}
+    r.commit(None, "r2", tree=a2, source=ProjectsTree([a2, b2], root2, "r2"),
+             what="project a renames spec.namespace (nemoc rebuilt a; b unchanged)")
+    r.user_sync_again(prune=True, serving=False)
+    if e == "flux":
+        r.settle(10)
+    one_owner(r)
+    if ("", "Namespace", "", ns) not in r.cluster.live:
+        r.flag("C20", f"project a's rename deleted Namespace {ns}, which project b uses")
+    live = r.cluster.live.get(key_of(running_b)) if running_b else None
+    if running_b is None or live is None or r.cluster.phase(live) != "Running":
+        r.flag("C20", f"project b's training {train_b} no longer runs after project a's rename"
+                      + ("" if running_b is None else f" ({'deleted' if live is None else r.cluster.phase(live)})"))
+    for k in sorted(kept_a):
+        if k not in r.cluster.live:
+            r.flag("C21", f"project a's rename deleted PersistentVolumeClaim {k[3]} and its data")
+    r.log(f"      project b's {train_b}: " + ("running" if live is not None and r.cluster.phase(live) == "Running" else "GONE")
+          + f"; Namespace {ns}: " + ("kept" if ("", "Namespace", "", ns) in r.cluster.live else "DELETED")
+          + f"; project a's claims kept: {sum(k in r.cluster.live for k in kept_a)} of {len(kept_a)}")
+
+
+def one_owner(r):
+    """I14: every object the engines apply is desired by one Application or Kustomization only
+    (argo-cd v3.5.1 controller/state.go:804-812 SharedResourceWarning; two Kustomizations with one
+    object in their inventories: the first to prune it deletes it for the other)."""
+    want = {}
+    if r.engine_name == "argocd":
+        units = [(a.name, r.engine.targets(a)) for a in r.engine.apps.values()]
+    else:
+        units = [(k.name, r.engine.objects_of(k)) for k in r.engine.ks.values()]
+    for name, objs in units:
+        for o in objs if isinstance(objs, list) else []:
+            want.setdefault(key_of(o), set()).add(name)
+    for k, names in sorted(want.items()):
+        if len(names) > 1:
+            r.flag("C20", f"{k[1]}/{k[3]} is applied by {' and '.join(sorted(names))}: two owners")
+
+
 def s_b21(r):
     """B21: a Kueue-queued TrainJob under Argo CD."""
     r.bootstrap()
@@ -1143,6 +1296,7 @@ SCENARIOS = {
     "F16-new-data": (s_f16, "rebuild-data", ("argocd", "flux")),
     "C21-rename-namespace": (s_c21, "rebuild-namespace", ("argocd", "flux")),
     "C23-remove-serve": (s_c23_serve, "rebuild-no-serve", ("argocd", "flux")),
+    "C20-two-projects-one-namespace": (s_c20, "two-projects", ("argocd", "flux")),
 }
 
 

@@ -204,3 +204,48 @@ def component_of(name, cluster):
         if name.startswith(pre):
             return name[len(pre):]
     return None
+
+
+class ProjectsTree:
+    """What one repository holds for several projects on one cluster at one revision, as the
+    engines read it: each project's target tree, and the cluster bundle as nemoc merged it from
+    every project (out/_clusters/<cluster>/platform/, which cluster-bundle.json of one target
+    only contributes to). Source paths resolve in the tree they name."""
+
+    def __init__(self, trees, out_root, label):
+        self.trees, self.label = trees, label
+        self.root = trees[0].root
+        cluster = trees[0].bundle["cluster"]
+        platform = os.path.join(out_root, "_clusters", cluster, "platform")
+        files = {}
+        for dirpath, _, names in os.walk(platform):
+            for f in sorted(names):
+                if f.endswith(".yaml") and f != "kustomization.yaml":
+                    path = os.path.join(dirpath, f)
+                    docs = [d for d in yaml.safe_load_all(open(path)) if d]
+                    if len(docs) == 1:
+                        files[os.path.relpath(path, platform)] = docs[0]
+        self.bundle = dict(trees[0].bundle, files=files)
+
+    def _owner(self, path):
+        for t in self.trees:
+            if t.resolve(path) is not None:
+                return t
+        return None
+
+    def resolve(self, repo_path):
+        t = self._owner(repo_path)
+        return t.resolve(repo_path) if t else None
+
+    def missing(self, repo_path):
+        t = self._owner(repo_path)
+        return t is not None and t.missing(repo_path)
+
+    def build(self, path):
+        for t in self.trees:
+            if os.path.commonpath([os.path.abspath(path), os.path.abspath(t.root)]) == os.path.abspath(t.root):
+                return t.build(path)
+        return []
+
+    bundle_files = Tree.bundle_files
+    bundle_source = Tree.bundle_source
