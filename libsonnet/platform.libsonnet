@@ -354,10 +354,18 @@ local releases = (import 'nemoc/platform_releases.json').components;
     if storage.backendOf(ctx.storage[n]) == backend && !has(ctx.storage[n][backend], 'claimName')
   ]),
 
-  // What a cluster of the target's profile must already have: FIXED per
-  // profile (the target's own names filled in), never derived from the
-  // workloads (profile.prerequisites).
-  prerequisites(ctx):: ctx.profile.prerequisites(ctx),
+  // What a cluster of the target's profile must already have: the profile's
+  // list (the target's own names filled in), each row only when the target
+  // uses what it provides -- a storage driver for a backend the target
+  // mounts, huge pages a pod requests (field review B24; the converse of
+  // tests/platform/cluster_needs.py).
+  prerequisites(ctx):: ctx.profile.prerequisites(ctx) + (
+    local claims = storage.existingClaims(ctx.storage, 'pvc');
+    if std.length(claims) == 0 then [] else [{
+      what: 'the PersistentVolumeClaims storage.*.pvc names, in namespace ' + ctx.namespace + ' (ReadWriteMany; nemoc mounts them, never creates them)',
+      provides: ['PersistentVolumeClaim/' + c for c in claims],
+    }]
+  ),
 
   // What the monitoring objects and the Triton autoscaler read, which no
   // component of the bundle serves: a Prometheus that evaluates the rules and

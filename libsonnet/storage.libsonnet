@@ -8,6 +8,15 @@ local k8s = import 'nemoc/k8s.libsonnet';
   backends: ['nfs', 'pvc', 'hostPath', 'fsxLustre', 's3', 'gcs'],
 
   backendOf(volume):: [b for b in $.backends if std.objectHasEx(volume, b, false)][0],
+  // Whether any volume of a storage section uses `backend` (a profile's prerequisites).
+  usesBackend(storage, backend):: std.length([n for n in $.volumeNames(storage) if $.backendOf(storage[n]) == backend]) > 0,
+  // PersistentVolumeClaims of `backend` the pods mount but nemoc does not make
+  // (pvc.claimName, fsxLustre.claimName): the cluster must already have them.
+  existingClaims(storage, backend):: std.set([
+    storage[n][backend].claimName
+    for n in $.volumeNames(storage)
+    if $.backendOf(storage[n]) == backend && std.objectHasEx(storage[n][backend], 'claimName', false)
+  ]),
 
   // schemas relativePath allows at most one trailing '/'.
   withoutTrailingSlash(path)::

@@ -6,6 +6,7 @@ local chain = import 'nemoc/stages/chain.libsonnet';
 local fabrics = import 'nemoc/fabrics.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
+local storage = import 'nemoc/storage.libsonnet';
 local profile = import 'nemoc/profile.libsonnet';
 
 profile + {
@@ -150,11 +151,16 @@ profile + {
   platform(ctx):: ['nvidia-device-plugin', 'efa-device-plugin'],
   // EKS accelerated AMIs carry the NVIDIA driver.
   shipsGpuDriver:: true,
+  // Huge pages only when a pod requests them (B24: none does since B7, FI_EFA_USE_HUGE_PAGE=0).
   prerequisites(ctx):: [
-    { what: 'EKS accelerated AMI GPU nodes: NVIDIA driver and container toolkit, EFA kernel driver, 2 MiB huge pages', provides: ['hugepages-2Mi'] },
-    { what: 'Amazon FSx for Lustre CSI driver (EKS add-on aws-fsx-csi-driver, IAM role) and its StorageClass', provides: ['fsx.csi.aws.com'] + platform.storageClasses(ctx, 'fsxLustre', 'fsx-sc') },
+    { what: 'EKS accelerated AMI GPU nodes: NVIDIA driver and container toolkit, EFA kernel driver' + (if $.usesHugepages then ', 2 MiB huge pages' else ''),
+      provides: if $.usesHugepages then ['hugepages-2Mi'] else [] },
+  ] + (if storage.usesBackend(ctx.storage, 'fsxLustre') then [
+    { what: 'Amazon FSx for Lustre CSI driver (EKS add-on aws-fsx-csi-driver, IAM role) and its StorageClass', provides: ['fsx.csi.aws.com'] + platform.storageClasses(ctx, 'fsxLustre', 'fsx-sc')
+                + ['PersistentVolumeClaim/' + c for c in storage.existingClaims(ctx.storage, 'fsxLustre')] },
+  ] else []) + (if storage.usesBackend(ctx.storage, 's3') then [
     { what: 'Mountpoint for Amazon S3 CSI driver (EKS add-on aws-mountpoint-s3-csi-driver, IAM role)', provides: ['s3.csi.aws.com'] },
-  ],
+  ] else []),
 
   checks(ctx)::
     local target = ctx.target;

@@ -189,8 +189,9 @@ profile + {
     { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)',
       provides: if std.objectHasEx(ctx.target, 'hostNetwork', true) && !ctx.target.hostNetwork
       then ['network/' + i.network for i in $.interfaces if i.network != 'default'] else [] },
+  ] + (if storage.usesBackend(ctx.storage, 'gcs') then [
     { what: 'Cloud Storage FUSE CSI driver (GKE add-on GcsFuseCsiDriver, Workload Identity)', provides: ['gcsfuse.csi.storage.gke.io'] },
-  ],
+  ] else []),
 
   checks(ctx)::
     local target = ctx.target;

@@ -7,7 +7,8 @@ backticked names in their Provides column) and collects what the target's stage 
 
   * extended resources in container requests/limits (and a TrainJob's resourcesPerNode), other
     than cpu, memory and ephemeral-storage;
-  * CSI drivers (inline volumes and PersistentVolumes) and PVC storage classes;
+  * CSI drivers (inline volumes and PersistentVolumes) and PVC storage classes; claims a pod
+    mounts that the tree does not create (PersistentVolumeClaim/<name>);
   * custom kinds (group/Kind outside the built-in API groups);
   * Multus networks (k8s.v1.cni.cncf.io/networks) and GKE multi-networking networks
     (networking.gke.io/interfaces, except the pod network `default`) as network/<name>;
@@ -16,6 +17,8 @@ backticked names in their Provides column) and collects what the target's stage 
     (DCGM_FI_*, the exporter must keep the workload's pod labels).
 
 Each must be provided by one of the two lists ("prefix*" provides every name with that prefix).
+And the converse (field review B24): every row of "The cluster must already have" provides at
+least one name the tree uses -- a prerequisite nothing needs sends the operator to install it.
 Usage: cluster_needs.py <nemoc> <source dir>
 """
 import glob
@@ -60,6 +63,12 @@ def used_by(tree):
     def use(name, where):
         used.setdefault(name, where)
 
+    made_claims = set()
+    for path in sorted(glob.glob(os.path.join(tree, "[0-9][0-9]-*", "*.yaml"))):
+        with open(path) as f:
+            made_claims |= {d["metadata"]["name"] for d in yaml.safe_load_all(f)
+                            if d and d.get("kind") == "PersistentVolumeClaim"}
+
     for path in sorted(glob.glob(os.path.join(tree, "[0-9][0-9]-*", "*.yaml"))):
         if os.path.basename(path) == "kustomization.yaml":
             continue
@@ -91,6 +100,9 @@ def used_by(tree):
                         if name not in PLAIN_RESOURCES:
                             use(name, where)
             for m in mappings(obj):
+                pvc = m.get("persistentVolumeClaim")
+                if isinstance(pvc, dict) and pvc.get("claimName") not in made_claims:
+                    use("PersistentVolumeClaim/" + pvc["claimName"], where)  # one the cluster must have
                 if isinstance(m.get("csi"), dict) and "driver" in m["csi"]:
                     use(m["csi"]["driver"], where)
                 ann = m.get("annotations")
@@ -103,6 +115,20 @@ def used_by(tree):
                             if i["network"] != "default":
                                 use("network/" + i["network"], where)
     return used
+
+
+def prerequisite_rows(path):
+    """(what, [names]) of each row of SUMMARY.md's "The cluster must already have" table."""
+    with open(path) as f:
+        text = f.read()
+    m = re.search(r"^\| The cluster must already have \| Provides \|\n\|---\|---\|\n((?:\|.*\n)*)", text, re.M)
+    if not m:
+        return []
+    rows = []
+    for line in m.group(1).splitlines():
+        cells = line.split(" | ")
+        rows.append((cells[0][2:], re.findall(r"`([^`]+)`", cells[-1])))
+    return rows
 
 
 def covered(name, provided):
@@ -126,11 +152,19 @@ def main():
                 errors.append(f"{rel}/SUMMARY.md has no Platform section")
                 continue
             targets += 1
-            for name, where in sorted(used_by(tree).items()):
+            used = used_by(tree)
+            for name, where in sorted(used.items()):
                 checked += 1
                 if not covered(name, provided):
                     errors.append(f"{rel}/{where}: uses {name}, which SUMMARY.md's Platform section "
                                   "neither installs nor names as a cluster prerequisite")
+            # B24: and nothing is asked of the cluster that no object of the tree uses.
+            for what, names in prerequisite_rows(summary):
+                if not names or "-- not installed by nemoc" in what:
+                    continue  # a description without names; a component (its needs chain: D4)
+                if not any(covered(u, set([n])) for n in names for u in used):
+                    errors.append(f"{rel}/SUMMARY.md: the cluster must already have \"{what}\" "
+                                  f"(provides {', '.join(names) or 'nothing named'}), which no object of the tree uses")
     if targets < 10 or checked < 100:
         errors.append(f"too little to prove anything: {targets} targets, {checked} names")
     for e in errors:
