@@ -84,10 +84,13 @@ std::string Summary(const std::string& name, const nlohmann::json& first,
            "yet fails, and Argo CD does not auto-sync a failed revision again (decision F14)\n";
   }
   if (tree.count("platform/flux/kustomization.yaml") != 0) {
-    out += "- Flux: `kubectl apply -k platform/flux` (one HelmRelease or Kustomization per "
-           "component, ordered by dependsOn, and the root Kustomization platform-root, which keeps "
-           "platform/flux in sync with Git from then on); wait until platform-root is Ready "
-           "before applying a project's root\n";
+    out += "- Flux: `kubectl apply -k platform/flux` (one Kustomization per component -- a Helm "
+           "component's applies its HelmRelease from platform/flux/components/<name>/ and is Ready "
+           "once the release is -- and per group of cluster objects, all ordered by dependsOn, and "
+           "the root Kustomization platform-root, which keeps platform/flux in sync with Git from "
+           "then on); wait until all of them are Ready (`kubectl wait -n flux-system kustomization -l "
+           "app.kubernetes.io/part-of=nemoc-platform --for=condition=Ready --timeout=1h`) before applying a "
+           "project's root\n";
   }
   return out;
 }

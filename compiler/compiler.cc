@@ -476,9 +476,13 @@ std::string ExpectedNamespace(const nlohmann::json& normalized, const std::strin
   if (path.rfind(prefix, 0) == 0 && spec.contains("gitops")) {
     const std::string dir = path.substr(0, path.rfind('/'));
     std::string engine = dir.substr(dir.rfind('/') + 1);
-    // gitops/argocd/applicationset/: Argo CD's namespace like gitops/argocd/.
-    const std::string second = dir.substr(prefix.size(), dir.find('/', prefix.size()) - prefix.size());
+    // gitops/argocd/applicationset/: Argo CD's namespace like gitops/argocd/;
+    // gitops/platform/flux/components/<name>/ (a Helm component's
+    // HelmRelease): Flux's, like gitops/platform/flux/.
+    const std::string rest = dir.substr(prefix.size()) + "/";
+    const std::string second = rest.substr(0, rest.find('/'));
     if (second == "argocd" || second == "flux") engine = second;
+    if (rest.rfind("platform/flux/", 0) == 0) engine = "flux";
     if (engine == "argocd" || engine == "flux") {
       const nlohmann::json settings = spec["gitops"].value(engine, nlohmann::json::object());
       return settings.value("namespace", engine == "argocd" ? "argocd" : "flux-system");

@@ -636,9 +636,24 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
 
   // Wave of a component: its dependency depth; cluster objects come after
   // every component whose CRDs they use.
-  objectsWave(objects)::
-    local needs = k8s.stringSet(std.flattenArrays([platform.objectNeeds(o) for o in objects]));
-    1 + std.foldl(std.max, [platform.depth(n) for n in needs], -1),
+  objectsWave(needs):: 1 + std.foldl(std.max, [platform.depth(n) for n in needs], -1),
+
+  // Cluster objects in groups by the components whose CRDs they use
+  // (platform.objectNeeds): objects/ for none (Namespaces), objects/<a-b>/
+  // otherwise, each applied by its own Application (wave after those
+  // components) or Kustomization (dependsOn them). A group's file, its
+  // Application and its Kustomization depend on the group alone, so every
+  // project's contribution of them is equal (compiler/cluster_bundle.cc
+  // merges equal files only): a project without RDMA adds no
+  // network-operator objects and changes no wave (field review B25).
+  objectGroup(o):: std.join('-', k8s.stringSet(platform.objectNeeds(o))),
+  objectGroups(objects)::
+    [
+      { name: g, needs: k8s.stringSet(platform.objectNeeds([o for o in objects if $.objectGroup(o) == g][0])) }
+      for g in k8s.stringSet([$.objectGroup(o) for o in objects])
+    ],
+  objectsDir(group):: 'objects' + (if group == '' then '' else '/' + group),
+  objectsName(prefix, group):: prefix + 'objects' + (if group == '' then '' else '-' + group),
 
   platformComponentApplication(ctx, name)::
     local c = platform.components[name];
@@ -666,22 +681,22 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   platformArgocd(ctx, names, objects)::
     local appsDir = $.platformDir + '/apps/argocd';
     local apps = std.foldl(function(acc, name) acc + k8s.file(appsDir, $.platformComponentApplication(ctx, name)), names, {})
-                 + (if std.length(objects) > 0 then k8s.file(appsDir, {
+                 + std.foldl(function(acc, g) acc + k8s.file(appsDir, {
                       apiVersion: $.argocdApiVersion,
                       kind: 'Application',
                       metadata: {
-                        name: $.platformName(ctx, 'objects'),
+                        name: $.platformName(ctx, $.objectsName('', g.name)),
                         namespace: ctx.spec.gitops.argocd.namespace,
                         labels: $.platformLabels,
-                        annotations: { 'argocd.argoproj.io/sync-wave': std.toString($.objectsWave(objects)) },
+                        annotations: { 'argocd.argoproj.io/sync-wave': std.toString($.objectsWave(g.needs)) },
                       },
                       spec: {
                         project: 'default',
-                        source: { repoURL: ctx.spec.gitops.repoURL, targetRevision: ctx.spec.gitops.revision, path: $.platformPath(ctx, 'objects') },
+                        source: { repoURL: ctx.spec.gitops.repoURL, targetRevision: ctx.spec.gitops.revision, path: $.platformPath(ctx, $.objectsDir(g.name)) },
                         destination: { server: $.clusterServer(ctx) },
                         syncPolicy: $.platformSyncPolicy(ctx, false) { syncOptions: ['ServerSideApply=true'] },
                       },
-                    }) else {});
+                    }), $.objectGroups(objects), {});
     // The root: syncs the component Applications wave by wave; a wave waits
     // for the previous one to be Healthy thanks to the Application health
     // check in argocd-cm (decision F4). It never prunes: another project's
@@ -820,12 +835,14 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     + 'end\n'
     + 'return hs\n',
 
-  // Flux: dependsOn orders objects of one kind (HelmRelease -> HelmRelease,
-  // Kustomization -> Kustomization: kube-schemas helm v2 / kustomize v1
-  // dependsOn has name/namespace only). Across kinds (trainer-runtimes after
-  // the trainer HelmRelease, cluster objects after their operators) the
-  // Kustomization fails until the CRD exists and is retried every
-  // retryInterval.
+  // Flux: every component is a Kustomization, so dependsOn orders them all
+  // (kustomize-controller v1.9.4 api/v1/kustomization_types.go:52-56:
+  // dependsOn names Kustomizations only). A Helm component is a HelmRelease
+  // in flux/components/<name>/, applied by a Kustomization platform-<name>
+  // with wait: it is Ready once the HelmRelease is Ready, its CRDs installed
+  // (field review B25). Cluster objects are applied per group
+  // (objectGroups): platform-objects-<components> after the components whose
+  // CRDs they use, platform-objects (Namespaces) at once.
   platformFlux(ctx, names, objects)::
     local dir = $.platformDir + '/flux';
     local meta(name) = {
@@ -833,22 +850,35 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       namespace: ctx.spec.gitops.flux.namespace,
       labels: $.platformLabels,
     };
-    local sameKind(name) = [
-      { name: 'platform-' + n }
-      for n in platform.components[name].needs
-      if platform.components[n].kind == platform.components[name].kind && std.member(names, n)
-    ];
+    local needs(name) = [{ name: 'platform-' + n } for n in platform.components[name].needs if std.member(names, n)];
+    local clusterSource = 'platform-' + $.clusterName(ctx);
+    local wrapper(name, path, deps) = {
+      apiVersion: $.fluxKustomizeApiVersion,
+      kind: 'Kustomization',
+      metadata: meta(name),
+      spec: {
+        interval: '1h',
+        retryInterval: '1m',
+        path: './' + $.platformPath(ctx, path),
+        sourceRef: { kind: 'GitRepository', name: clusterSource },
+        // Never uninstalls an operator or deletes a cluster object other
+        // projects may use (like platform-root).
+        prune: false,
+        wait: true,
+        timeout: '10m',
+      } + (if std.length(deps) > 0 then { dependsOn: deps } else {}),
+    };
     std.foldl(function(acc, name)
       local c = platform.components[name];
       local source = 'platform-' + name;
       local values = platform.values(ctx, name);
-      local deps = sameKind(name);
+      local deps = needs(name);
       acc + k8s.file(dir, {
         apiVersion: $.fluxSourceApiVersion,
         kind: 'GitRepository',
         metadata: meta(source),
         spec: { interval: '1h', url: c.repo, ref: { tag: c.tag } },
-      }) + k8s.file(dir, if c.kind == 'helm' then {
+      }) + (if c.kind == 'helm' then k8s.file(dir + '/components/' + name, {
         apiVersion: $.fluxHelmApiVersion,
         kind: 'HelmRelease',
         metadata: meta(source),
@@ -859,9 +889,9 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
           install: { createNamespace: true, crds: 'CreateReplace', remediation: { retries: 5 } },
           upgrade: { crds: 'CreateReplace', remediation: { retries: 5 } },
           chart: { spec: { chart: './' + c.path, sourceRef: { kind: 'GitRepository', name: source } } },
-        } + (if std.length(values) > 0 then { values: values } else {})
-          + (if std.length(deps) > 0 then { dependsOn: deps } else {}),
-      } else {
+        } + (if std.length(values) > 0 then { values: values } else {}),
+      }) + k8s.file(dir, wrapper(source, 'flux/components/' + name, deps))
+      else k8s.file(dir, {
         apiVersion: $.fluxKustomizeApiVersion,
         kind: 'Kustomization',
         metadata: meta(source),
@@ -875,7 +905,11 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
           timeout: '10m',
         } + (if std.length(deps) > 0 then { dependsOn: deps } else {})
           + (if std.length(platform.kustomizePatches(name)) > 0 then { patches: platform.kustomizePatches(name) } else {}),
-      }), names, {})
+      })), names, {})
+    + std.foldl(function(acc, g)
+                  acc + k8s.file(dir, wrapper($.objectsName('platform-', g.name), $.objectsDir(g.name),
+                                              [{ name: 'platform-' + n } for n in g.needs if std.member(names, n)])),
+                $.objectGroups(objects), {})
     // The bundle's root (field review C19, decision F14): a Kustomization of
     // platform/flux itself from the cluster's own GitRepository. The
     // bootstrap applies it once (kubectl apply -k _clusters/<c>/platform/flux);
@@ -893,7 +927,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         url: ctx.spec.gitops.repoURL,
         ref: { branch: ctx.spec.gitops.revision },
         // Only what its Kustomizations read in the artifact (C11), like a
-        // project's source: the bundle's flux/ (its root) and objects/.
+        // project's source: the bundle's flux/ (its root and the Helm
+        // components' directories) and objects/.
         ignore: $.onlyPath($.platformRoot(ctx)) + '/' + $.platformRoot(ctx) + '/*\n'
                 + std.join('', ['!/' + $.platformPath(ctx, sub) + '/\n' for sub in ['flux', 'objects']]),
       } + (if std.objectHasEx(ctx.spec.gitops.flux, 'secretRef', false) then { secretRef: { name: ctx.spec.gitops.flux.secretRef } } else {}),
@@ -910,22 +945,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         wait: false,
       },
     })
-    + (if std.length(objects) > 0 then
-         k8s.file(dir, {
-           apiVersion: $.fluxKustomizeApiVersion,
-           kind: 'Kustomization',
-           metadata: meta('platform-objects'),
-           spec: {
-             interval: '1h',
-             retryInterval: '1m',
-             path: './' + $.platformPath(ctx, 'objects'),
-             sourceRef: { kind: 'GitRepository', name: source },
-             prune: false,
-             wait: true,
-             timeout: '10m',
-           },
-         })
-       else {}),
+    + {},
 
   // One owner per Namespace on a cluster (field review C20, issue #41 item
   // 3). Two projects naming one namespace would each apply and own it: Argo
@@ -954,7 +974,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   ownsNamespace(ctx):: $.enabled(ctx) && ctx.spec.gitops.platform,
 
   platformObjectFiles(objects)::
-    std.foldl(function(acc, o) acc + k8s.file($.platformDir + '/objects', o), objects, {}),
+    std.foldl(function(acc, o) acc + k8s.file($.platformDir + '/' + $.objectsDir($.objectGroup(o)), o), objects, {}),
 
   // ---- entry points ----------------------------------------------------------
 
@@ -1016,7 +1036,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       ],
       local fluxBundle = if !ctx.spec.gitops.platform then [] else [
         '`kubectl apply -k ' + bundle + 'flux` once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.flux.namespace
-        + ' kustomization/platform-root --for=condition=Ready --timeout=1h`' + waitFor,
+        + ' kustomization -l app.kubernetes.io/part-of=' + $.platformLabels['app.kubernetes.io/part-of'] + ' --for=condition=Ready --timeout=1h`' + waitFor,
       ],
       bootstrap: (if $.engine(ctx, 'argocd') then argocdBundle + [
         if !ctx.spec.gitops.argocd.applicationSet

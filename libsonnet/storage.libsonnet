@@ -12,7 +12,7 @@ local k8s = import 'nemoc/k8s.libsonnet';
   usesBackend(storage, backend):: std.length([n for n in $.volumeNames(storage) if $.backendOf(storage[n]) == backend]) > 0,
   // PersistentVolumeClaims of `backend` the pods mount but nemoc does not make
   // (pvc.claimName, fsxLustre.claimName): the cluster must already have them.
-  existingClaims(storage, backend):: std.set([
+  existingClaims(storage, backend):: k8s.stringSet([
     storage[n][backend].claimName
     for n in $.volumeNames(storage)
     if $.backendOf(storage[n]) == backend && std.objectHasEx(storage[n][backend], 'claimName', false)

@@ -97,8 +97,8 @@ TEST_F(ExtendingTest, AProfileAndARuntimeOnlyUnderJpathUseEveryMemberOfTheirCont
   EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-gpu-operator.yaml"));
   EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-jobset.yaml"));
   EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-kueue.yaml"));
-  EXPECT_TRUE(fs::exists(cluster + "/platform/objects/resourceflavor-my-cloud-zone-a.yaml"));
-  EXPECT_TRUE(fs::exists(cluster + "/platform/objects/resourceflavor-my-cloud-zone-b.yaml"));
+  EXPECT_TRUE(fs::exists(cluster + "/platform/objects/kueue/resourceflavor-my-cloud-zone-a.yaml"));
+  EXPECT_TRUE(fs::exists(cluster + "/platform/objects/kueue/resourceflavor-my-cloud-zone-b.yaml"));
   const std::string operator_app =
       ReadFile(cluster + "/platform/apps/argocd/application-platform-in-cluster-gpu-operator.yaml");
   EXPECT_NE(operator_app.find("driver:\n"), std::string::npos) << operator_app;

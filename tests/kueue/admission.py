@@ -160,7 +160,8 @@ def main():
                 with open(contribution) as f:
                     cluster = json.load(f)["cluster"]
                 bundle = os.path.join(os.path.dirname(os.path.dirname(tree)), "_clusters", cluster,
-                                      "platform", "flux", "helmrelease-platform-kueue.yaml")
+                                      "platform", "flux", "components", "kueue",
+                                      "helmrelease-platform-kueue.yaml")
             if bundle and os.path.exists(bundle):
                 with open(bundle) as f:
                     values = yaml.safe_load(f)["spec"].get("values") or {}

@@ -79,6 +79,24 @@ for name, row in TABLE.items():
 TABLE_IMAGES = {name: {e["image"] for e in row["images"]} for name, row in TABLE.items()}
 
 
+# The component whose CRD each kind of cluster object is (the components' charts at the pinned tags).
+CRD_OWNER = {"mellanox.com/NicClusterPolicy": "network-operator", "nvidia.com/ClusterPolicy": "gpu-operator",
+             "kueue.x-k8s.io/*": "kueue", "monitoring.coreos.com/*": "prometheus-operator",
+             "jobset.x-k8s.io/*": "jobset", "trainer.kubeflow.org/*": "trainer", "kubeflow.org/*": "training-operator"}
+
+
+def object_needs(plat, repo_path):
+    """Components whose CRDs the objects of a bundle directory (a source path) use."""
+    d = os.path.join(plat, repo_path.split("/platform/", 1)[1])
+    needs = set()
+    for _, o in load_dir(d):
+        group = o["apiVersion"].split("/")[0] if "/" in o["apiVersion"] else ""
+        owner = CRD_OWNER.get(f"{group}/{o['kind']}") or CRD_OWNER.get(f"{group}/*")
+        if owner:
+            needs.add(owner)
+    return needs
+
+
 def load_dir(d):
     docs = []
     for f in sorted(glob.glob(os.path.join(d, "*.yaml"))):
@@ -154,7 +172,7 @@ def cluster_platform(tree):
 
 
 def check_bundle(tree, plat):
-    objects = load_dir(os.path.join(plat, "objects"))
+    objects = [x for d in sorted(glob.glob(os.path.join(plat, "objects"))) + sorted(glob.glob(os.path.join(plat, "objects", "*", ""))) for x in load_dir(d)]
     for f, o in objects:
         provider = OBJECT_PROVIDER.get(o["kind"])
         spec = o.get("spec", {})
@@ -217,7 +235,7 @@ def check_bundle(tree, plat):
         key = "resource.customizations.health.argoproj.io_Application"
         if not cms or key not in cms[0].get("data", {}) or "obj.status.health" not in cms[0]["data"][key]:
             fail(f"{plat}/argocd: argocd-cm lacks the {key} health check (F4)")
-        waves = {}
+        waves, objects_waves = {}, {}
         jobsets = 0
         for f, o in load_dir(argo_apps):
             spec = o["spec"]
@@ -225,8 +243,8 @@ def check_bundle(tree, plat):
                 fail(f"{f}: no syncPolicy.retry (C7)")
             wave = int(o["metadata"].get("annotations", {}).get("argocd.argoproj.io/sync-wave", "0"))
             src = spec["source"]
-            if o["metadata"]["name"].endswith("-objects"):
-                waves["@objects"] = wave
+            if "/platform/objects" in "/" + src["path"]:
+                objects_waves[src["path"]] = (f, wave)
                 continue
             helm = src.get("helm", {})
             name = helm.get("releaseName")
@@ -250,10 +268,13 @@ def check_bundle(tree, plat):
             for n in needs:
                 if name in waves and n in waves and not waves[name] > waves[n]:
                     fail(f"{argo_apps}: {name} (wave {waves[name]}) does not come after {n} (wave {waves[n]})")
-        if "@objects" in waves:
-            for n in ("network-operator", "gpu-operator"):
-                if n in waves and not waves["@objects"] > waves[n]:
-                    fail(f"{argo_apps}: cluster objects (wave {waves['@objects']}) before {n} (wave {waves[n]})")
+        # B25: each group of cluster objects after every component whose CRDs it uses.
+        for path, (f, wave) in sorted(objects_waves.items()):
+            for n in sorted(object_needs(plat, path)):
+                if n not in waves:
+                    fail(f"{f}: its objects need {n}, which the bundle does not install")
+                elif not wave > waves[n]:
+                    fail(f"{f}: cluster objects (wave {wave}) not after {n} (wave {waves[n]})")
 
     flux = os.path.join(plat, "flux")
     if os.path.isdir(flux):
@@ -264,8 +285,28 @@ def check_bundle(tree, plat):
                 continue
             spec = o["spec"]
             mname = o["metadata"]["name"]
-            if mname == "platform-objects":
+            if "/platform/objects" in spec["path"]:
+                # B25: after every component whose CRDs its objects use (dependsOn names
+                # Kustomizations only: kustomize-controller v1.9.4 api/v1/kustomization_types.go:52-56).
+                for n in sorted(object_needs(plat, spec["path"])):
+                    if {"name": "platform-" + n} not in spec.get("dependsOn", []):
+                        fail(f"{f}: applies objects that need {n} without dependsOn platform-{n}")
+                    if not os.path.exists(os.path.join(flux, f"kustomization-platform-{n}.yaml")):
+                        fail(f"{f}: depends on platform-{n}, which is no Kustomization of the bundle")
                 continue
+            wrapped = re.search(r"/platform/flux/components/([^/]+)$", spec["path"].rstrip("/"))
+            if wrapped:
+                # A Helm component: its Kustomization waits for the HelmRelease in its own directory.
+                inner = load_dir(os.path.join(flux, "components", wrapped.group(1)))
+                if [x["kind"] for _, x in inner] != ["HelmRelease"] or not spec.get("wait"):
+                    fail(f"{f}: a Helm component's Kustomization must wait for exactly its HelmRelease")
+                    continue
+                for n in NEEDS.get(mname[len("platform-"):], []):
+                    if os.path.exists(os.path.join(flux, f"kustomization-platform-{n}.yaml")) \
+                            and {"name": "platform-" + n} not in spec.get("dependsOn", []):
+                        fail(f"{f}: no dependsOn platform-{n}")
+                f, o = inner[0]
+                spec = o["spec"]
             if mname == "platform-root":
                 # The bundle's root (C19): platform/flux itself from the cluster's own branch-tracking
                 # GitRepository, never pruning a component; not a component with a release.
@@ -286,9 +327,20 @@ def check_bundle(tree, plat):
             check_component(f, name, tag, spec.get("values"), o["kind"] == "HelmRelease")
             if o["kind"] == "Kustomization":
                 check_patches(f, name, spec.get("patches"))
+            if wrapped:
+                check_component(f, name, repos[spec["chart"]["spec"]["sourceRef"]["name"]]["spec"]["ref"].get("tag"),
+                                spec.get("values"), True)
+                check_dcgm_labels(f, name, spec.get("values", {}))
+                if name == "trainer" and dig(spec.get("values", {}), "jobset.install") is not False:
+                    fail(f"{f}: Trainer installs its own JobSet (C8)")
+                continue
+            # Every component is a Kustomization (a Helm one wraps its HelmRelease), so dependsOn
+            # orders them all, across kinds too (B25).
+            if o["kind"] != "Kustomization":
+                fail(f"{f}: {o['kind']} {mname} directly in platform/flux: only a Kustomization can be depended on")
             for n in NEEDS.get(name, []):
-                dep_kind = "HelmRelease" if os.path.exists(os.path.join(flux, f"helmrelease-platform-{n}.yaml")) else "Kustomization"
-                if dep_kind == o["kind"] and {"name": "platform-" + n} not in spec.get("dependsOn", []):
+                if os.path.exists(os.path.join(flux, f"kustomization-platform-{n}.yaml")) \
+                        and {"name": "platform-" + n} not in spec.get("dependsOn", []):
                     fail(f"{f}: no dependsOn platform-{n}")
             if o["kind"] == "Kustomization" and "retryInterval" not in spec:
                 fail(f"{f}: no retryInterval")

@@ -36,6 +36,11 @@ v1.9.4, read with `git show v1.9.4:<path>`; FP = fluxcd/pkg as field-review.md p
       suspended, its finalizer deletes the inventory (:1157-1175) except objects annotated
       kustomize.toolkit.fluxcd.io/prune: disabled (deleteObjects Exclusions :1407-1413); a deleted
       Kustomization in the inventory runs its own finalizer
+  F11 helm-controller installs a HelmRelease on its own schedule, after the Kustomization that
+      applied it moved on (here: a minute later), and only then sets Ready=True (helm-controller
+      v1.6.3 internal/reconcile/atomic_release.go); a Kustomization waiting on it reads it
+      InProgress until then (kstatus reads the Ready condition). Objects of the chart's CRDs
+      applied before that fail with "no matches for kind" (field review B25).
 """
 import copy
 import json
@@ -169,6 +174,8 @@ class Flux:
             return st
         if obj.get("kind") == "Deployment":
             return "Current" if (obj.get("status") or {}).get("ready") else "InProgress"
+        if obj.get("kind") == "HelmRelease":  # its Ready condition (F11)
+            return "Current" if obj.get("_installed") else "InProgress"
         return "Current"
 
     def health_refs(self, k, applied):  # F4
@@ -358,6 +365,12 @@ class Flux:
         self.discover()
         for key, o in sorted(self.cluster.live.items()):  # helm-controller, reduced to "installs"
             if key[:2] == ("helm.toolkit.fluxcd.io", "HelmRelease") and not o.get("_installed"):
+                # F11: the release is installed a minute after the HelmRelease appears (chart
+                # fetched from its source, then installed: helm-controller reconciles on its
+                # own), and only then reads Ready.
+                o.setdefault("_seen", self.now)
+                if self.now < o["_seen"] + 1:
+                    continue
                 o["_installed"] = True
                 comp = component_of(key[3], self.tree.bundle["cluster"])
                 new = self.cluster.install_component(comp)

@@ -513,7 +513,10 @@ class Replay:
             self.check_ready()
             for k in self.engine.ks.values():
                 if k.reason.startswith("ReconciliationFailed") and "no matches for kind" in k.reason:
-                    self.flag("F14", f"{k.name}: a project object is applied before its CRD exists")
+                    if k.name.startswith("platform-"):
+                        self.flag("B25", f"{k.name}: a cluster-bundle object is applied before its CRD exists")
+                    else:
+                        self.flag("F14", f"{k.name}: a project object is applied before its CRD exists")
 
     def bootstrap(self):
         """README: kubectl apply -k out/_clusters/<c>/platform/<engine>, then what the target's
@@ -523,7 +526,9 @@ class Replay:
                    + ("wait for its root; " if self.tree.bootstrap_wait(e) else "")
                    + (f"kubectl apply -k gitops/{e}/root" if os.path.isdir(os.path.join(self.tree.root, "gitops", e, "root"))
                       else f"kubectl apply -k gitops/{e}"))
-        platform = [o for p, o in sorted(self.tree.bundle_files(e + "/").items())]
+        # kubectl apply -k platform/<engine>: that directory's kustomization, its files only (a
+        # subdirectory such as flux/components/<name>/ is a Kustomization's path, applied from Git)
+        platform = [o for p, o in sorted(self.tree.bundle_files(e + "/").items()) if "/" not in p[len(e) + 1:]]
         project = self.tree.bootstrap_objects(e)
         wait = self.tree.bootstrap_wait(e)
 
@@ -563,6 +568,15 @@ class Replay:
                     self.engine.retry_due = True
             else:
                 self.engine.advance(1)
+                if name.startswith("-l "):  # kubectl wait -l key=value: every match, as it lists them now
+                    key, _, value = name[3:].partition("=")
+                    ks = [k for k in self.engine.ks.values()
+                          if ((self.cluster.live.get(("kustomize.toolkit.fluxcd.io", "Kustomization", "flux-system", k.name))
+                               or {}).get("metadata", {}).get("labels") or {}).get(key) == value]
+                    if ks and all(k.ready is True for k in ks):
+                        self.log(f"      kubectl wait: {len(ks)} kustomizations ({name}) Ready after {minute + 1} min")
+                        return
+                    continue
                 k = self.engine.ks.get(name)
                 if k is not None and k.ready is True:
                     self.log(f"      kubectl wait: kustomization/{name} Ready after {minute + 1} min")

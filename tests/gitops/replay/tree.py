@@ -126,6 +126,9 @@ class Tree:
             m = re.search(r"kubectl wait -n \S+ (?:application|kustomization)/(\S+) ", step)
             if m:
                 return m.group(1)
+            m = re.search(r"kubectl wait -n \S+ kustomization -l (\S+) ", step)
+            if m:
+                return "-l " + m.group(1)  # every Kustomization with that label
         return None
 
     def bootstrap_objects(self, engine):
