@@ -398,10 +398,19 @@ local releases = (import 'nemoc/platform_releases.json').components;
          provides: ['DCGM_FI_*'],
        }] else []),
 
-  describe(name)::
+  // What SUMMARY.md names for a component (field review B23): what the
+  // bundle installs -- a Helm chart from the component's git repository at
+  // its tag, with the values its release packaging sets (pins above) --
+  // and the released artifact it corresponds to; without the bundle, the
+  // release the cluster must already run.
+  describe(name, installed=true)::
     local c = $.components[name];
-    name + ' ' + c.version + ' (' + releases[name].release + ')'
-    + $.patchesSummary(name),
+    local repo = std.strReplace(std.strReplace(c.repo, 'https://github.com/', ''), '.git', '');
+    name + ' ' + c.version + ' ('
+    + (if installed && c.kind == 'helm'
+       then 'Helm chart from git ' + repo + '@' + c.tag + ':' + c.path + ' with the values of its release, ' + releases[name].release
+       else releases[name].release)
+    + ')' + $.patchesSummary(name),
   // B16: what a component's kustomize patches change, for SUMMARY.md.
   patchesSummary(name)::
     if std.objectHasEx(releases[name], 'patchesSummary', false) then ' (' + releases[name].patchesSummary + ')' else '',
@@ -427,7 +436,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
       }
       for o in objects
     ];
-    local entries = [{ what: $.describe(n), provides: $.provides[n] } for n in names] + objectEntries
+    local entries = [{ what: $.describe(n, emitted), provides: $.provides[n] } for n in names] + objectEntries
                     // gitops.libsonnet sharedNamespace (C20): the bundle owns the namespace.
                     + (if emitted then [{
                          what: 'Namespace ' + ctx.namespace + ' (owned by the cluster bundle for every project naming it; '
