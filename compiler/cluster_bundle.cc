@@ -23,6 +23,7 @@ nlohmann::json TakeContribution(std::map<std::string, nlohmann::json>* files,
   return {{"cluster", cluster.value("name", "")},
           {"server", cluster.value("server", "")},
           {"profile", cluster.value("profile", "")},
+          {"has", cluster.value("has", "")},
           {"files", std::move(objects)}};
 }
 
@@ -263,23 +264,33 @@ bool ComputeClusterTrees(Disk& disk, const std::vector<CompiledSpec>& compiled,
     if (anchor == nullptr) anchor = members[0];
     // The cluster's server: the first one a target names ('' = Flux alone).
     nlohmann::json first = {{"server", members[0]->request.value("server", "")},
-                            {"profile", members[0]->request.value("profile", "")}};
+                            {"profile", members[0]->request.value("profile", "")},
+                            {"has", members[0]->request.value("has", "")}};
     for (const auto* c : members) {
       if (first.value("server", "").empty()) first["server"] = c->request.value("server", "");
     }
     bool ok = true;
     for (const auto* c : members) {
-      for (const char* key : {"server", "profile"}) {
+      for (const char* key : {"server", "profile", "has"}) {
+        const std::string k = key;
         const std::string value = c->request.value(key, "");
-        if (value == first.value(key, "") || (std::string(key) == "server" && value.empty())) continue;
+        if (value == first.value(key, "") || (k == "server" && value.empty())) continue;
         const Contribution* here = c->fresh ? c : anchor;
-        diags->Error("platform.cluster-" + std::string(key),
-                     "cluster '" + name + "': target " + c->who + " has " + key + " " + value +
-                         " where " + members[0]->who + " has " + first.value(key, ""),
+        // "has": the components the cluster already runs (platform.libsonnet
+        // existing): one target's bundle would install what another's says
+        // is there (issue #43).
+        auto shown = [&](const std::string& v) {
+          return k == "has" ? (v.empty() ? std::string("none") : v) : v;
+        };
+        diags->Error("platform.cluster-" + k,
+                     "cluster '" + name + "': target " + c->who + " has " +
+                         (k == "has" ? std::string("components already on the cluster") : k) + " " + shown(value) +
+                         " where " + members[0]->who + " has " + shown(first.value(key, "")),
                      here->location,
                      std::string("targets naming one cluster share its ") +
-                         (std::string(key) == "server" ? "API server (spec.gitops.clusters)"
-                                                       : "profile (a cluster is one cloud's)") +
+                         (k == "server"    ? "API server (spec.gitops.clusters)"
+                          : k == "profile" ? "profile (a cluster is one cloud's)"
+                                           : "components (targets[].clusterHas over the profile's defaults)") +
                          "; name different clusters with targets[].cluster");
         ok = false;
       }

@@ -94,6 +94,15 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
     by_kind[kind] = by_kind.value(kind, 0) + 1;
   }
   plan["objects"] = {{"total", files.size()}, {"byKind", by_kind}};
+  // The cluster bundle's choice per component (issue #43): what it installs,
+  // what the cluster already runs (targets[].clusterHas over the profile's
+  // defaults).
+  const auto& cluster = facts.library.gitops.cluster;
+  if (facts.library.gitops.present && cluster.is_object()) {
+    plan["platform"] = {{"cluster", cluster.value("name", "")},
+                        {"installs", facts.library.gitops.platform},
+                        {"clusterHas", cluster.value("has", "")}};
+  }
   return plan;
 }
 
@@ -147,6 +156,14 @@ std::string RenderPlanText(const std::string& spec_path, const std::string& proj
       kinds += (kinds.empty() ? "" : ", ") + kind + " " + S(count);
     }
     out += Row("objects", S(t["objects"]["total"]) + " (" + kinds + ")");
+    if (t.contains("platform")) {
+      const auto& p = t["platform"];
+      std::string installs;
+      for (const auto& c : p["installs"]) installs += (installs.empty() ? "" : ", ") + S(c);
+      const std::string has = S(p["clusterHas"]);
+      out += Row("platform", "cluster " + S(p["cluster"]) + ": installs " + (installs.empty() ? "nothing" : installs) +
+                                 "; already there: " + (has.empty() ? "nothing" : has));
+    }
   }
   return out;
 }

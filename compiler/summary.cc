@@ -3,6 +3,7 @@
 #include "cluster_bundle.h"
 #include "compiler.h"
 
+#include <cctype>
 #include <set>
 
 #include "data_dir.h"
@@ -80,6 +81,53 @@ std::vector<std::string> StageDirs(const std::map<std::string, nlohmann::json>& 
   }
   return {dirs.begin(), dirs.end()};
 }
+
+namespace {
+
+// The command an operator runs to see that the cluster has `name` (a
+// Provides cell of "The cluster must already have"; issue #43): a CRD by its
+// exact name, an extended resource in the nodes' allocatable, a CSI driver,
+// a StorageClass, a claim, a network, the Prometheus / metrics API.
+std::string CheckFor(const std::string& name, const std::string& ns, const std::string& profile) {
+  auto lower = [](std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const size_t slash = name.find('/');
+  if (slash != std::string::npos) {
+    const std::string left = name.substr(0, slash), right = name.substr(slash + 1);
+    if (left == "PersistentVolumeClaim") return "kubectl get pvc " + right + " -n " + ns;
+    if (left == "network") {
+      return profile == "gke-a4" ? "kubectl get networks.networking.gke.io " + right
+                                 : "kubectl get network-attachment-definitions " + right + " -n " + ns;
+    }
+    if (left == "custom.metrics.k8s.io") {
+      return "kubectl get --raw /apis/custom.metrics.k8s.io/v1beta1/namespaces/" + ns + "/pods/*/" + right;
+    }
+    if (!right.empty() && std::isupper(static_cast<unsigned char>(right[0])) && left.find('.') != std::string::npos) {
+      std::string plural = lower(right);
+      if (plural.back() == 'y') {
+        plural = plural.substr(0, plural.size() - 1) + "ies";
+      } else if (plural.back() == 's') {
+        plural += "es";
+      } else {
+        plural += "s";
+      }
+      return "kubectl get crd " + plural + "." + left;
+    }
+  }
+  if (slash != std::string::npos || name.rfind("hugepages-", 0) == 0) {
+    std::string escaped;  // kubectl's JSONPath: dots in a key are escaped
+    for (char c : name) escaped += c == '.' ? std::string("\\.") : std::string(1, c);
+    return "kubectl get nodes -o custom-columns=NODE:.metadata.name,ALLOCATABLE:.status.allocatable." + escaped;
+  }
+  if (name == "Prometheus") return "kubectl get prometheuses.monitoring.coreos.com -A";
+  if (name.rfind("DCGM_FI_", 0) == 0) return "kubectl get pods -A -l app=nvidia-dcgm-exporter";
+  if (name.find(".csi.") != std::string::npos) return "kubectl get csidriver " + name;
+  return "kubectl get storageclass " + name;
+}
+
+}  // namespace
 
 std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json& target,
                           const TargetFacts& target_facts, const nlohmann::json& plan,
@@ -284,7 +332,20 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     };
     out += "## Platform\n\n";
     table(facts.platform.installs, "Installed by the cluster's platform bundle");
-    table(facts.platform.cluster_has, "The cluster must already have");
+    // What the cluster must already have, with a check per name it provides.
+    if (!facts.platform.cluster_has.empty()) {
+      const std::string ns = spec["namespace"].get<std::string>();
+      out += "| The cluster must already have | Provides | Check |\n|---|---|---|\n";
+      for (const auto& row : facts.platform.cluster_has) {
+        std::string provides, checks;
+        for (const auto& p : row.provides) {
+          provides += (provides.empty() ? "`" : ", `") + p + "`";
+          checks += (checks.empty() ? "`" : "; `") + CheckFor(p, ns, facts.profile) + "`";
+        }
+        out += "| " + row.what + " | " + provides + " | " + checks + " |\n";
+      }
+      out += "\n";
+    }
   }
   out += "## Objects\n\n| File | Kind | Name |\n|---|---|---|\n";
   for (const auto& [path, object] : files) {

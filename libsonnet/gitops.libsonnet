@@ -987,8 +987,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       // The project's own objects: the bundle owns the Namespace (sharedNamespace).
       local files = if !bundled then all else { [p]: all[p] for p in std.objectFields(all) if all[p].kind != 'Namespace' };
       local decorated = { [p]: $.decorate(ctx, p, files[p]) for p in std.objectFields(files) };
-      local components = platform.needed(ctx, files);
-      local objects = platform.clusterObjectList(ctx, files) + (if bundled then [$.sharedNamespace(ctx)] else []);
+      local components = platform.installed(ctx, files);
+      local objects = platform.clusterObjects(ctx, files) + (if bundled then [$.sharedNamespace(ctx)] else []);
       local argocd = $.engine(ctx, 'argocd');
       local flux = $.engine(ctx, 'flux');
       local withPlatform = ctx.spec.gitops.platform;
@@ -1006,7 +1006,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       source: ctx.spec.gitops.repoURL + ' @ ' + ctx.spec.gitops.revision + ': ' + $.sourcePath(ctx),
       platform: if ctx.spec.gitops.platform then [
         n + ' ' + platform.components[n].version + platform.patchesSummary(n)
-        for n in platform.needed(ctx, files)
+        for n in platform.installed(ctx, files)
       ] else [],
       // Where the target's platform bundle goes (compiler/cluster_bundle.cc):
       // targets naming one cluster must agree on its server and profile.
@@ -1018,6 +1018,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         then $.clusterServer(ctx) else '',
         profile: ctx.profile.name,
         explicit: std.objectHasEx(ctx.target, 'cluster', false),
+        has: platform.existingText(ctx),
       } else null,
       // What the user applies by hand, once: the roots; everything else is
       // then kept in sync from Git by the engine. The cluster bundle's root

@@ -69,7 +69,21 @@ local defaultIntegrations = [
 
   // Where nemoc installs Kueue (the platform bundle), it enables what the
   // target's runtime needs (decision F2): the integrations the target's Kueue has.
-  bundled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false) && ctx.spec.gitops.platform,
+  bundled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false) && ctx.spec.gitops.platform && !$.existingOnCluster(ctx),
+  // The target's cluster already runs Kueue (platform.libsonnet existing;
+  // read here without importing platform, which imports this file).
+  existingOnCluster(ctx)::
+    local own = if std.objectHasEx(ctx.target, 'clusterHas', false) then ctx.target.clusterHas else {};
+    local merged = ctx.profile.clusterHas(ctx) + own;
+    std.objectHasEx(merged, 'kueue', false) && merged.kueue != false,
+  // SUMMARY.md's words on an existing Kueue: the integration the target's
+  // workloads need (Kueue manages only the frameworks its configuration
+  // enables), with the check an operator can run.
+  existingNote(ctx)::
+    local integration = ctx.runtimeImpl.kueueIntegration;
+    if !$.enabled(ctx) || integration == null then ''
+    else ': its configuration must enable the integration ' + integration
+         + ' (kubectl get configmap kueue-manager-config -n kueue-system -o yaml)',
   integrations(ctx)::
     local k = $.of(ctx.target);
     if k != null && std.objectHasEx(k, 'integrations', false) then k.integrations

@@ -177,7 +177,7 @@ local builders = {
     local converted = withMerge { convertBuilt: convertBuilt };
     local states6 = states5 + stateOf(converted, 'tensorrtLLM');
     local ctx = converted { states: states6 };
-    local diagnostics = ctx.profile.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + evaluate.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
+    local diagnostics = ctx.profile.diagnostics(ctx) + platform.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + evaluate.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
                         + serve.diagnostics(ctx) + nemo2.diagnostics(ctx) + train.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects

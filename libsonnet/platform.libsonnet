@@ -178,6 +178,56 @@ local releases = (import 'nemoc/platform_releases.json').components;
       if std.length(next) == std.length(set) then set else close(next);
     close(direct),
 
+  // ---- what the cluster already runs (issue #43, decision F12, field review D4/B22) ----
+  // {name: version} of the components the target's cluster already runs:
+  // the profile's defaults (how its clusters are usually built) with the
+  // target's clusterHas over them (false: nemoc installs it after all).
+  existing(ctx)::
+    local defaults = ctx.profile.clusterHas(ctx);
+    local own = if has(ctx.target, 'clusterHas') then ctx.target.clusterHas else {};
+    local merged = defaults + own;
+    { [n]: merged[n] for n in std.objectFields(merged) if merged[n] != false },
+  // Where an existing component's declaration comes from, for SUMMARY.md.
+  existingWhy(ctx, name)::
+    if has(ctx.target, 'clusterHas') && std.objectHasEx(ctx.target.clusterHas, name, false)
+    then 'declared in targets[].clusterHas'
+    else 'the ' + ctx.profile.name + " profile's default: " + ctx.profile.clusterHasWhy,
+  // The components the bundle installs: what the target needs, less what
+  // its cluster already runs.
+  installed(ctx, files):: [n for n in $.needed(ctx, files) if !std.objectHasEx($.existing(ctx), n, false)],
+  // 'name version, ...' of the cluster's existing components: targets naming
+  // one cluster must agree (compiler/cluster_bundle.cc).
+  existingText(ctx)::
+    local e = $.existing(ctx);
+    std.join(', ', [n + ' ' + e[n] for n in std.objectFields(e)]),
+
+  // The oldest version of a component whose API nemoc's objects use, with
+  // where that was read: an older existing install is refused.
+  minimumVersions:: {
+    kueue: {
+      version: 'v0.15.0',
+      why: "nemoc's LocalQueue, ClusterQueue, ResourceFlavor and Topology are kueue.x-k8s.io/v1beta2, first served by "
+           + 'Kueue v0.15.0 (kubernetes-sigs/kueue v0.15.0 apis/kueue/v1beta2; absent at v0.14.0)',
+    },
+  },
+  local versionParts(v) = [std.parseInt(x) for x in std.split(std.substr(v, 1, std.length(v) - 1), '.')] + [0, 0, 0],  // 'vX.Y[.Z]' (schema)
+  local older(a, b) =
+    local x = versionParts(a), y = versionParts(b);
+    x[0] < y[0] || (x[0] == y[0] && (x[1] < y[1] || (x[1] == y[1] && x[2] < y[2]))),
+  diagnostics(ctx)::
+    local e = $.existing(ctx);
+    [
+      {
+        code: 'platform.existing-version',
+        pointer: ctx.targetPointer + (if has(ctx.target, 'clusterHas') && std.objectHasEx(ctx.target.clusterHas, n, false)
+                                      then '/clusterHas/' + n else '/profile'),
+        message: 'the cluster runs ' + n + ' ' + e[n] + ', older than ' + $.minimumVersions[n].version + ': ' + $.minimumVersions[n].why,
+        hint: 'upgrade ' + n + ' on the cluster and declare its version, or set clusterHas.' + n + ': false to let nemoc install ' + $.components[n].version,
+      }
+      for n in std.objectFields(e)
+      if std.objectHasEx($.minimumVersions, n, false) && older(e[n], $.minimumVersions[n].version)
+    ],
+
   // Install order: 0 for a component that needs nothing, else one more than
   // the deepest component it needs (Argo CD sync wave; Flux dependsOn).
   depth(name)::
@@ -254,6 +304,17 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // Cluster-scoped objects the bundle applies after the components whose
   // CRDs they use: what the profile contributes (profile.platformObjects).
   clusterObjectList(ctx, files):: ctx.profile.platformObjects(ctx),
+  // A cluster object a component reads as its one configuration: the Network
+  // Operator acts on the NicClusterPolicy named nic-cluster-policy only. Where
+  // the cluster already runs that component, the policy is the cluster's own:
+  // nemoc applies none (it would replace the operator's configuration) and
+  // SUMMARY.md says what it must advertise.
+  singletons:: { 'mellanox.com/NicClusterPolicy': 'network-operator' },
+  clustersOwn(ctx, o)::
+    local key = groupOf(o.apiVersion) + '/' + o.kind;
+    std.objectHasEx($.singletons, key, false) && std.objectHasEx($.existing(ctx), $.singletons[key], false),
+  // The cluster objects the bundle applies.
+  clusterObjects(ctx, files):: [o for o in $.clusterObjectList(ctx, files) if !$.clustersOwn(ctx, o)],
 
   // The Network Operator's NicClusterPolicy creating the RDMA resource a
   // target's rdma option requests (vanilla-k8s platformObjects), or nothing.
@@ -419,11 +480,24 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // prerequisites, plus the components nemoc would install when the bundle
   // is off (spec.gitops.platform false or no spec.gitops).
   summary(ctx, files, emitted)::
-    local names = $.needed(ctx, files);
+    local names = $.installed(ctx, files);
+    local e = $.existing(ctx);
+    local already = [
+      {
+        what: n + ' ' + e[n] + ' (already on the cluster, ' + $.existingWhy(ctx, n) + '; nemoc installs nothing for it)'
+              + (if n == 'kueue' then kueue.existingNote(ctx) else ''),
+        provides: $.provides[n],
+      }
+      for n in $.needed(ctx, files)
+      if std.objectHasEx(e, n, false)
+    ];
     local objects = $.clusterObjectList(ctx, files);
     local objectEntries = [
       {
-        what: o.kind + ' ' + o.metadata.name,
+        what: o.kind + ' ' + o.metadata.name
+              + (if $.clustersOwn(ctx, o) then " (the cluster's own: its " + $.singletons[groupOf(o.apiVersion) + '/' + o.kind]
+                                            + ' is already there and reads that one policy; nemoc applies none) must advertise' else ''),
+        own:: $.clustersOwn(ctx, o),
         provides: if o.kind == 'NicClusterPolicy' then (
           if has(o.spec, 'sriovDevicePlugin') then [
             r.resourcePrefix + '/' + r.resourceName
@@ -436,7 +510,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
       }
       for o in objects
     ];
-    local entries = [{ what: $.describe(n, emitted), provides: $.provides[n] } for n in names] + objectEntries
+    local entries = [{ what: $.describe(n, emitted), provides: $.provides[n] } for n in names] + [e for e in objectEntries if !e.own]
                     // gitops.libsonnet sharedNamespace (C20): the bundle owns the namespace.
                     + (if emitted then [{
                          what: 'Namespace ' + ctx.namespace + ' (owned by the cluster bundle for every project naming it; '
@@ -445,7 +519,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
                        }] else []);
     {
       installs: if emitted then entries else [],
-      clusterHas: $.prerequisites(ctx) + $.monitoringPrerequisites(ctx, files) + (if emitted then [] else [
+      clusterHas: $.prerequisites(ctx) + $.monitoringPrerequisites(ctx, files) + already + [e for e in objectEntries if e.own] + (if emitted then [] else [
         e { what: e.what + ' -- not installed by nemoc (no platform bundle: spec.gitops.platform)' }
         for e in entries
       ]),

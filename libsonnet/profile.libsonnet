@@ -90,6 +90,12 @@ local required = {
   // Bundle components the profile's clusters need whatever the workloads are
   // (names of platform.components).
   platform(ctx):: [],
+  // Components clusters of this profile usually run already, as installed by
+  // the installer the profile's clusters are built with: {name: version};
+  // nemoc installs none of them unless a target says clusterHas.<name>:
+  // false. clusterHasWhy: the installer, for SUMMARY.md.
+  clusterHas(ctx):: {},
+  clusterHasWhy:: '',
   // Cluster-scoped objects the platform bundle applies for a target.
   platformObjects(ctx):: [],
   // What a cluster of this profile must already have (SUMMARY.md "Platform"):

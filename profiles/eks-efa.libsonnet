@@ -148,6 +148,12 @@ profile + {
     if std.objectHasEx(ctx.target, 'iamRoleArn', false) then { 'eks.amazonaws.com/role-arn': ctx.target.iamRoleArn } else {},
 
   // EKS has no NFD and no GPU Operator here: the NVIDIA and EFA device plugins.
+  // The default is to install them: with the EKS-optimized AL2023 accelerated
+  // AMIs "you must install the NVIDIA Kubernetes device plugin" (Amazon EKS
+  // user guide, "Install Kubernetes device plugin for GPUs"). eksctl installs
+  // it by itself for GPU node groups, as a static DaemonSet, and the
+  // Bottlerocket AMIs carry it. A cluster built that way declares
+  // clusterHas: {'nvidia-device-plugin': <version>} (issue #43).
   platform(ctx):: ['nvidia-device-plugin', 'efa-device-plugin'],
   // EKS accelerated AMIs carry the NVIDIA driver.
   shipsGpuDriver:: true,

@@ -184,6 +184,16 @@ profile + {
 
   // GKE GPU node pools install the driver.
   shipsGpuDriver:: true,
+  // A4 clusters are built with Cluster Toolkit's A4 blueprint, which installs
+  // Kueue and JobSet itself (field review B22): GoogleCloudPlatform/
+  // cluster-toolkit v1.95.0 examples/gke-a4/gke-a4.yaml:288-295 (kueue and
+  // jobset install: true), modules/management/kubectl-apply/main.tf:204-213,
+  // 271-280 (Helm releases kueue in kueue-system, jobset in jobset-system,
+  // the names nemoc's bundle would use: two installers would take turns
+  // upgrading them), default versions variables.tf:151,186. A cluster built
+  // otherwise says clusterHas: {kueue: false, jobset: false}.
+  clusterHas(ctx):: { kueue: 'v0.17.1', jobset: 'v0.10.1' },
+  clusterHasWhy:: "Cluster Toolkit's A4 blueprint installs it (cluster-toolkit v1.95.0 examples/gke-a4/gke-a4.yaml:288-295)",
   prerequisites(ctx):: [
     { what: 'GKE GPU node pool with automatic GPU driver installation (advertises nvidia.com/gpu)', provides: ['nvidia.com/gpu'] },
     { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)',

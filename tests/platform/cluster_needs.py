@@ -52,7 +52,7 @@ def provided_by_summary(path):
     for line in m.group(1).splitlines():
         cells = line.split(" | ")
         if line.startswith("| ") and len(cells) >= 2 and not line.startswith("|---"):
-            names.update(re.findall(r"`([^`]+)`", cells[-1]))
+            names.update(re.findall(r"`([^`]+)`", cells[1]))  # Provides (a third column: the checks)
     return names
 
 
@@ -121,13 +121,13 @@ def prerequisite_rows(path):
     """(what, [names]) of each row of SUMMARY.md's "The cluster must already have" table."""
     with open(path) as f:
         text = f.read()
-    m = re.search(r"^\| The cluster must already have \| Provides \|\n\|---\|---\|\n((?:\|.*\n)*)", text, re.M)
+    m = re.search(r"^\| The cluster must already have \| Provides \| Check \|\n\|---\|---\|---\|\n((?:\|.*\n)*)", text, re.M)
     if not m:
         return []
     rows = []
     for line in m.group(1).splitlines():
         cells = line.split(" | ")
-        rows.append((cells[0][2:], re.findall(r"`([^`]+)`", cells[-1])))
+        rows.append((cells[0][2:], re.findall(r"`([^`]+)`", cells[1])))
     return rows
 
 

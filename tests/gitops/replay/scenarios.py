@@ -529,6 +529,13 @@ class Replay:
         # kubectl apply -k platform/<engine>: that directory's kustomization, its files only (a
         # subdirectory such as flux/components/<name>/ is a Kustomization's path, applied from Git)
         platform = [o for p, o in sorted(self.tree.bundle_files(e + "/").items()) if "/" not in p[len(e) + 1:]]
+        # What the cluster's own installer put there before nemoc (targets[].clusterHas and the
+        # profile's defaults, cluster-bundle.json "has"; Cluster Toolkit's Kueue and JobSet on
+        # gke-a4): their CRDs exist from the start, and the bundle installs none of them.
+        for item in filter(None, ((self.tree.bundle or {}).get("has") or "").split(", ")):
+            name = item.split(" ")[0]
+            new = self.cluster.install_component(name)
+            self.log(f"      the cluster already runs {item}" + (f" (CRDs {', '.join(sorted(k for _, k in new))})" if new else ""))
         project = self.tree.bootstrap_objects(e)
         wait = self.tree.bootstrap_wait(e)
 
