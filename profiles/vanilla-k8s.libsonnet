@@ -71,7 +71,14 @@ profile + {
   accelerator(ctx):: if std.objectHasEx(ctx.target, 'gpu', false) then ctx.target.gpu else 'h100-80gb',
 
   // Cluster components this profile assumes (gitops platform bundle,
-  // versions in libsonnet/platform.libsonnet).
+  // versions in libsonnet/platform.libsonnet). The NeMo Framework Kubernetes
+  // playbook lists the GPU Operator, the Network Operator and the Kubeflow
+  // Training Operator as required, each installable with Helm
+  // (docs.nvidia.com/nemo-framework/user-guide/latest/playbooks/Kubernetes.html,
+  // support matrix): the bundle is that installation, with the
+  // NicClusterPolicy the target's rdma option needs. No clusterHas default: a
+  // cluster that runs them already says so (targets[].clusterHas, issue #43),
+  // and then nemoc applies no NicClusterPolicy of its own.
   platform(ctx):: ['gpu-operator'] + (if rdmaOf(ctx.target) != null then ['network-operator'] else []),
   // The Network Operator's NicClusterPolicy creating the RDMA resource the target requests.
   platformObjects(ctx):: platform.nicClusterPolicy(ctx),
