@@ -1,5 +1,7 @@
 // nemoc: compiles one NeMo pipeline spec into reviewable Kubernetes manifests.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -10,7 +12,9 @@
 #include "data_dir.h"
 #include "edit_distance.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int RunMain(int argc, char** argv) {
   using namespace nemoc;
   try {
     CLI::App app{"nemoc: compiles a NeMo LLM pipeline spec into Kubernetes manifests, one "
@@ -225,4 +229,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nemoc: internal error\n");
     return kExitInternal;
   }
+}
+
+}  // namespace
+
+// A failed write to standard output (a full disk, `> /dev/full`, an I/O
+// error) is an error, not a silently truncated result (field review E27):
+// stdio buffers, so the last write's failure shows only at the flush.
+int main(int argc, char** argv) {
+  const int code = RunMain(argc, argv);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    std::fprintf(stderr, "nemoc: error: cannot write to standard output: %s\n",
+                 err != 0 ? std::strerror(err) : "write error");
+    return code == nemoc::kExitOk ? nemoc::kExitInternal : code;
+  }
+  return code;
 }

@@ -686,3 +686,33 @@ TEST(Help, EverySubcommandExplainsItself) {
 
 }  // namespace
 }  // namespace nemoc::testing
+
+namespace nemoc::testing {
+namespace {
+
+// Field review E27: `render`, `plan`, `explain`, `schema` and `profiles`
+// exited 0 with their output lost on a full disk (stdio buffers; the error
+// shows only at the flush). Each is an error now, said on stderr.
+TEST(Output, AFailedWriteToStandardOutputIsAnError) {
+  ASSERT_TRUE(std::filesystem::exists("/dev/full")) << "needs /dev/full (Linux)";
+  const char* bin_env = std::getenv("NEMOC_BIN");
+  const std::string bin = bin_env ? bin_env : SourceDir() + "/build/nemoc";
+  const std::string src = SourceDir();
+  for (const std::string& args :
+       {std::string("render --target onprem examples/llama31-8b-pipeline.yaml"),
+        std::string("plan examples/llama31-8b-pipeline.yaml"), std::string("explain spec.targets"),
+        std::string("schema"), std::string("profiles")}) {
+    int code = -1;
+    const std::string err = Shell("cd '" + src + "' && NEMOC_DATA_DIR='" + src + "' '" + bin + "' " + args +
+                                      " 2>&1 >/dev/full",
+                                  &code);
+    EXPECT_EQ(3, code) << args << "\n" << err;
+    EXPECT_NE(std::string::npos, err.find("nemoc: error: cannot write to standard output")) << args << "\n" << err;
+    // The same command with a working stdout succeeds.
+    Shell("cd '" + src + "' && NEMOC_DATA_DIR='" + src + "' '" + bin + "' " + args + " >/dev/null 2>&1", &code);
+    EXPECT_EQ(0, code) << args;
+  }
+}
+
+}  // namespace
+}  // namespace nemoc::testing
