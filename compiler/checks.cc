@@ -1,5 +1,6 @@
 #include "checks.h"
 
+#include <filesystem>
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -81,6 +82,12 @@ std::string WithoutTrailingSlash(std::string path) {
   return path;
 }
 
+// The path the kernel resolves (field review E25, decision F21): `/./etc`,
+// `/usr//bin` and `/usr/./bin` are /etc and /usr/bin; rules compare this.
+std::string NormalPath(const std::string& path) {
+  return WithoutTrailingSlash(std::filesystem::path(path).lexically_normal().generic_string());
+}
+
 // True when `path` is `dir` or lies below it.
 bool Within(const std::string& path, const std::string& dir) {
   return path == dir || dir == "/" || path.rfind(dir + "/", 0) == 0;
@@ -92,6 +99,11 @@ void CheckMountPaths(const Document& doc, const nlohmann::json& storage,
                      const std::string& storage_base, std::set<std::string>* reported,
                      Diagnostics* diags) {
   static const char* const kKernel[] = {"/proc", "/sys", "/dev"};
+  // Directories of the image a mount inside would mask (its tools and
+  // libraries: /usr/bin, /usr/local/cuda) and the service-account token the
+  // kubelet projects (E25).
+  static const char* const kSystem[] = {"/bin", "/sbin", "/lib", "/lib64", "/usr", "/etc",
+                                        "/var/run/secrets", "/run/secrets"};
   static const char* const kNeeded[] = {"/dev/shm", "/config", "/etc/nccl", "/usr/local/gib",
                                         "/opt/NeMo", "/bin", "/etc", "/lib", "/lib64", "/sbin",
                                         "/usr"};
@@ -101,11 +113,18 @@ void CheckMountPaths(const Document& doc, const nlohmann::json& storage,
       continue;
     }
     const std::string pointer = storage_base + "/" + volume + "/mountPath";
-    const std::string path = WithoutTrailingSlash(storage[volume]["mountPath"].get<std::string>());
+    const std::string path = NormalPath(storage[volume]["mountPath"].get<std::string>());
     mounts[volume] = path;
     std::string problem;
     for (const char* dir : kKernel) {
       if (Within(path, dir)) problem = std::string("lies in ") + dir;
+    }
+    for (const char* dir : kSystem) {
+      if (problem.empty() && Within(path, dir)) {
+        problem = std::string("lies in ") + dir +
+                  (std::string(dir).find("secrets") != std::string::npos ? " (the service-account token)"
+                                                                         : " (the image's programs and libraries)");
+      }
     }
     for (const char* dir : kNeeded) {
       if (problem.empty() && Within(dir, path)) problem = std::string("would hide ") + dir;
@@ -116,9 +135,13 @@ void CheckMountPaths(const Document& doc, const nlohmann::json& storage,
                    doc.map.Locate(pointer), "mount shared storage at its own directory, e.g. /results");
     }
     if (storage[volume].contains("hostPath")) {
-      const std::string host = WithoutTrailingSlash(storage[volume]["hostPath"]["path"].get<std::string>());
+      const std::string host = NormalPath(storage[volume]["hostPath"]["path"].get<std::string>());
       const std::string host_pointer = storage_base + "/" + volume + "/hostPath/path";
-      for (const char* dir : {"/", "/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/var/lib/kubelet", "/var/run"}) {
+      // The node's system and the container runtimes' sockets and state (E25):
+      // /run/containerd/containerd.sock or /var/lib/docker in a pod is the node.
+      for (const char* dir : {"/", "/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/var/lib/kubelet", "/var/run",
+                              "/run", "/var/lib/docker", "/var/lib/containerd", "/var/lib/crio", "/usr", "/bin", "/sbin",
+                              "/lib", "/lib64"}) {
         const bool bad = std::string(dir) == "/" ? host == "/" : Within(host, dir);
         if (bad && reported->insert(host_pointer).second) {
           diags->Error("spec.host-path", PointerToDotted(storage_base) + "." + volume +
