@@ -790,6 +790,19 @@ void Scanner::TryKeyValue(size_t i) {
   }
   const bool aws = IsAwsSecretKeyName(name);
   if (!aws && !IsCredentialName(name)) return;
+  // NAME={secretKeyRef: {...}} (a --set assignment, and SUMMARY.md's record of
+  // it): a reference by name, the safe form, under any name (field review
+  // E24). Only Kubernetes' reference keys: `PASSWORD={hunter2}` is still a value.
+  if (sep == '=') {
+    size_t k = i + 1;
+    if (At(k) == '{') {
+      ++k;
+      while (IsBlank(At(k))) ++k;
+      for (std::string_view ref : {"secretKeyRef:", "configMapKeyRef:", "fieldRef:", "resourceFieldRef:"}) {
+        if (StartsAt(k, ref)) return;
+      }
+    }
+  }
 
   const auto value = ParseValue(i + 1, sep, j);
   if (!value) return;

@@ -638,6 +638,9 @@ TEST(SecretScannerNearMiss, OrdinaryManifestContentIsClean) {
       "envFrom:\n- secretRef:\n    name: wandb\n",
       "password: ${DB_PASSWORD}\n",
       "token: $(HF_TOKEN)\n",
+      // E24: a --set reference by name (and SUMMARY.md's record of it), under a credential name.
+      "- `--set spec.stages.train.env.DB_PASSWORD={secretKeyRef: {name: db, key: k}}`\n",
+      "--set spec.stages.train.env.API_TOKEN={ secretKeyRef: {name: api, key: token}}\n",
       "- --hf-token=$(HF_TOKEN)\n",
       "apiKey: ${oc.env:WANDB_API_KEY}\n",
       "apiKey: ???\n",
@@ -690,6 +693,17 @@ TEST(SecretScannerNearMiss, OrdinaryManifestContentIsClean) {
   for (const std::string& text : texts) {
     const auto found = FindSecrets(text);
     EXPECT_TRUE(found.empty()) << text << Describe(found);
+  }
+}
+
+// E24's exception is Kubernetes' reference keys only: a brace around a value
+// under a credential name is still a value.
+TEST(SecretScannerNearMiss, ABracedValueThatIsNoReferenceIsStillAValue) {
+  for (const std::string& text : {std::string("--set spec.stages.train.env.DB_PASSWORD={hunter2-") +
+                                      Fake(kAlnumChars, 12, 41) + "}\n",
+                                  std::string("DB_PASSWORD={secretKeyRefx: ") + Fake(kAlnumChars, 12, 42) + "}\n"}) {
+    const auto found = FindSecrets(text);
+    EXPECT_FALSE(found.empty()) << text;
   }
 }
 
