@@ -1,5 +1,6 @@
 #include "git_commit.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -272,6 +273,28 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
     }
   } else {
     diags->Error("git.read", "cannot read the repository's configuration: " + LastGitError());
+  }
+  if (diags->has_errors()) return false;
+  // Git's author line is `name <email> time zone` (git/Documentation/
+  // technical/signature-format; libgit2 src/libgit2/signature.c): a line break
+  // in the name would end the header early, '<'/'>' would move the e-mail.
+  // libgit2's git_signature_now accepts a '\n' in the name (only the commit's
+  // parse fails), so it is refused here, before any file is written (E26).
+  auto bad = [](const std::string& s, bool email) {
+    return std::any_of(s.begin(), s.end(), [email](char ch) {
+      const unsigned char c = static_cast<unsigned char>(ch);
+      return c < 0x20 || c == 0x7f || ch == '<' || ch == '>' || (email && ch == ' ');
+    });
+  };
+  for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--author-name", impl.options.author_name},
+                                    {"--author-email", impl.options.author_email}}) {
+    if (bad(value, flag == "--author-email")) {
+      diags->Error("git.author",
+                   flag + ": holds a line break, a control character" +
+                       (flag == "--author-email" ? std::string(", a space") : std::string()) +
+                       " or '<'/'>', which a Git author line cannot carry",
+                   {}, "pass a plain name and e-mail, e.g. --author-name 'Release Bot' --author-email bot@example.com");
+    }
   }
   if (diags->has_errors()) return false;
   if (!impl.options.author_name.empty() && !impl.options.author_email.empty()) {

@@ -218,6 +218,28 @@ TEST_F(GitRepoTest, OtherBranchIsAdvancedWithoutTouchingTheWorkTree) {
   EXPECT_EQ(Sh(dir(), "git rev-list --count deploy"), "3\n");  // on top of main
 }
 
+// E26: an author Git cannot carry (a line break would start a forged header
+// line) was refused only by the commit, after out/ was written. Now before.
+TEST_F(GitRepoTest, AnAuthorWithALineBreakIsRefusedBeforeAnythingIsWritten) {
+  scratch_.Write("spec.yaml", kGitopsSpec);
+  const int before = Commits();
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--author-name", "x\nCommitter: evil <e@x.y> 0 +0000"},
+           {"--author-name", "Bot <b@x.y>"},
+           {"--author-email", "e@x.y\nCommitter: evil"},
+           {"--author-email", "e@x.y> x"}}) {
+    std::vector<std::string> args = {"build", "--commit", "spec.yaml", flag, value};
+    args.push_back(flag == "--author-name" ? "--author-email" : "--author-name");
+    args.push_back(flag == "--author-name" ? "bot@example.com" : "Release Bot");
+    RunResult r = Nemoc(args);
+    EXPECT_EQ(r.exit_code, 1) << flag << " " << value << "\n" << r.err;
+    EXPECT_NE(r.err.find("error: " + flag + ": holds a line break"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("evil"), std::string::npos) << "the value is not echoed\n" << r.err;
+    EXPECT_FALSE(fs::exists(dir() + "/out")) << flag << " " << value;
+    EXPECT_EQ(Commits(), before);
+  }
+}
+
 // C12: the user's whole flow, for a spec with warnings (its targets carry no
 // build stamp) and one without (stamped): init -> build --commit -> edit ->
 // build --commit -> build -> check, and build then build --commit. The work
