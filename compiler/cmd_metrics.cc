@@ -2,6 +2,7 @@
 // DLLogger log, with the model, batch, GPUs and precision taken from the spec.
 #include "commands.h"
 
+#include <filesystem>
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -31,6 +32,9 @@ std::string Format(const char* format, double v) {
   return buffer;
 }
 
+// A million steps of DLLogger records are ~300 MB.
+constexpr size_t kMaxLogBytes = size_t{512} << 20;
+
 }  // namespace
 
 int RunMetrics(const MetricsFlags& flags) {
@@ -46,14 +50,36 @@ int RunMetrics(const MetricsFlags& flags) {
     diags.Error("usage.steps", err);
     return fail({});
   }
+  // A DLLogger log is a regular file of bounded size (field review E19):
+  // /dev/zero was read for ever into memory, a FIFO blocked the open. The
+  // type is checked before opening (following a symlink), the size while
+  // reading (the file may grow after the check).
+  std::error_code ec;
+  const auto status = std::filesystem::status(flags.log, ec);
+  if (ec || !std::filesystem::is_regular_file(status)) {
+    diags.Error("metrics.read",
+                ec ? "cannot read " + flags.log + ": " + ec.message()
+                   : flags.log + " is not a regular file (a DLLogger log is one: dllogger/rank-0/dllogger.json)",
+                {flags.log, 0, 0});
+    return fail({});
+  }
   std::ifstream in(flags.log, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (!in) {
+  std::string log_text;
+  char chunk[1 << 16];
+  while (in && log_text.size() <= kMaxLogBytes) {
+    in.read(chunk, sizeof chunk);
+    log_text.append(chunk, static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad() || (!in.is_open())) {
     diags.Error("metrics.read", "cannot read " + flags.log, {flags.log, 0, 0});
     return fail({});
   }
-  const std::string log_text = buffer.str();
+  if (log_text.size() > kMaxLogBytes) {
+    diags.Error("metrics.too-large",
+                flags.log + " is larger than " + std::to_string(kMaxLogBytes >> 20) + " MiB",
+                {flags.log, 0, 0}, "pass the DLLogger log of one run (rank 0), or cut it to the steps you measure");
+    return fail({});
+  }
   std::vector<StepTiming> steps;
   if (!ParseDllogger(log_text, flags.log, &steps, &diags)) return fail({{flags.log, log_text}});
 

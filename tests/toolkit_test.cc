@@ -3,6 +3,8 @@
 // scripts and help texts. Golden texts live in tests/plan/ and
 // tests/explain/; NEMOC_UPDATE_GOLDEN=1 rewrites them (review the diff).
 #include "test_prerequisite.h"
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -429,6 +431,28 @@ TEST(Metrics, Refusals) {
   EXPECT_NE(a100.err.find("target eks: fp8 precision needs compute capability 8.9 or higher"),
             std::string::npos)
       << a100.err;
+}
+
+// E19: metrics read /dev/zero into memory without end and blocked on a FIFO;
+// 40k bad records printed megabytes. A regular file only, bounded, and the
+// bad records capped with a count of the rest.
+TEST(Metrics, InputIsARegularFileAndBadRecordsAreCapped) {
+  ScratchDir dir;
+  const std::string fifo = dir.path() + "/log.fifo";
+  ASSERT_EQ(0, mkfifo(fifo.c_str(), 0600));
+  for (const std::string& log : {std::string("/dev/zero"), fifo}) {
+    RunResult r = RunNemoc({"metrics", log, "--spec", "examples/llama31-405b-gke-a4.yaml"}, SourceDir());
+    EXPECT_EQ(r.exit_code, 1) << log << "\n" << r.err;
+    EXPECT_NE(r.err.find(log + " is not a regular file"), std::string::npos) << r.err;
+  }
+  std::string bad;
+  for (int i = 0; i < 5000; ++i) bad += "DLLL {not json\n";
+  const std::string log = dir.Write("bad.json", bad);
+  RunResult r = RunNemoc({"metrics", log, "--spec", "examples/llama31-405b-gke-a4.yaml"}, SourceDir());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(Count(r.err, "error: DLLogger record is not a JSON object"), 20u) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("4980 more bad DLLogger records (5000 in all; the first 20 are shown)"), std::string::npos);
+  EXPECT_LT(r.err.size(), 20000u);
 }
 
 // --- --output json ------------------------------------------------------
