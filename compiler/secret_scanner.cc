@@ -75,7 +75,7 @@ constexpr std::array<uint8_t, 256> MakeClassTable() {
     if (c == '.') m |= kKey | kB64Token;
     if (c == '+' || c == '/') m |= kBase64 | kB64Token;
     if (c == '~') m |= kB64Token;
-    for (char trigger : {'n', 'h', 'A', 'g', 'x', '-', 'e', 'J', 'b', 'B', ':', '='}) {
+    for (char trigger : {'n', 'h', 'A', 'g', 'x', '-', 'e', 'J', 'b', 'B', ':', '=', 's'}) {
       if (c == trigger) m |= kTrigger;
     }
     t[static_cast<size_t>(c)] = m;
@@ -125,6 +125,8 @@ std::string NormalizeKey(std::string_view key) {
   return out;
 }
 
+bool IsLowerOrDigitOrUnderscore(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+
 bool IsUpperSnake(std::string_view key) {
   if (key.empty() || !IsUpper(key[0])) return false;
   return std::all_of(key.begin(), key.end(),
@@ -143,11 +145,15 @@ bool IsCredentialName(std::string_view key) {
       "password",     "passwd",        "passphrase",   "apikey",
       "apitoken",     "apisecret",     "accesstoken",  "authtoken",
       "refreshtoken", "sessiontoken",  "bearertoken",  "clientsecret",
-      "secretkey",    "secretaccesskey", "privatekey"};
+      "secretkey",    "secretaccesskey", "privatekey", "accountkey", "credentials"};
   // _PASS: DB_PASS, SMTP_PASS, REDIS_PASS... (a `$Hunter2...` value under
   // DB_PASS reached out/ in the session-9 hostile corpus run).
   static constexpr std::string_view kEnvSuffixes[] = {"_TOKEN", "_SECRET", "_PASSWORD",
-                                                      "_PASSWD", "_PASS", "_PASSPHRASE"};
+                                                      "_PASSWD", "_PASS", "_PASSPHRASE",
+                                                      "_PWD", "_CREDENTIAL", "_CREDENTIALS"};
+  // Password names in lower snake case too (db_pass, smtp_pwd; field review
+  // E21) -- not _token: tokenizers' pad_token/eos_token are everywhere.
+  static constexpr std::string_view kLowerSuffixes[] = {"_password", "_passwd", "_pass", "_passphrase", "_pwd"};
   const std::string norm = NormalizeKey(key);
   for (std::string_view e : kExact) {
     if (norm == e) return true;
@@ -160,16 +166,21 @@ bool IsCredentialName(std::string_view key) {
       if (EndsWith(key, s)) return true;
     }
   }
+  if (std::all_of(key.begin(), key.end(), [](char c) { return IsLowerOrDigitOrUnderscore(c); })) {
+    for (std::string_view s : kLowerSuffixes) {
+      if (EndsWith(key, s)) return true;
+    }
+  }
   return false;
 }
 
 /// A cheap filter before the exact rules: every credential name contains one
 /// of these (and a `value:` key needs its sibling's name).
 bool MayBeCredentialName(std::string_view key) {
-  static constexpr std::string_view kRoots[] = {"pass", "tok", "secret", "key", "value"};
+  static constexpr std::string_view kRoots[] = {"pass", "tok", "secret", "key", "value", "pwd", "cred"};
   for (size_t i = 0; i < key.size(); ++i) {
     const char c = ToLower(key[i]);
-    if (c != 'p' && c != 't' && c != 's' && c != 'k' && c != 'v') continue;
+    if (c != 'p' && c != 't' && c != 's' && c != 'k' && c != 'v' && c != 'c') continue;
     for (std::string_view root : kRoots) {
       if (root[0] != c || key.size() - i < root.size()) continue;
       size_t k = 1;
@@ -293,6 +304,8 @@ class Scanner {
   void TryBasic(size_t i);
   size_t TryOptionValue(size_t i);
   size_t TrySlack(size_t i);
+  size_t TrySlackWebhook(size_t i);
+  size_t TryServiceKey(size_t i);
   size_t TryPrivateKey(size_t i);
   size_t TryBase64Json(size_t i);
   size_t TryOauthBase64(size_t i);
@@ -488,6 +501,35 @@ size_t Scanner::TryOptionValue(size_t i) {
   if (v.empty() || v.substr(0, 2) == "--" || IsReferenceOrPlaceholder(v)) return 0;
   Add("plain-text value of \"--" + std::string(name) + "\"", p, e - p, 1);
   return 0;  // the value itself may hold a more specific shape
+}
+
+// Field review E21. A Slack incoming-webhook URL is its own credential:
+// https://hooks.slack.com/services/T<team>/B<bot>/<secret>.
+size_t Scanner::TrySlackWebhook(size_t i) {
+  constexpr std::string_view kHost = "hooks.slack.com/services/";
+  if (!StartsAt(i, kHost)) return 0;
+  const size_t r = Run(i + kHost.size(), kUrlSafe | kBase64);  // T.../B.../secret ('/' is base64)
+  if (r < 20) return 0;
+  Add("Slack webhook URL", i, kHost.size() + r, 0);
+  return kHost.size() + r;
+}
+
+// OpenAI (sk-..., sk-proj-...) and Stripe live (sk_live_...) secret keys.
+size_t Scanner::TryServiceKey(size_t i) {
+  if (At(i + 1) != 'k' || PrevHas(i, kAlnum)) return 0;
+  if (StartsAt(i, "sk_live_")) {
+    const size_t r = Run(i + 8, kAlnum);
+    if (r < 24) return 0;
+    Add("Stripe secret key", i, 8 + r, 0);
+    return 8 + r;
+  }
+  if (StartsAt(i, "sk-")) {
+    const size_t r = Run(i + 3, kUrlSafe);  // sk-proj-<...>, sk-<48 alnum>
+    if (r < 32) return 0;
+    Add("OpenAI API key", i, 3 + r, 0);
+    return 3 + r;
+  }
+  return 0;
 }
 
 size_t Scanner::TrySlack(size_t i) {
@@ -827,7 +869,11 @@ void Scanner::TryKeyValue(size_t i) {
 size_t Scanner::Dispatch(size_t i) {
   switch (t_[i]) {
     case 'n': return TryNvapi(i);
-    case 'h': return TryHuggingFace(i);
+    case 'h': {
+      const size_t hf = TryHuggingFace(i);
+      return hf != 0 ? hf : TrySlackWebhook(i);
+    }
+    case 's': return TryServiceKey(i);
     case 'A': {
       const size_t aws = TryAwsAccessKeyId(i);
       return aws != 0 ? aws : TryGoogleApiKey(i);

@@ -129,6 +129,17 @@ std::vector<Shape> Shapes() {
       {"Token", "", "", Fake(kAlnumChars, 24, 17), "", "token", "SERVICE_TOKEN"},
       {"ApiKey", "", "", Fake(kHexChars, 40, 18), "", "apiKey", "WANDB_API_KEY"},
       {"Secret", "", "", Fake(kAlnumChars, 32, 19), "", "secret", "CLIENT_SECRET"},
+      // Field review E21 (the second campaign): names and prefixes that reached out/ with exit 0.
+      {"MysqlPwd", "", "", Fake(kAlnumChars, 14, 50), "", "db_pwd", "MYSQL_PWD"},
+      {"ServiceCredentials", "", "", Fake(kAlnumChars, 20, 51), "", "credentials", "SERVICE_CREDENTIALS"},
+      {"AzureAccountKey", "", "", Fake(kAlnumChars, 64, 52), "", "accountKey", "AZURE_STORAGE_ACCOUNT_KEY"},
+      {"LowerSnakePass", "", "", Fake(kAlnumChars, 16, 58), "", "smtp_pass", "SMTP_PASS"},
+      {"OpenAiKey", "OpenAI API key", "", "sk-proj-" + Fake(kUrlSafeChars, 64, 53), "", "", ""},
+      {"StripeKey", "Stripe secret key", "", "sk_live_" + Fake(kAlnumChars, 24, 54), "", "", ""},
+      {"SlackWebhook", "Slack webhook URL", "https://",
+       "hooks.slack.com/services/T" + Fake(kAlnumChars, 8, 55) + "/B" + Fake(kAlnumChars, 9, 56) + "/" +
+           Fake(kAlnumChars, 24, 57),
+       "", "", ""},
       // The shapes field-review.md E7 saw reach out/ (2026-11-24 attack campaign).
       {"GitLabToken", "GitLab token", "", "glpat-" + Fake(kUrlSafeChars, 20, 40), "", "", ""},
       {"UrlToken", "token in URL", "https://", Fake(kHexChars, 40, 41), "@github.com/acme/infra.git",
