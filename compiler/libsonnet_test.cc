@@ -22,18 +22,29 @@ extern "C" {
 namespace nemoc {
 namespace {
 
-// A directory holding only nemoc -> libsonnet/, made once per test process.
-std::string NamespaceDir() {
-  static const std::string dir = [] {
+// A directory holding only nemoc -> libsonnet/, made once per test process
+// and removed when it exits (each ctest run is its own process: one was left
+// in /tmp per test before).
+struct NamespaceDirHolder {
+  std::filesystem::path made;
+  NamespaceDirHolder() {
     namespace fs = std::filesystem;
-    const fs::path made = fs::temp_directory_path() / ("nemoc-libsonnet-test-" + std::to_string(::getpid()));
+    made = fs::temp_directory_path() / ("nemoc-libsonnet-test-" + std::to_string(::getpid()));
     std::error_code ec;
     fs::create_directories(made, ec);
     fs::remove(made / "nemoc", ec);
     fs::create_directory_symlink(NEMOC_SOURCE_DIR "/libsonnet", made / "nemoc", ec);
-    return made.string();
-  }();
-  return dir;
+  }
+  ~NamespaceDirHolder() {
+    std::error_code ec;
+    std::filesystem::remove(made / "nemoc", ec);  // the symlink, never what it points to
+    std::filesystem::remove(made, ec);
+  }
+};
+
+std::string NamespaceDir() {
+  static const NamespaceDirHolder holder;
+  return holder.made.string();
 }
 
 void AddLibraryPaths(JsonnetVm* vm) {
