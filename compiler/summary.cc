@@ -320,32 +320,25 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
   // kind and metric the workloads use is provided by one of the two
   // (tests/platform/cluster_needs.py).
   if (facts.platform.present) {
-    auto table = [&](const std::vector<LibraryFacts::PlatformRow>& rows, const std::string& heading) {
+    // "The cluster must already have" has a third column: a check per name
+    // each row provides.
+    const std::string ns = spec["namespace"].get<std::string>();
+    auto table = [&](const std::vector<LibraryFacts::PlatformRow>& rows, const std::string& heading, bool checked) {
       if (rows.empty()) return;
-      out += "| " + heading + " | Provides |\n|---|---|\n";
+      out += "| " + heading + (checked ? " | Provides | Check |\n|---|---|---|\n" : " | Provides |\n|---|---|\n");
       for (const auto& row : rows) {
-        std::string provides;
-        for (const auto& p : row.provides) provides += (provides.empty() ? "`" : ", `") + p + "`";
-        out += "| " + row.what + " | " + provides + " |\n";
+        std::string provides, checks;
+        for (const auto& p : row.provides) {
+          provides += (provides.empty() ? "`" : ", `") + p + "`";
+          if (checked) checks += (checks.empty() ? "`" : "; `") + CheckFor(p, ns, facts.profile) + "`";
+        }
+        out += "| " + row.what + " | " + provides + (checked ? " | " + checks : std::string()) + " |\n";
       }
       out += "\n";
     };
     out += "## Platform\n\n";
-    table(facts.platform.installs, "Installed by the cluster's platform bundle");
-    // What the cluster must already have, with a check per name it provides.
-    if (!facts.platform.cluster_has.empty()) {
-      const std::string ns = spec["namespace"].get<std::string>();
-      out += "| The cluster must already have | Provides | Check |\n|---|---|---|\n";
-      for (const auto& row : facts.platform.cluster_has) {
-        std::string provides, checks;
-        for (const auto& p : row.provides) {
-          provides += (provides.empty() ? "`" : ", `") + p + "`";
-          checks += (checks.empty() ? "`" : "; `") + CheckFor(p, ns, facts.profile) + "`";
-        }
-        out += "| " + row.what + " | " + provides + " | " + checks + " |\n";
-      }
-      out += "\n";
-    }
+    table(facts.platform.installs, "Installed by the cluster's platform bundle", false);
+    table(facts.platform.cluster_has, "The cluster must already have", true);
   }
   out += "## Objects\n\n| File | Kind | Name |\n|---|---|---|\n";
   for (const auto& [path, object] : files) {

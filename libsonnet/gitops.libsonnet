@@ -14,6 +14,7 @@
 //    moved by compiler/cluster_bundle.cc to <out>/_clusters/<cluster>/platform/
 //    and, for Argo CD, health checks for the training kinds.
 // Facts: ../shared/reference/gitops-engines.md.
+local clusterHas = import 'nemoc/cluster_has.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
@@ -917,11 +918,10 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     // reaches the cluster from Git (replay scenario C19-cluster-bundle-root).
     // prune: false: removing a component from the bundle never uninstalls an
     // operator other projects may use; that is a human act.
-    + local source = 'platform-' + $.clusterName(ctx);
-    k8s.file(dir, {
+    + k8s.file(dir, {
       apiVersion: $.fluxSourceApiVersion,
       kind: 'GitRepository',
-      metadata: meta(source),
+      metadata: meta(clusterSource),
       spec: {
         interval: ctx.spec.gitops.flux.interval,
         url: ctx.spec.gitops.repoURL,
@@ -940,12 +940,11 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         interval: ctx.spec.gitops.flux.interval,
         retryInterval: '1m',
         path: './' + $.platformPath(ctx, 'flux'),
-        sourceRef: { kind: 'GitRepository', name: source },
+        sourceRef: { kind: 'GitRepository', name: clusterSource },
         prune: false,
         wait: false,
       },
-    })
-    + {},
+    }),
 
   // One owner per Namespace on a cluster (field review C20, issue #41 item
   // 3). Two projects naming one namespace would each apply and own it: Argo
@@ -1018,7 +1017,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         then $.clusterServer(ctx) else '',
         profile: ctx.profile.name,
         explicit: std.objectHasEx(ctx.target, 'cluster', false),
-        has: platform.existingText(ctx),
+        has: clusterHas.text(ctx),
       } else null,
       // What the user applies by hand, once: the roots; everything else is
       // then kept in sync from Git by the engine. The cluster bundle's root

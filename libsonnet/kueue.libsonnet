@@ -20,6 +20,7 @@
 // request with a quota that fits the largest of them, or the cluster's
 // ClusterQueue, whose covered resources the target names (covers).
 local chain = import 'nemoc/stages/chain.libsonnet';
+local clusterHas = import 'nemoc/cluster_has.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 
 local amount = k8s.quantityAmount;
@@ -69,13 +70,7 @@ local defaultIntegrations = [
 
   // Where nemoc installs Kueue (the platform bundle), it enables what the
   // target's runtime needs (decision F2): the integrations the target's Kueue has.
-  bundled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false) && ctx.spec.gitops.platform && !$.existingOnCluster(ctx),
-  // The target's cluster already runs Kueue (platform.libsonnet existing;
-  // read here without importing platform, which imports this file).
-  existingOnCluster(ctx)::
-    local own = if std.objectHasEx(ctx.target, 'clusterHas', false) then ctx.target.clusterHas else {};
-    local merged = ctx.profile.clusterHas(ctx) + own;
-    std.objectHasEx(merged, 'kueue', false) && merged.kueue != false,
+  bundled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false) && ctx.spec.gitops.platform && !clusterHas.runs(ctx, 'kueue'),
   // SUMMARY.md's words on an existing Kueue: the integration the target's
   // workloads need (Kueue manages only the frameworks its configuration
   // enables), with the check an operator can run.

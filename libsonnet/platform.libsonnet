@@ -16,6 +16,7 @@
 // git chart are built from their (OCI) repositories at sync time.
 // The reviewed table of releases, pins and images is platform_releases.json
 // (tests/platform/bundle_releases.py holds the bundle to it).
+local clusterHas = import 'nemoc/cluster_has.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local kueue = import 'nemoc/kueue.libsonnet';
 local storage = import 'nemoc/storage.libsonnet';
@@ -178,28 +179,12 @@ local releases = (import 'nemoc/platform_releases.json').components;
       if std.length(next) == std.length(set) then set else close(next);
     close(direct),
 
-  // ---- what the cluster already runs (issue #43, decision F12, field review D4/B22) ----
-  // {name: version} of the components the target's cluster already runs:
-  // the profile's defaults (how its clusters are usually built) with the
-  // target's clusterHas over them (false: nemoc installs it after all).
-  existing(ctx)::
-    local defaults = ctx.profile.clusterHas(ctx);
-    local own = if has(ctx.target, 'clusterHas') then ctx.target.clusterHas else {};
-    local merged = defaults + own;
-    { [n]: merged[n] for n in std.objectFields(merged) if merged[n] != false },
-  // Where an existing component's declaration comes from, for SUMMARY.md.
-  existingWhy(ctx, name)::
-    if has(ctx.target, 'clusterHas') && std.objectHasEx(ctx.target.clusterHas, name, false)
-    then 'declared in targets[].clusterHas'
-    else 'the ' + ctx.profile.name + " profile's default: " + ctx.profile.clusterHasWhy,
+  // ---- what the cluster already runs (cluster_has.libsonnet) ----
   // The components the bundle installs: what the target needs, less what
   // its cluster already runs.
-  installed(ctx, files):: [n for n in $.needed(ctx, files) if !std.objectHasEx($.existing(ctx), n, false)],
-  // 'name version, ...' of the cluster's existing components: targets naming
-  // one cluster must agree (compiler/cluster_bundle.cc).
-  existingText(ctx)::
-    local e = $.existing(ctx);
-    std.join(', ', [n + ' ' + e[n] for n in std.objectFields(e)]),
+  installed(ctx, files)::
+    local e = clusterHas.existing(ctx);
+    [n for n in $.needed(ctx, files) if !std.objectHasEx(e, n, false)],
 
   // The oldest version of a component whose API nemoc's objects use, with
   // where that was read: an older existing install is refused.
@@ -215,12 +200,11 @@ local releases = (import 'nemoc/platform_releases.json').components;
     local x = versionParts(a), y = versionParts(b);
     x[0] < y[0] || (x[0] == y[0] && (x[1] < y[1] || (x[1] == y[1] && x[2] < y[2]))),
   diagnostics(ctx)::
-    local e = $.existing(ctx);
+    local e = clusterHas.existing(ctx);
     [
       {
         code: 'platform.existing-version',
-        pointer: ctx.targetPointer + (if has(ctx.target, 'clusterHas') && std.objectHasEx(ctx.target.clusterHas, n, false)
-                                      then '/clusterHas/' + n else '/profile'),
+        pointer: ctx.targetPointer + (if clusterHas.declared(ctx, n) then '/clusterHas/' + n else '/profile'),
         message: 'the cluster runs ' + n + ' ' + e[n] + ', older than ' + $.minimumVersions[n].version + ': ' + $.minimumVersions[n].why,
         hint: 'upgrade ' + n + ' on the cluster and declare its version, or set clusterHas.' + n + ': false to let nemoc install ' + $.components[n].version,
       }
@@ -312,7 +296,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
   singletons:: { 'mellanox.com/NicClusterPolicy': 'network-operator' },
   clustersOwn(ctx, o)::
     local key = groupOf(o.apiVersion) + '/' + o.kind;
-    std.objectHasEx($.singletons, key, false) && std.objectHasEx($.existing(ctx), $.singletons[key], false),
+    std.objectHasEx($.singletons, key, false) && clusterHas.runs(ctx, $.singletons[key]),
   // The cluster objects the bundle applies.
   clusterObjects(ctx, files):: [o for o in $.clusterObjectList(ctx, files) if !$.clustersOwn(ctx, o)],
 
@@ -481,10 +465,10 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // is off (spec.gitops.platform false or no spec.gitops).
   summary(ctx, files, emitted)::
     local names = $.installed(ctx, files);
-    local e = $.existing(ctx);
+    local e = clusterHas.existing(ctx);
     local already = [
       {
-        what: n + ' ' + e[n] + ' (already on the cluster, ' + $.existingWhy(ctx, n) + '; nemoc installs nothing for it)'
+        what: n + ' ' + e[n] + ' (already on the cluster, ' + clusterHas.why(ctx, n) + '; nemoc installs nothing for it)'
               + (if n == 'kueue' then kueue.existingNote(ctx) else ''),
         provides: $.provides[n],
       }
