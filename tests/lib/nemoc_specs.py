@@ -73,6 +73,35 @@ def mappings(node):
             yield from mappings(item)
 
 
+def bundle_helm_installs(plat):
+    """Every Helm install of a cluster bundle (out/_clusters/<cluster>/platform), as both engines
+    hold it: Argo CD Applications with a helm source (apps/argocd/) and Flux HelmReleases
+    (flux/**, with their GitRepository's url and tag). Dicts: file, release, namespace, tag,
+    source ("owner/repo@tag:path"), values."""
+    import re
+    yaml = require_yaml()
+    short = lambda url: re.sub(r"^https://github.com/|\.git$", "", url)  # noqa: E731
+    out = []
+    for f in sorted(glob.glob(os.path.join(plat, "apps", "argocd", "application-*.yaml"))):
+        spec = yaml.safe_load(open(f))["spec"]
+        src = spec["source"]
+        if "helm" in src:
+            out.append({"file": f, "release": src["helm"]["releaseName"], "namespace": spec["destination"].get("namespace"),
+                        "tag": src["targetRevision"], "source": f"{short(src['repoURL'])}@{src['targetRevision']}:{src['path']}",
+                        "values": src["helm"].get("valuesObject") or {}})
+    repos = {}
+    for f in glob.glob(os.path.join(plat, "flux", "gitrepository-*.yaml")):
+        o = yaml.safe_load(open(f))
+        repos[o["metadata"]["name"]] = (short(o["spec"]["url"]), o["spec"]["ref"].get("tag"))
+    for f in sorted(glob.glob(os.path.join(plat, "flux", "**", "helmrelease-*.yaml"), recursive=True)):
+        spec = yaml.safe_load(open(f))["spec"]
+        repo, tag = repos[spec["chart"]["spec"]["sourceRef"]["name"]]
+        out.append({"file": f, "release": spec["releaseName"], "namespace": spec.get("targetNamespace"), "tag": tag,
+                    "source": f"{repo}@{tag}:{spec['chart']['spec']['chart'].lstrip('./')}",
+                    "values": spec.get("values") or {}})
+    return out
+
+
 def pod_specs(node):
     """Every pod spec under node, pre-order: a mapping whose `containers` is a list (pod templates
     of Job, JobSet, PyTorchJob, Deployment..., a TrainJob's runtimePatches, a TrainingRuntime)."""

@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from nemoc_specs import build_all, missing, require_yaml  # noqa: E402
+from nemoc_specs import build_all, bundle_helm_installs, missing, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], sys.argv[2]
@@ -104,44 +104,6 @@ def chart_of(component):
     return (yaml.safe_load(text) or {}, commented_keys(text)), source
 
 
-def helm_values(plat):
-    """(file, component, tag, values) of every Helm install of a cluster bundle."""
-    out = []
-    for f in sorted(glob.glob(os.path.join(plat, "apps", "argocd", "*.yaml"))):
-        o = yaml.safe_load(open(f))
-        src = (o.get("spec") or {}).get("source") or {} if isinstance(o, dict) else {}
-        if "helm" in src:
-            out.append((f, src["helm"]["releaseName"], src["targetRevision"], src["helm"].get("valuesObject") or {}))
-    repos = {}
-    for f in glob.glob(os.path.join(plat, "flux", "gitrepository-*.yaml")):
-        o = yaml.safe_load(open(f))
-        repos[o["metadata"]["name"]] = o["spec"]["ref"].get("tag")
-    for f in sorted(glob.glob(os.path.join(plat, "flux", "**", "helmrelease-*.yaml"), recursive=True)):
-        o = yaml.safe_load(open(f))
-        spec = o["spec"]
-        out.append((f, spec["releaseName"], repos.get(spec["chart"]["spec"]["sourceRef"]["name"]), spec.get("values") or {}))
-    return out
-
-
-def installed_sources(plat):
-    """component -> owner/repo@tag:path of every Helm chart a cluster bundle installs."""
-    out = {}
-    for f in sorted(glob.glob(os.path.join(plat, "apps", "argocd", "*.yaml"))):
-        src = ((yaml.safe_load(open(f)) or {}).get("spec") or {}).get("source") or {}
-        if "helm" in src:
-            repo = re.sub(r"^https://github.com/|\.git$", "", src["repoURL"])
-            out[src["helm"]["releaseName"]] = f"{repo}@{src['targetRevision']}:{src['path']}"
-    repos = {}
-    for f in glob.glob(os.path.join(plat, "flux", "gitrepository-*.yaml")):
-        o = yaml.safe_load(open(f))
-        repos[o["metadata"]["name"]] = (re.sub(r"^https://github.com/|\.git$", "", o["spec"]["url"]), o["spec"]["ref"].get("tag"))
-    for f in sorted(glob.glob(os.path.join(plat, "flux", "**", "helmrelease-*.yaml"), recursive=True)):
-        spec = yaml.safe_load(open(f))["spec"]
-        repo, tag = repos[spec["chart"]["spec"]["sourceRef"]["name"]]
-        out.setdefault(spec["releaseName"], f"{repo}@{tag}:{spec['chart']['spec']['chart'].lstrip('./')}")
-    return out
-
-
 def check_summaries(tmp, errors):
     """Every Helm install of a target's bundle is named in its SUMMARY.md by its git source."""
     import json
@@ -155,7 +117,7 @@ def check_summaries(tmp, errors):
         text = open(summary).read()
         m = re.search(r"^\| Installed by the cluster's platform bundle \| Provides \|\n\|---\|---\|\n((?:\|.*\n)*)", text, re.M)
         rows = {line[2:].split(" ", 1)[0]: line for line in (m.group(1).splitlines() if m else [])}
-        for component, source in installed_sources(plat).items():
+        for component, source in {i["release"]: i["source"] for i in reversed(bundle_helm_installs(plat))}.items():
             row = rows.get(component)
             if row is None:
                 continue  # another project's component on this cluster
@@ -176,7 +138,8 @@ def main():
             print(run.stderr, file=sys.stderr)
             return 1
         for plat in sorted(glob.glob(os.path.join(tmp, "_clusters", "*", "platform"))):
-            for f, component, tag, values in helm_values(plat):
+            for install in bundle_helm_installs(plat):
+                f, component, tag, values = install["file"], install["release"], install["tag"], install["values"]
                 where = os.path.relpath(f, tmp)
                 loaded, source = chart_of(component)
                 if loaded is None:

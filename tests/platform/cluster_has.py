@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from nemoc_specs import build, missing, require_yaml  # noqa: E402
+from nemoc_specs import build, bundle_helm_installs, missing, require_yaml  # noqa: E402
 
 yaml = require_yaml()
 NEMOC, SRC = sys.argv[1], sys.argv[2]
@@ -143,12 +143,11 @@ def main():
                 spec = copy.deepcopy(doc)
                 spec["metadata"]["name"] = doc["metadata"]["name"] + "-has"
                 spec["spec"]["targets"] = [dict(copy.deepcopy(t), clusterHas=dict(every))]
-                if True:
-                    spec["spec"]["gitops"]["clusters"] = {k: v for k, v in (spec["spec"]["gitops"].get("clusters") or {}).items()
-                                                          if k == t["name"]}
-                    spec["spec"]["gitops"]["platform"] = True
-                    if spec["spec"]["gitops"].get("argocd", {}).get("applicationSet"):
-                        spec["spec"]["gitops"]["argocd"]["applicationSet"] = False
+                spec["spec"]["gitops"]["clusters"] = {k: v for k, v in (spec["spec"]["gitops"].get("clusters") or {}).items()
+                                                      if k == t["name"]}
+                spec["spec"]["gitops"]["platform"] = True
+                if spec["spec"]["gitops"].get("argocd", {}).get("applicationSet"):
+                    spec["spec"]["gitops"]["argocd"]["applicationSet"] = False
                 p = os.path.join(tmp, f"{t['profile']}.yaml")
                 with open(p, "w") as f:
                     yaml.safe_dump(spec, f, sort_keys=False)
@@ -203,15 +202,10 @@ def main():
             profile = (json.load(open(cj)) or {}).get("profile")
             if profile != "gke-a4":
                 continue
-            for f in glob.glob(os.path.join(plat, "apps", "argocd", "application-*.yaml")) + \
-                    glob.glob(os.path.join(plat, "flux", "**", "helmrelease-*.yaml"), recursive=True):
-                o = yaml.safe_load(open(f))
-                spec = o["spec"]
-                release = (spec.get("source", {}).get("helm") or {}).get("releaseName") or spec.get("releaseName")
-                ns = spec.get("destination", {}).get("namespace") or spec.get("targetNamespace")
-                if release and ((release, ns) in TOOLKIT_RELEASES or release in {r for r, _ in TOOLKIT_RELEASES}
-                                or ns in {n for _, n in TOOLKIT_RELEASES}):
-                    errors.append(f"{os.path.relpath(f, SRC)}: installs Helm release {release} in {ns}, which "
+            for install in bundle_helm_installs(plat):
+                release, ns = install["release"], install["namespace"]
+                if release in {r for r, _ in TOOLKIT_RELEASES} or ns in {n for _, n in TOOLKIT_RELEASES}:
+                    errors.append(f"{os.path.relpath(install['file'], SRC)}: installs Helm release {release} in {ns}, which "
                                   "Cluster Toolkit's A4 blueprint owns on gke-a4 clusters (B22)")
         # 4. refusals, located
         p, project, target = proved["gke-a4"]

@@ -38,6 +38,9 @@ import time
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from nemoc_specs import mappings  # noqa: E402
+
 SUFFIX = ".nemoc-complete"
 STAND_IN = r'''
 import json, os, signal, sys, time
@@ -62,14 +65,8 @@ if mode == "hang":
 
 
 def containers(doc):
-    if isinstance(doc, dict):
-        if isinstance(doc.get("command"), list) and "image" in doc:
-            yield doc
-        for v in doc.values():
-            yield from containers(v)
-    elif isinstance(doc, list):
-        for v in doc:
-            yield from containers(v)
+    """Every container under doc: a mapping with an image and a command list."""
+    return [m for m in mappings(doc) if isinstance(m.get("command"), list) and "image" in m]
 
 
 def is_run_once(c):
@@ -96,7 +93,7 @@ def summary_dirs(tree):
     return {m.group(1): m.group(2) for m in re.finditer(r"^\| `([^`]+)` \| `([^`]+)` \|$", section, re.M)}
 
 
-def committed_jobs(repo, failures):
+def committed_jobs(repo):
     """(tree, stage dir, file, container) of every stage container in the committed trees."""
     found = []
     for top in ("out", "tests/golden"):
@@ -124,7 +121,7 @@ RUN_ONCE_STAGES = ("20-data-prep", "25-import-model", "35-merge-lora", "40-evalu
 
 def check_committed(repo, failures):
     variants = {}
-    jobs = committed_jobs(repo, failures)
+    jobs = committed_jobs(repo)
     for tree, stage, path, c in jobs:
         rel = os.path.relpath(path, repo)
         if not stage.endswith(RUN_ONCE_STAGES):

@@ -96,6 +96,33 @@ def rebuilt(tree, label, edit):
     return Tree(os.path.join(root, target), label) if root and os.path.isdir(os.path.join(root, target)) else None
 
 
+def example_spec(project):
+    """The document of the example spec naming `project` (a fresh copy), or None."""
+    import yaml
+    examples = os.path.join(SOURCE, "examples")
+    for f in sorted(os.listdir(examples)):
+        if f.endswith(".yaml"):
+            doc = yaml.safe_load(open(os.path.join(examples, f)))
+            if (doc.get("metadata") or {}).get("name") == project:
+                return doc
+    return None
+
+
+def build_specs(out, docs, scratch, what):
+    """`nemoc build --quiet --out out` of the spec documents, written into scratch; exits on failure."""
+    import yaml
+    paths = []
+    for doc in docs:
+        path = os.path.join(scratch, f"spec-{len(os.listdir(scratch))}.yaml")
+        with open(path, "w") as f:
+            yaml.safe_dump(doc, f, sort_keys=False)
+        paths.append(path)
+    run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + paths,
+                         capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SOURCE))
+    if run.returncode != 0:
+        raise SystemExit(f"building {what} failed:\n{run.stderr}")
+
+
 def rebuilt_project(tree, label, edit):
     """out/<project> of that rebuild (every target), or None."""
     if NEMOC is None or SOURCE is None:
@@ -105,26 +132,13 @@ def rebuilt_project(tree, label, edit):
     project = os.path.basename(os.path.dirname(tree.root.rstrip("/")))
     key = (project, label)
     if key not in _REBUILT:
-        import yaml
-        spec = None
-        examples = os.path.join(SOURCE, "examples")
-        for f in sorted(os.listdir(examples)):
-            if f.endswith(".yaml"):
-                doc = yaml.safe_load(open(os.path.join(examples, f)))
-                if (doc.get("metadata") or {}).get("name") == project:
-                    spec = doc
+        spec = example_spec(project)
         if spec is None or not edit(spec):
             _REBUILT[key] = None
         else:
             tmp = tempfile.mkdtemp(prefix="nemoc-replay-edit-")
             _SCRATCH.append(tmp)
-            path = os.path.join(tmp, "spec.yaml")
-            with open(path, "w") as f:
-                yaml.safe_dump(spec, f, sort_keys=False)
-            run = subprocess.run([NEMOC, "build", "--quiet", "--out", os.path.join(tmp, "out"), path],
-                                 capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SOURCE))
-            if run.returncode != 0:
-                raise SystemExit(f"building {project} ({label}) failed:\n{run.stderr}")
+            build_specs(os.path.join(tmp, "out"), [spec], tmp, f"{project} ({label})")
             _REBUILT[key] = os.path.join(tmp, "out", project)
     return _REBUILT[key]
 
@@ -143,28 +157,19 @@ def two_projects(tree):
     project = os.path.basename(os.path.dirname(tree.root.rstrip("/")))
     if project not in _PAIRS:
         import shutil
-        import yaml
-        spec = next(doc for doc in (yaml.safe_load(open(os.path.join(SOURCE, "examples", f)))
-                                    for f in sorted(os.listdir(os.path.join(SOURCE, "examples"))) if f.endswith(".yaml"))
-                    if (doc.get("metadata") or {}).get("name") == project)
+        spec = example_spec(project)
         tmp = tempfile.mkdtemp(prefix="nemoc-replay-two-")
         _SCRATCH.append(tmp)
 
         def build(out, names_edits):
-            paths = []
+            docs = []
             for name, edit in names_edits:
                 doc = copy.deepcopy(spec)
                 doc["metadata"]["name"] = name
                 if edit:
                     edit(doc)
-                path = os.path.join(tmp, f"{name}-{len(os.listdir(tmp))}.yaml")
-                with open(path, "w") as f:
-                    yaml.safe_dump(doc, f, sort_keys=False)
-                paths.append(path)
-            run = subprocess.run([NEMOC, "build", "--quiet", "--out", out] + paths,
-                                 capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=SOURCE))
-            if run.returncode != 0:
-                raise SystemExit(f"building two projects of {project} failed:\n{run.stderr}")
+                docs.append(doc)
+            build_specs(out, docs, tmp, f"two projects of {project}")
         a, b = project + "-a", project + "-b"
         r1, r2 = os.path.join(tmp, "r1"), os.path.join(tmp, "r2")
         build(r1, [(a, None), (b, None)])
