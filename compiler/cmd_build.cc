@@ -75,17 +75,19 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   // half-swapped tree.
   std::string lock_err;
   const auto output_lock = OutputLock::Acquire(
-      flags.out_dir,
+      flags.out_dir, kOutputLockName,
       [&] {
         if (!flags.quiet && !json) {
           std::fprintf(stderr, "nemoc: waiting for another nemoc writing %s\n", ForTerminal(flags.out_dir).c_str());
         }
+        TestPause("out-lock-wait");
       },
       &lock_err);
   if (output_lock == nullptr) {
     diags.Error("output.io", lock_err);
     return fail(ExitCodeFor(diags));
   }
+  TestPause("out-locked");
 
   // The platform bundle of every cluster the targets name (decision F3),
   // merged with what targets already on disk contribute to it.
@@ -133,19 +135,22 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     // different --out roots of one repository would otherwise each write the
     // index from a stale read. Taken after the output lock, always in that
     // order, so two builds cannot deadlock.
+    // In the common Git directory, which every worktree shares with its refs.
     repo_lock = OutputLock::Acquire(
-        committer->git_dir(),
+        committer->common_dir(), kRepoLockName,
         [&] {
           if (!flags.quiet && !json) {
             std::fprintf(stderr, "nemoc: waiting for another nemoc committing to %s\n",
-                         committer->git_dir().c_str());
+                         ForTerminal(committer->common_dir()).c_str());
           }
+          TestPause("repo-lock-wait");
         },
         &lock_err);
     if (repo_lock == nullptr) {
       diags.Error("output.io", lock_err);
       return fail(ExitCodeFor(diags));
     }
+    TestPause("repo-locked");
     if (!committer->CheckClean(&diags) || !committer->Prepare(&diags)) {
       return fail(ExitCodeFor(diags));
     }

@@ -73,6 +73,7 @@ struct GitCommitter::Impl {
 GitCommitter::~GitCommitter() = default;
 
 std::string GitCommitter::git_dir() const { return git_repository_path(impl_->repo.get()); }
+std::string GitCommitter::common_dir() const { return git_repository_commondir(impl_->repo.get()); }
 
 std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
                                                  std::vector<CommitEntry> entries,

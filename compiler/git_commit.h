@@ -50,6 +50,8 @@ class GitCommitter {
   bool writes_work_tree() const { return checked_out_; }
   /// The repository's git directory (for a lock held around the commit).
   std::string git_dir() const;
+  /// The directory every worktree of the repository shares (refs, objects).
+  std::string common_dir() const;
 
   /// "git.uncommitted" for every modified, staged, deleted or untracked file
   /// below the entries' directories (only when writes_work_tree()).

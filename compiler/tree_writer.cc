@@ -591,28 +591,43 @@ void SyncFilesystemOf(const std::string& dir) {
 OutputLock::~OutputLock() {
   ::unlink(path_.c_str());  // while still held: see Acquire
   ::close(fd_);             // closing drops the flock
+  for (const std::string& dir : made_) {
+    if (::rmdir(dir.c_str()) != 0) break;  // not empty (a build wrote into it): kept
+  }
 }
 
-std::unique_ptr<OutputLock> OutputLock::Acquire(const std::string& out_dir,
+std::unique_ptr<OutputLock> OutputLock::Acquire(const std::string& dir, const std::string& file_name,
                                                 const std::function<void()>& waiting,
                                                 std::string* err) {
   std::error_code ec;
-  fs::path root = fs::weakly_canonical(fs::absolute(out_dir, ec), ec);
-  if (ec) root = fs::absolute(out_dir, ec).lexically_normal();
-  // FNV-1a of the canonical path: a fixed-length, filesystem-safe name.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : root.generic_string()) h = (h ^ c) * 1099511628211ull;
-  char name[64];
-  std::snprintf(name, sizeof name, "nemoc-out-%016llx.lock", static_cast<unsigned long long>(h));
-  const char* tmp = std::getenv("TMPDIR");
-  const fs::path path = fs::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / name;
-  // The holder unlinks the file before it unlocks (nothing is left in $TMPDIR),
-  // so a lock taken on a file that is no longer at `path` is retried.
+  const fs::path root = fs::absolute(dir.empty() ? "." : dir, ec).lexically_normal();
+  // mkdir -p, remembering what was created (deepest first) for the release.
+  std::vector<std::string> made;
+  {
+    std::vector<fs::path> missing;
+    for (fs::path at = root; !at.empty(); at = at.parent_path()) {
+      struct stat st {};
+      if (::stat(at.c_str(), &st) == 0) break;
+      missing.push_back(at);
+      if (at == at.parent_path()) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      if (::mkdir(it->c_str(), 0755) != 0 && errno != EEXIST) {
+        *err = "cannot create " + it->string() + " for its lock: " + std::strerror(errno);
+        for (const std::string& d : made) ::rmdir(d.c_str());
+        return nullptr;
+      }
+      made.insert(made.begin(), it->string());
+    }
+  }
+  const fs::path path = root / file_name;
+  // The holder unlinks the file before it unlocks, so a lock taken on a file
+  // that is no longer at `path` is retried.
   for (;;) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
-      *err = "cannot open the lock file " + path.string() + " for " + root.string() + ": " +
-             std::strerror(errno);
+      *err = "cannot open the lock file " + path.string() + ": " + std::strerror(errno);
+      for (const std::string& d : made) ::rmdir(d.c_str());
       return nullptr;
     }
     int rc = ::flock(fd, LOCK_EX | LOCK_NB);
@@ -625,14 +640,36 @@ std::unique_ptr<OutputLock> OutputLock::Acquire(const std::string& out_dir,
     if (rc != 0) {
       *err = "cannot lock " + path.string() + ": " + std::strerror(errno);
       ::close(fd);
+      for (const std::string& d : made) ::rmdir(d.c_str());
       return nullptr;
     }
     struct stat held {}, now {};
-    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+    if (::fstat(fd, &held) == 0 && ::lstat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
         held.st_dev == now.st_dev) {
-      return std::unique_ptr<OutputLock>(new OutputLock(fd, path.string()));
+      return std::unique_ptr<OutputLock>(new OutputLock(fd, path.string(), std::move(made)));
     }
     ::close(fd);  // the previous holder removed it: take the new one
+  }
+}
+
+void TestPause(std::string_view point) {
+  const char* env = std::getenv("NEMOC_TEST_PAUSE");
+  if (env == nullptr || point.empty()) return;
+  std::string_view list(env);
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    const size_t eq = item.find('=');
+    if (eq != std::string_view::npos && item.substr(0, eq) == point) {
+      const std::string gate(item.substr(eq + 1));
+      const int fd = ::open((gate + ".reached").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      if (fd >= 0) ::close(fd);
+      struct stat st {};
+      for (int i = 0; i < 24000 && ::stat(gate.c_str(), &st) != 0; ++i) ::usleep(5000);
+      return;
+    }
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
   }
 }
 

@@ -106,30 +106,46 @@ void FinishStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
 /// ancestor); best effort.
 void SyncFilesystemOf(const std::string& dir);
 
-/// An exclusive lock on one output root (`--out`), held until destroyed.
+/// An exclusive lock on one directory nemoc writes (the output root, or a
+/// repository's common Git directory), held until destroyed.
 /// Two nemoc processes writing one output root once shared the fixed
 /// .<target>.nemoc-tmp/.nemoc-old siblings, and one's recovery deleted the
 /// other's live temporary tree (field-review.md E1: partial and mixed trees
 /// with exit 0). `build` holds this lock from its foreign-file preflight to
 /// its last write, so the siblings belong to the holder and recovery only
-/// ever sees what a dead process left. It is a flock(2) on a file in $TMPDIR
-/// (or /tmp) named after the root's canonical path, removed by its holder: the
-/// kernel drops it when its process dies, nothing is written into the output
-/// tree, and the root need not exist yet. `waiting` runs once when another process holds it.
+/// ever sees what a dead process left.
+///
+/// It is a flock(2) on `<dir>/<file_name>`, beside what it protects (E15: in
+/// $TMPDIR, two builds with different TMPDIRs -- sudo, systemd PrivateTmp,
+/// two CI containers on one workspace -- each took a lock of its own and
+/// mixed the tree). `dir` is created when missing and removed again on
+/// release when it is still empty. The holder unlinks the file while it still
+/// holds it, so nothing stays behind; a file left by a killed holder is
+/// locked and reused (the kernel dropped its flock), never unlinked by anyone
+/// but a holder, so recovery never removes a live lock. `waiting` runs once
+/// when another process holds it.
 class OutputLock {
  public:
   ~OutputLock();
   OutputLock(const OutputLock&) = delete;
   OutputLock& operator=(const OutputLock&) = delete;
-  static std::unique_ptr<OutputLock> Acquire(const std::string& out_dir,
+  static std::unique_ptr<OutputLock> Acquire(const std::string& dir, const std::string& file_name,
                                              const std::function<void()>& waiting,
                                              std::string* err);
 
  private:
-  OutputLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  OutputLock(int fd, std::string path, std::vector<std::string> made)
+      : fd_(fd), path_(std::move(path)), made_(std::move(made)) {}
   int fd_;
   std::string path_;
+  std::vector<std::string> made_;  // directories Acquire created, deepest first
 };
+
+/// The output root's lock file: `<out>/.nemoc.lock` (a name no project can
+/// take, since project names are DNS labels).
+inline constexpr const char kOutputLockName[] = ".nemoc.lock";
+/// The repository's: `<common git dir>/nemoc.lock`.
+inline constexpr const char kRepoLockName[] = "nemoc.lock";
 
 /// Reads back what nemoc generated in dest_dir (the files its marker lists
 /// that exist; the marker itself is not part of the tree) — used by
@@ -158,6 +174,12 @@ std::string ManifestContent(const FileTree& tree, const std::string& stamp = "")
 /// True when the NEMOC_FAULT_INJECT environment variable (a comma-separated
 /// list) names `point`, e.g. FaultInjectionEnabled(kFaultWriterMidTree).
 bool FaultInjectionEnabled(std::string_view point);
+
+/// A deterministic seam for concurrency tests. When NEMOC_TEST_PAUSE (a
+/// comma-separated list of POINT=PATH) names `point`, creates PATH.reached
+/// and waits until PATH exists (at most 120 s), so a test can hold a process
+/// at a known step while it starts another one.
+void TestPause(std::string_view point);
 
 }  // namespace nemoc
 

@@ -108,6 +108,59 @@ TEST(ConcurrencyTest, TwoBuildsIntoOneOutDirLeaveOneCleanTree) {
   RecordProperty("b_wins", saw_b);
 }
 
+// field-review.md E15: the lock lived in $TMPDIR, so two builds with
+// different TMPDIRs (sudo, systemd PrivateTmp, two CI containers on one
+// workspace) each took their own and one deleted the other's live staging
+// tree. Build A is held right after taking the output root's lock
+// (NEMOC_TEST_PAUSE); build B, with another TMPDIR, must wait for it.
+TEST(ConcurrencyTest, BuildsWithDifferentTmpdirsShareTheOutputRootsLock) {
+  ScratchDir scratch;
+  const std::string spec = scratch.Write("race.yaml", kSpec);
+  const std::string a_set = "spec.stages.train.batch.global=32";
+  const std::string b_set = "spec.stages.train.batch.global=64";
+  const std::string tree_b = ReferenceTree(scratch, spec, b_set, "b");
+  const std::string out = scratch.path() + "/out";
+  const std::string t1 = scratch.path() + "/tmp1", t2 = scratch.path() + "/tmp2";
+  fs::create_directories(t1);
+  fs::create_directories(t2);
+  const std::string gate_a = scratch.path() + "/gate-a", gate_b = scratch.path() + "/gate-b";
+  RunResult a, b;
+  const bool waited = SecondReachesItsPauseWhileFirstIsHeld(
+      [&] {
+        return RunNemoc({"build", "--quiet", "--out", out, "--set", a_set, spec}, "",
+                        {{"TMPDIR", t1}, {"NEMOC_TEST_PAUSE", "out-locked=" + gate_a}});
+      },
+      gate_a,
+      [&] {
+        return RunNemoc({"build", "--out", out, "--set", b_set, spec}, "",
+                        {{"TMPDIR", t2}, {"NEMOC_TEST_PAUSE", "out-lock-wait=" + gate_b}});
+      },
+      gate_b, &a, &b);
+  EXPECT_TRUE(waited) << "build B did not wait for build A's lock:\n" << b.err;
+  ASSERT_EQ(0, a.exit_code) << a.err;
+  ASSERT_EQ(0, b.exit_code) << b.err;
+  EXPECT_NE(std::string::npos, b.err.find("waiting for another nemoc writing")) << b.err;
+  EXPECT_EQ(std::string::npos, a.err.find("interrupted") + b.err.find("interrupted") + 1) << a.err << b.err;
+  EXPECT_EQ(tree_b, TreeFingerprint(out + "/race/onprem"));
+  EXPECT_EQ(std::vector<std::string>{"onprem"}, Siblings(out + "/race"));
+  // The lock file lives in the output root only while held.
+  EXPECT_FALSE(fs::exists(out + "/.nemoc.lock"));
+  EXPECT_TRUE(fs::is_empty(t1) && fs::is_empty(t2));
+}
+
+// A build that fails after taking the lock leaves no output root behind:
+// the lock created the root, and removes it again when it is still empty.
+TEST(ConcurrencyTest, AFailedBuildLeavesNoOutputRootForItsLock) {
+  ScratchDir scratch;
+  const std::string spec = scratch.Write("race.yaml", kSpec);
+  // --commit outside a repository fails after the output lock is taken.
+  RunResult r = RunNemoc({"build", "--quiet", "--commit", "--repo", scratch.path(), "--out",
+                          scratch.path() + "/fresh/nested/out", spec});
+  ASSERT_EQ(1, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("not in a Git repository")) << r.err;
+  EXPECT_FALSE(fs::exists(scratch.path() + "/fresh")) << "the lock's directories were left behind";
+}
+
 // field-review.md E4: an I/O error in a multi-spec build replaced the earlier
 // targets and left an empty project directory. Spec "race" builds first, then
 // "other" cannot be written (a regular file stands where its project

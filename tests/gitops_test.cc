@@ -509,6 +509,39 @@ TEST_F(GitRepoTest, ConcurrentCommitsOfTwoProjectsLoseNothing) {
   }
 }
 
+// E15: the repository's lock lived in $TMPDIR; two --commit builds of one
+// repository with different TMPDIRs each wrote the index from a stale read.
+// Build A is held right after taking the repository's lock; build B (another
+// project, another output root, another TMPDIR) must wait for it, and both
+// commits keep each other's trees.
+TEST_F(GitRepoTest, CommitsWithDifferentTmpdirsShareTheRepositorysLock) {
+  scratch_.Write("a.yaml", Replace(kGitopsSpec, "name: demo", "name: alpha"));
+  scratch_.Write("b.yaml", Replace(kGitopsSpec, "name: demo", "name: beta"));
+  Sh(dir(), "git add a.yaml b.yaml && git commit -q -m specs");
+  fs::create_directories(dir() + "/.t1");
+  fs::create_directories(dir() + "/.t2");
+  const int before = Commits();
+  const std::string gate_a = dir() + "/.gate-a", gate_b = dir() + "/.gate-b";
+  RunResult a, b;
+  const bool waited = SecondReachesItsPauseWhileFirstIsHeld(
+      [&] {
+        return RunNemoc({"build", "a.yaml", "--quiet", "--commit", "--out", "out-a"}, dir(),
+                        {{"TMPDIR", dir() + "/.t1"}, {"NEMOC_TEST_PAUSE", "repo-locked=" + gate_a}});
+      },
+      gate_a,
+      [&] {
+        return RunNemoc({"build", "b.yaml", "--commit", "--out", "out-b"}, dir(),
+                        {{"TMPDIR", dir() + "/.t2"}, {"NEMOC_TEST_PAUSE", "repo-lock-wait=" + gate_b}});
+      },
+      gate_b, &a, &b);
+  EXPECT_TRUE(waited) << "build B did not wait for build A's repository lock:\n" << b.err;
+  ASSERT_EQ(0, a.exit_code) << a.err;
+  ASSERT_EQ(0, b.exit_code) << b.err;
+  EXPECT_EQ(before + 2, Commits());
+  EXPECT_EQ("", Sh(dir(), "git status --porcelain -- out-a out-b"));
+  EXPECT_FALSE(fs::exists(dir() + "/.git/nemoc.lock"));
+}
+
 // E14: what `git commit` does and libgit2 does not -- commit hooks and signing --
 // is refused before anything is written; --no-verify commits without the hooks.
 TEST_F(GitRepoTest, HooksAndSigningAreRefusedBeforeAnythingIsWritten) {

@@ -6,12 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -157,6 +160,36 @@ std::string Replace(std::string text, const std::string& from, const std::string
   }
   text.replace(at, from.size(), to);
   return text;
+}
+
+bool SecondReachesItsPauseWhileFirstIsHeld(const std::function<RunResult()>& first,
+                                           const std::string& first_gate,
+                                           const std::function<RunResult()>& second,
+                                           const std::string& second_gate, RunResult* a,
+                                           RunResult* b) {
+  auto release = [](const std::string& gate) { std::ofstream(gate).put('\n'); };
+  std::atomic<bool> first_done{false}, second_done{false};
+  std::thread t1([&] {
+    *a = first();
+    first_done = true;
+  });
+  // Bounded waits only guard against a hung test; the outcome never depends on them.
+  auto wait = [](const std::function<bool()>& ready) {
+    for (int i = 0; i < 60000 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return ready();
+  };
+  wait([&] { return fs::exists(first_gate + ".reached") || first_done.load(); });
+  std::thread t2([&] {
+    *b = second();
+    second_done = true;
+  });
+  wait([&] { return fs::exists(second_gate + ".reached") || second_done.load(); });
+  const bool reached = fs::exists(second_gate + ".reached");
+  release(first_gate);
+  release(second_gate);
+  t1.join();
+  t2.join();
+  return reached && fs::exists(first_gate + ".reached");
 }
 
 }  // namespace nemoc::testing

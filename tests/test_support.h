@@ -3,6 +3,7 @@
 #ifndef NEMOC_TESTS_TEST_SUPPORT_H_
 #define NEMOC_TESTS_TEST_SUPPORT_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,6 +54,17 @@ std::string Shell(const std::string& command, int* exit_code = nullptr);
 /// `text` with the first `from` replaced by `to`; a missing `from` fails the
 /// running test (a mutation that silently did nothing would prove nothing).
 std::string Replace(std::string text, const std::string& from, const std::string& to);
+
+/// Two nemoc runs held at known steps (NEMOC_TEST_PAUSE, tree_writer.h
+/// TestPause): `first` starts and is held at its pause point; then `second`
+/// starts. Returns true when `second` reached its own pause point (whose
+/// PATH is `second_gate`) while `first` was held, false when `second` exited
+/// first. Then it releases both and joins them into *a and *b.
+bool SecondReachesItsPauseWhileFirstIsHeld(const std::function<RunResult()>& first,
+                                           const std::string& first_gate,
+                                           const std::function<RunResult()>& second,
+                                           const std::string& second_gate, RunResult* a,
+                                           RunResult* b);
 
 }  // namespace nemoc::testing
 
