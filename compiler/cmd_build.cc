@@ -197,10 +197,16 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     }
     if (!ok) {
       for (auto it = swapped.rbegin(); it != swapped.rend(); ++it) UnswapStaged(disk, *it, &diags);
+      std::vector<StagedTree*> all;
       for (auto& per_spec : staged) {
-        for (auto& st : per_spec) AbandonStaged(disk, &st);
+        for (auto& st : per_spec) all.push_back(&st);
       }
-      return fail(kExitInternal);
+      AbandonAllStaged(disk, all);
+      // An I/O failure is the machine's (3); a refusal of what is on disk,
+      // such as a user's directory under a reserved name, is the input's (1).
+      bool io = false;
+      for (const auto& d : diags.items()) io = io || (d.severity == Severity::kError && d.code == "output.io");
+      return fail(io ? kExitInternal : ExitCodeFor(diags));
     }
     if (any_staged) SyncFilesystemOf(flags.out_dir);  // the renames, before old trees go
     for (auto& per_spec : staged) {

@@ -9,6 +9,7 @@
 #include "diagnostic.h"
 #include "disk_interface.h"
 #include "profiles.h"
+#include "secret_scanner.h"
 #include "starter.h"
 
 namespace nemoc {
@@ -35,9 +36,10 @@ namespace {
 constexpr char kSchemaCopy[] = ".nemoc/project.schema.json";
 
 // Writes (or refreshes) <spec dir>/.nemoc/project.schema.json; "" when it
-// already held the schema, else what happened.
+// already held the schema, else what happened. *made lists what it created
+// (the file, then its directory when new), for an undo.
 bool WriteSchemaCopy(const DataDir& data, const std::string& spec_path, std::string* what,
-                     std::string* err) {
+                     std::vector<std::string>* made, std::string* err) {
   namespace fs = std::filesystem;
   RealDisk disk;
   std::string schema;
@@ -52,8 +54,15 @@ bool WriteSchemaCopy(const DataDir& data, const std::string& spec_path, std::str
   }
   *what = (present ? "refreshed " : "wrote ") + copy.string();
   std::error_code ec;
-  fs::create_directories(copy.parent_path(), ec);
-  return disk.WriteFile(copy.string(), schema, err);
+  const bool dir_existed = fs::is_directory(copy.parent_path(), ec);
+  if (!dir_existed && !fs::create_directory(copy.parent_path(), ec)) {
+    *err = "cannot create " + copy.parent_path().string() + ": " + ec.message();
+    return false;
+  }
+  if (!dir_existed) made->push_back(copy.parent_path().string());
+  if (!disk.WriteFile(copy.string(), schema, err)) return false;
+  if (!present) made->insert(made->begin(), copy.string());
+  return true;
 }
 
 }  // namespace
@@ -62,14 +71,14 @@ int RunInit(const InitFlags& flags) {
   DataDir data;
   std::string err;
   if (!FindDataDir(&data, &err)) {
-    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(MaskSecrets(err)).c_str());
     return kExitInternal;
   }
   ModelCatalog catalog;
   AcceleratorTable accelerators;
   if (!ModelCatalog::Load(data.models(), &catalog, &err) ||
       !AcceleratorTable::Load(data.accelerators(), &accelerators, &err)) {
-    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(MaskSecrets(err)).c_str());
     return kExitInternal;
   }
   Diagnostics diags;
@@ -81,7 +90,7 @@ int RunInit(const InitFlags& flags) {
   }
   const ProfileInfo* profile = ChooseStarterProfile(profiles, flags.profile, &err);
   if (profile == nullptr) {
-    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(MaskSecrets(err)).c_str());
     return kExitUsage;
   }
   StarterOptions options;
@@ -93,7 +102,7 @@ int RunInit(const InitFlags& flags) {
   options.schema_ref = kSchemaCopy;
   std::string yaml;
   if (!StarterSpec(options, profile->description["starter"], catalog, accelerators, &yaml, &err)) {
-    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(MaskSecrets(err)).c_str());
     return kExitUsage;
   }
   if (flags.to_stdout) {
@@ -106,14 +115,28 @@ int RunInit(const InitFlags& flags) {
                  path.c_str());
     return kExitInvalid;
   }
-  RealDisk disk;
-  if (!disk.WriteFile(path, yaml, &err)) {
-    std::fprintf(stderr, "nemoc: error: cannot write %s: %s\n", ForTerminal(path).c_str(), ForTerminal(err).c_str());
+  // The schema copy first, then the spec: a failure leaves neither new file
+  // (E27: a failed schema copy left NAME.yaml behind, so the next init
+  // refused to overwrite it).
+  std::string schema_note;
+  std::vector<std::string> made;
+  auto undo = [&] {
+    for (const std::string& m : made) {
+      std::error_code ignored;
+      std::filesystem::remove(m, ignored);  // a directory only when empty
+    }
+  };
+  if (!WriteSchemaCopy(data, path, &schema_note, &made, &err)) {
+    undo();
+    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(MaskSecrets(err)).c_str());
     return kExitInvalid;
   }
-  std::string schema_note;
-  if (!WriteSchemaCopy(data, path, &schema_note, &err)) {
-    std::fprintf(stderr, "nemoc: error: %s\n", ForTerminal(err).c_str());
+  RealDisk disk;
+  if (!disk.WriteFile(path, yaml, &err)) {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+    undo();
+    std::fprintf(stderr, "nemoc: error: cannot write %s: %s\n", ForTerminal(MaskSecrets(path)).c_str(), ForTerminal(MaskSecrets(err)).c_str());
     return kExitInvalid;
   }
   std::printf("wrote %s: `nemoc plan %s` shows what it runs, `nemoc build %s` writes it out\n",

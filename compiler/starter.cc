@@ -1,5 +1,7 @@
 #include "starter.h"
 
+#include "secret_scanner.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -114,6 +116,13 @@ bool StarterSpec(const StarterOptions& o, const nlohmann::json& starter, const M
   bool name_ok = !o.name.empty() && o.name.size() <= 63 && o.name.front() >= 'a' &&
                  o.name.front() <= 'z' && o.name.back() != '-';
   for (char c : o.name) name_ok = name_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  // A name is committed to Git in every object's labels: one shaped like a
+  // credential (a Slack token is a valid DNS label) is refused, unquoted (E23).
+  if (const auto found = FindSecrets(o.name); !found.empty()) {
+    *err = "the project name looks like a " + found.front().kind +
+           "; names are committed to Git in every object, so it is refused (not shown here)";
+    return false;
+  }
   if (!name_ok) {
     *err = "project name '" + o.name + "' must be a DNS-1123 label of at most 63 characters "
            "starting with a letter (lowercase letters, digits, '-'): it is the value of label "

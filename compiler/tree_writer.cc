@@ -321,6 +321,23 @@ bool LoadExisting(Disk& disk, const Paths& p, Existing* ex,
 bool InspectDest(Disk& disk, const Paths& p, Existing* ex, Diagnostics* diags) {
   std::string err;
   FileKind kind;
+  // dest's own directory (out/<project>, out/_clusters) is nemoc's too: a
+  // symlink there led every write, swap and removal outside --out (E27).
+  if (!p.parent.empty()) {
+    if (!disk.Stat(p.parent, &kind, &err)) {
+      diags->Error("output.io", "cannot access " + p.parent + ": " + err, At(p.parent));
+      return false;
+    }
+    if (kind == FileKind::kOther || kind == FileKind::kRegular) {
+      diags->Error("output.not-a-directory",
+                   p.parent + " is " +
+                       (kind == FileKind::kOther ? "a symlink or special file" : "a file") +
+                       ", not a directory; nemoc writes " + p.dest + " only inside the output root",
+                   At(p.parent),
+                   "replace it with a plain directory (or remove it), or choose another --out");
+      return false;
+    }
+  }
   if (!disk.Stat(p.dest, &kind, &err)) {
     diags->Error("output.io", "cannot access " + p.dest + ": " + err, At(p.dest));
     return false;
@@ -402,6 +419,7 @@ struct StagedTree::Impl {
   bool exists = false;     // dest held a previous tree
   bool staged = false;     // the new tree is complete in p.tmp
   bool swapped = false;    // p.tmp is now dest; the previous tree is in p.old
+  bool made_tmp = false;   // this process created p.tmp (E16: only then is it removed)
   std::string made_parent; // the highest directory this stage created, or ""
 };
 
@@ -462,6 +480,7 @@ bool StageTree(Disk& disk, const std::string& dest_dir, const FileTree& tree, St
     if (!disk.MakeDirs(p.parent, &err)) return abandon(err);
   }
   if (!disk.MakeDirs(p.tmp, &err)) return abandon(err);
+  st.made_tmp = true;  // Recover() proved p.tmp absent, and the lock keeps it ours
   const size_t total = tree.size() + 1;  // + the marker
   const size_t abort_at = total / 2;
   size_t index = 0;
@@ -532,19 +551,48 @@ bool UnswapStaged(Disk& disk, StagedTree* staged, Diagnostics* diags) {
   return true;
 }
 
+namespace {
+
+void RemoveMadeTmp(Disk& disk, StagedTree::Impl& st) {
+  std::string ignored;
+  // Only a temporary tree this process made (E16: a stage whose Recover()
+  // refused a user's .<target>.nemoc-tmp used to remove it here).
+  if (st.made_tmp && !st.p.tmp.empty()) disk.RemoveTree(st.p.tmp, &ignored);
+  st.made_tmp = false;
+  st.staged = false;
+}
+
+void RemoveMadeParent(Disk& disk, StagedTree::Impl& st) {
+  std::string ignored;
+  if (st.made_parent.empty()) return;
+  TreeListing listing;
+  if (disk.ListTree(st.made_parent, &listing, &ignored) && listing.files.empty() &&
+      listing.others.empty()) {
+    disk.RemoveTree(st.made_parent, &ignored);
+  }
+  st.made_parent.clear();
+}
+
+}  // namespace
+
 void AbandonStaged(Disk& disk, StagedTree* staged) {
   StagedTree::Impl& st = *staged->impl_;
   if (st.swapped) return;  // UnswapStaged first
-  std::string ignored;
-  if (!st.p.tmp.empty()) disk.RemoveTree(st.p.tmp, &ignored);
-  if (!st.made_parent.empty()) {
-    TreeListing listing;
-    if (disk.ListTree(st.made_parent, &listing, &ignored) && listing.files.empty() &&
-        listing.others.empty()) {
-      disk.RemoveTree(st.made_parent, &ignored);
-    }
+  RemoveMadeTmp(disk, st);
+  RemoveMadeParent(disk, st);
+}
+
+void AbandonAllStaged(Disk& disk, const std::vector<StagedTree*>& trees) {
+  // Every temporary tree first, then the directories made for them: a project
+  // directory made by its first target holds the other targets' temporary
+  // trees until they are gone (E27: a disk-full build left an empty
+  // out/<project>/).
+  for (StagedTree* t : trees) {
+    if (!t->impl_->swapped) RemoveMadeTmp(disk, *t->impl_);
   }
-  st.staged = false;
+  for (StagedTree* t : trees) {
+    if (!t->impl_->swapped) RemoveMadeParent(disk, *t->impl_);
+  }
 }
 
 void FinishStaged(Disk& disk, StagedTree* staged, Diagnostics* diags) {
@@ -559,6 +607,7 @@ void FinishStaged(Disk& disk, StagedTree* staged, Diagnostics* diags) {
   }
   st.staged = false;
   st.swapped = false;
+  st.made_tmp = false;  // it is dest now
 }
 
 bool WriteTree(Disk& disk, const std::string& dest_dir, const FileTree& tree,

@@ -93,6 +93,7 @@ class StagedTree {
   friend bool SwapStaged(Disk&, StagedTree*, Diagnostics*);
   friend bool UnswapStaged(Disk&, StagedTree*, Diagnostics*);
   friend void AbandonStaged(Disk&, StagedTree*);
+  friend void AbandonAllStaged(Disk&, const std::vector<StagedTree*>&);
   friend void FinishStaged(Disk&, StagedTree*, Diagnostics*);
 };
 bool StageTree(Disk& disk, const std::string& dest_dir, const FileTree& tree, StagedTree* staged,
@@ -100,6 +101,10 @@ bool StageTree(Disk& disk, const std::string& dest_dir, const FileTree& tree, St
 bool SwapStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
 bool UnswapStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
 void AbandonStaged(Disk& disk, StagedTree* staged);
+/// AbandonStaged for several trees at once, in an order that also removes
+/// a directory made by one of them that held the others' temporary trees.
+/// Removes only temporary trees and directories this process created.
+void AbandonAllStaged(Disk& disk, const std::vector<StagedTree*>& trees);
 void FinishStaged(Disk& disk, StagedTree* staged, Diagnostics* diags);
 
 /// syncfs(2) of the filesystem holding `dir` (or its nearest existing

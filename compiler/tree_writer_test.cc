@@ -623,6 +623,42 @@ TEST_P(TreeWriterTest, UserDirectoriesWithReservedNamesAreNeverRemoved) {
   EXPECT_TRUE(disk_->ReadFile(old_, &got, &err)) << err;
 }
 
+// E16: a stage whose Recover() refused a user's directory under the
+// reserved name must not remove it when the build is abandoned -- nemoc
+// printed that it refused, then AbandonStaged removed it anyway.
+TEST_P(TreeWriterTest, AbandoningARefusedStageKeepsTheUsersDirectory) {
+  Put(tmp_ + "/thesis.tex", "years of work\n");
+  for (bool all : {false, true}) {
+    StagedTree staged;
+    Diagnostics diags;
+    EXPECT_FALSE(StageTree(*disk_, dest_, kV1, &staged, &diags));
+    EXPECT_TRUE(HasCode(diags, "output.foreign-leftover")) << Dump(diags);
+    if (all) {
+      AbandonAllStaged(*disk_, {&staged});
+    } else {
+      AbandonStaged(*disk_, &staged);
+    }
+    std::string err, got;
+    EXPECT_TRUE(disk_->ReadFile(tmp_ + "/thesis.tex", &got, &err)) << err;
+  }
+}
+
+// E27: two targets of a new project are staged, then the build fails (disk
+// full on a third). Abandoning them in build order left out/<project>/
+// behind: the first target made it, and it still held the second's
+// temporary tree when the first was abandoned.
+TEST_P(TreeWriterTest, AbandoningANewProjectsTargetsRemovesItsDirectory) {
+  const std::string project = root_ + "/out/fresh";
+  std::vector<StagedTree> staged(2);
+  Diagnostics diags;
+  ASSERT_TRUE(StageTree(*disk_, project + "/a", kV1, &staged[0], &diags)) << Dump(diags);
+  ASSERT_TRUE(StageTree(*disk_, project + "/b", kV1, &staged[1], &diags)) << Dump(diags);
+  EXPECT_TRUE(disk_->IsDir(project));
+  AbandonAllStaged(*disk_, {&staged[0], &staged[1]});
+  EXPECT_FALSE(disk_->Exists(project));
+  EXPECT_TRUE(disk_->IsDir(root_ + "/out/proj"));  // not made by them: kept
+}
+
 TEST_P(TreeWriterTest, ReadTreeOfMissingDirIsEmpty) {
   FileTree tree = {{"stale", "x"}};
   Diagnostics diags;

@@ -161,6 +161,43 @@ TEST(ConcurrencyTest, AFailedBuildLeavesNoOutputRootForItsLock) {
   EXPECT_FALSE(fs::exists(scratch.path() + "/fresh")) << "the lock's directories were left behind";
 }
 
+// E16: a user's directory under a reserved name is refused -- and was then
+// removed when the build gave up. It must survive, and the error name it.
+TEST(ConcurrencyTest, AUsersDirectoryUnderAReservedNameSurvivesTheRefusal) {
+  ScratchDir scratch;
+  const std::string spec = scratch.Write("race.yaml", kSpec);
+  const std::string notes = scratch.Write("out/race/.onprem.nemoc-tmp/notes.txt", "mine\n");
+  RunResult r = RunNemoc({"build", "--quiet", "--out", scratch.path() + "/out", spec});
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("so nemoc did not create it; refusing to remove it")) << r.err;
+  EXPECT_TRUE(fs::exists(notes)) << "nemoc removed a directory it said it refused to touch";
+  EXPECT_FALSE(fs::exists(scratch.path() + "/out/race/onprem"));
+}
+
+// E27: a symlinked out/<project> or out/_clusters led writes, swaps and
+// removals outside --out. Both are refused, located, and nothing outside
+// the root changes.
+TEST(ConcurrencyTest, SymlinkedProjectOrClustersDirectoryIsRefused) {
+  for (const std::string linked : {"race", "_clusters"}) {
+    ScratchDir scratch;
+    // With GitOps, the cluster bundle goes to out/_clusters.
+    const std::string spec = scratch.Write(
+        "race.yaml", Replace(kSpec, "  targets:", "  gitops: {repoURL: https://git.example/infra.git}\n  targets:"));
+    const std::string out = scratch.path() + "/out";
+    ASSERT_EQ(0, RunNemoc({"build", "--quiet", "--out", out, spec}).exit_code);
+    ASSERT_TRUE(fs::is_directory(out + "/" + linked));
+    fs::rename(out + "/" + linked, scratch.path() + "/elsewhere");
+    fs::create_directory_symlink("../elsewhere", out + "/" + linked);
+    const std::string before = TreeFingerprint(scratch.path() + "/elsewhere");
+    RunResult r = RunNemoc({"build", "--quiet", "--out", out, "--set", "spec.stages.train.batch.global=64", spec});
+    EXPECT_EQ(1, r.exit_code) << linked << "\n" << r.err;
+    EXPECT_NE(std::string::npos, r.err.find(out + "/" + linked + ": error: " + out + "/" + linked +
+                                             " is a symlink or special file"))
+        << r.err;
+    EXPECT_EQ(before, TreeFingerprint(scratch.path() + "/elsewhere")) << linked;
+  }
+}
+
 // field-review.md E4: an I/O error in a multi-spec build replaced the earlier
 // targets and left an empty project directory. Spec "race" builds first, then
 // "other" cannot be written (a regular file stands where its project

@@ -141,6 +141,31 @@ TEST(Init, StdoutAndRefusals) {
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
+// E27: a schema copy that cannot be written left NAME.yaml behind (and the
+// next init then refused to overwrite it). Now neither file is written.
+TEST(Init, AFailedSchemaCopyLeavesNoSpec) {
+  ScratchDir dir;
+  dir.Write(".nemoc", "a file where the schema's directory goes\n");
+  RunResult r = RunNemoc({"init", "demo"}, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot create"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/demo.yaml"));
+  fs::remove(dir.path() + "/.nemoc");
+  ASSERT_EQ(RunNemoc({"init", "demo"}, dir.path()).exit_code, 0);
+}
+
+// E23: a project name shaped like a credential (a Slack token is a valid
+// DNS label) is refused and never echoed.
+TEST(Init, ACredentialShapedNameIsRefusedUnquoted) {
+  ScratchDir dir;
+  const std::string token = "xoxb-1234567890-abcdefghijkl";
+  RunResult r = RunNemoc({"init", token}, dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("looks like a Slack token"), std::string::npos) << r.err;
+  EXPECT_EQ((r.out + r.err).find("1234567890"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
 // --- explain --------------------------------------------------------------
 
 TEST(Explain, GoldenTexts) {
