@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include <git2.h>
+
+#include "tree_writer.h"
 
 namespace nemoc {
 
@@ -406,15 +409,22 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   git_signature* signature = impl.signature.get();
   const git_commit* parents[] = {parent_commit};
   git_oid commit_id;
-  if (git_commit_create(&commit_id, repo, impl.ref_name.c_str(), signature, signature,
-                        "UTF-8", message.c_str(), tree.get(), parent_commit != nullptr ? 1 : 0,
-                        parents) != 0) {
+  // The commit object only; the branch moves last (below).
+  if (git_commit_create(&commit_id, repo, nullptr, signature, signature, "UTF-8", message.c_str(),
+                        tree.get(), parent_commit != nullptr ? 1 : 0, parents) != 0) {
     diags->Error("git.commit", "cannot commit: " + LastGitError());
     return false;
   }
 
-  // The work tree already holds the files: record them in the index too, so
-  // `git status` is clean. Only the entries' directories are touched.
+  // The index before the branch (E17). A process killed between the two
+  // leaves the index holding nemoc's trees on the old branch tip: the user's
+  // next `git commit` records nemoc's trees, and the next `nemoc build
+  // --commit` finds them staged exactly as it would write them and commits.
+  // In the other order, a kill left the branch advanced over a stale index,
+  // and the user's next `git commit` silently reverted nemoc's commit. (Git
+  // itself stages the index before it moves the branch: builtin/commit.c
+  // prepare_index() runs before update_ref().)
+  // Only the entries' directories are touched.
   if (checked_out_) {
     // Read the index now, under nemoc's repository lock (cmd_build.cc), not
     // as libgit2 cached it when the repository was opened: the write below
@@ -429,10 +439,32 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
       for (const auto& path : paths) ok = ok && git_index_add_bypath(real.get(), path.c_str()) == 0;
     }
     if (!ok || git_index_write(real.get()) != 0) {
-      diags->Error("git.index", "committed, but cannot update the index: " + LastGitError(), {},
-                   "run git reset to refresh it");
+      diags->Error("git.index", "cannot update the index (nothing was committed): " + LastGitError());
       return false;
     }
+  }
+  if (FaultInjectionEnabled(kFaultBetweenIndexAndRef)) std::abort();
+
+  // The branch, only if it still points where Prepare found it (as
+  // git_commit_create's own update does: a compare-and-swap on the ref).
+  const std::string first_line = message.substr(0, message.find('\n'));
+  const std::string reflog = std::string(parent_commit != nullptr ? "commit: " : "commit (initial): ") + first_line;
+  Ref moved;
+  git_oid current;
+  const bool exists = git_reference_name_to_id(&current, repo, impl.ref_name.c_str()) == 0;
+  const int rc = exists ? git_reference_create_matching(moved.out(), repo, impl.ref_name.c_str(), &commit_id,
+                                                        /*force=*/1,
+                                                        parent_commit != nullptr ? git_commit_id(parent_commit)
+                                                                                 : &current,
+                                                        reflog.c_str())
+                        : git_reference_create(moved.out(), repo, impl.ref_name.c_str(), &commit_id,
+                                               /*force=*/0, reflog.c_str());
+  if (rc != 0) {
+    diags->Error("git.commit",
+                 "cannot move " + impl.ref_name + " to the new commit: " + LastGitError() +
+                     (checked_out_ ? "; the index already holds the new trees" : ""),
+                 {}, "run nemoc build --commit again");
+    return false;
   }
   *committed = true;
   char short_id[8] = {};

@@ -33,6 +33,8 @@ inline constexpr const char kManifestFileName[] = ".nemoc-manifest";
 /// writer checks: abort after half of the files are in the temporary dir.
 inline constexpr const char kFaultInjectEnv[] = "NEMOC_FAULT_INJECT";
 inline constexpr const char kFaultWriterMidTree[] = "writer-mid-tree";
+/// --commit: abort between the index write and the branch update (E17).
+inline constexpr const char kFaultBetweenIndexAndRef[] = "commit-between-index-and-ref";
 
 struct WriteResult {
   int added = 0, changed = 0, removed = 0, unchanged = 0;

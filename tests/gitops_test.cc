@@ -542,6 +542,39 @@ TEST_F(GitRepoTest, CommitsWithDifferentTmpdirsShareTheRepositorysLock) {
   EXPECT_FALSE(fs::exists(dir() + "/.git/nemoc.lock"));
 }
 
+// E17: a kill between the index write and the branch update. libgit2 moved
+// the branch first, so a kill left it advanced over a stale index: the
+// user's next `git commit` silently reverted nemoc's commit, and the next
+// `nemoc build --commit` said "nothing to commit" with the index still stale.
+// Both follow-ups now record nemoc's trees.
+TEST_F(GitRepoTest, AKillBetweenIndexAndBranchNeverRevertsNemocsCommit) {
+  scratch_.Write("spec.yaml", kGitopsSpec);
+  Sh(dir(), "git add spec.yaml && git commit -q -m spec");
+  auto build = [&](int steps, bool kill) {
+    std::vector<std::string> args = {"build", "spec.yaml", "--quiet", "--commit", "--set",
+                                     "spec.stages.train.maxSteps=" + std::to_string(steps)};
+    if (!KubeSchemasDir().empty()) args.insert(args.begin() + 1, {"--kube-schemas", KubeSchemasDir()});
+    return RunNemoc(args, dir(), {{"NEMOC_FAULT_INJECT", kill ? "commit-between-index-and-ref" : ""}});
+  };
+  auto head_steps = [&] { return Sh(dir(), "git grep -h max_steps HEAD -- out/demo/onprem/00-base"); };
+  ASSERT_EQ(0, build(10, false).exit_code);
+
+  // The user's own `git commit` after the kill.
+  RunResult killed = build(11, true);
+  ASSERT_NE(0, killed.exit_code) << "the fault point was not reached";
+  Sh(dir(), "git commit -q -m 'my own commit'");
+  EXPECT_EQ("", Sh(dir(), "git diff --stat HEAD -- out")) << "the user's commit reverted nemoc's trees";
+  EXPECT_NE(std::string::npos, head_steps().find("max_steps: 11")) << head_steps();
+
+  // nemoc's next --commit after the kill.
+  ASSERT_NE(0, build(12, true).exit_code);
+  RunResult again = build(12, false);
+  ASSERT_EQ(0, again.exit_code) << again.err;
+  EXPECT_EQ("", Sh(dir(), "git status --porcelain -- out"));
+  EXPECT_NE(std::string::npos, head_steps().find("max_steps: 12")) << head_steps();
+  EXPECT_EQ("", Sh(dir(), "git fsck --no-progress 2>&1 | grep -v '^dangling' || true"));
+}
+
 // E14: what `git commit` does and libgit2 does not -- commit hooks and signing --
 // is refused before anything is written; --no-verify commits without the hooks.
 TEST_F(GitRepoTest, HooksAndSigningAreRefusedBeforeAnythingIsWritten) {
