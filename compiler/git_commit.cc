@@ -136,6 +136,44 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
     }
   }
   c->checked_out_ = impl.ref_name == head_target;
+  if (!options.branch.empty() && !c->checked_out_) {
+    // E26: names that mean something else to git, and a branch whose work
+    // tree is somewhere else. Refused before anything is written.
+    const std::string& b = options.branch;
+    bool pseudo = b.size() > 4 && b.compare(b.size() - 4, 4, "HEAD") == 0;
+    for (char ch : b) pseudo = pseudo && ((ch >= 'A' && ch <= 'Z') || ch == '_');
+    std::string shadowed;
+    for (const char* prefix : {"refs/remotes/", "refs/tags/"}) {
+      git_oid ignored;
+      if (shadowed.empty() && git_reference_name_to_id(&ignored, impl.repo.get(), (prefix + b).c_str()) == 0) {
+        shadowed = prefix + b;
+      }
+    }
+    git_strarray remotes{};
+    if (shadowed.empty() && git_remote_list(&remotes, impl.repo.get()) == 0) {
+      for (size_t i = 0; i < remotes.count; ++i) {
+        const std::string remote = remotes.strings[i];
+        if (b.rfind(remote + "/", 0) == 0) shadowed = "remote " + remote;
+      }
+    }
+    git_strarray_dispose(&remotes);
+    if (pseudo || !shadowed.empty()) {
+      diags->Error("usage.branch",
+                   "--branch " + b + " would make a branch git confuses with " +
+                       (pseudo ? "its pseudo-ref " + b + " (as FETCH_HEAD, ORIG_HEAD)" : shadowed),
+                   {}, "name a branch of its own, e.g. --branch gitops/nemoc");
+      return nullptr;
+    }
+    Ref existing;
+    if (git_reference_lookup(existing.out(), impl.repo.get(), impl.ref_name.c_str()) == 0 &&
+        git_branch_is_checked_out(existing.get()) == 1) {
+      diags->Error("git.branch-checked-out",
+                   "--branch " + b + " is checked out in another worktree; advancing it would leave "
+                   "that worktree's index and files behind its branch",
+                   {}, "run nemoc build --commit in that worktree, or name another branch");
+      return nullptr;
+    }
+  }
 
   for (const auto& entry : entries) {
     const fs::path dir = fs::weakly_canonical(fs::absolute(entry.dir, ec), ec);

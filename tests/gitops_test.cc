@@ -618,6 +618,30 @@ TEST_F(GitRepoTest, HooksAndSigningAreRefusedBeforeAnythingIsWritten) {
 }
 
 // E13: only names git itself accepts for a branch.
+// E26: a branch checked out in another worktree was advanced, leaving that
+// worktree's index stale (its next `git commit` reverts nemoc's); FETCH_HEAD
+// and origin/main were taken as branch names. All refused before anything
+// is written.
+TEST_F(GitRepoTest, BranchesGitConfusesOrAnotherWorktreeHoldsAreRefused) {
+  scratch_.Write("spec.yaml", kGitopsSpec);
+  Sh(dir(), "git remote add origin https://git.example/acme/infra.git && "
+            "git update-ref refs/remotes/origin/main HEAD && git tag v1 && "
+            "git worktree add -q ../" + fs::path(dir()).filename().string() + "-wt -b deploy");
+  const std::string tip = Sh(dir(), "git rev-parse deploy");
+  for (const char* branch : {"FETCH_HEAD", "ORIG_HEAD", "origin/main", "origin/next", "v1"}) {
+    RunResult r = Nemoc({"build", "--commit", "--branch", branch, "spec.yaml"});
+    EXPECT_EQ(r.exit_code, 2) << branch << ": " << r.err;
+    EXPECT_NE(r.err.find("would make a branch git confuses with"), std::string::npos) << branch << ": " << r.err;
+  }
+  RunResult r = Nemoc({"build", "--commit", "--branch", "deploy", "spec.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--branch deploy is checked out in another worktree"), std::string::npos) << r.err;
+  EXPECT_EQ(tip, Sh(dir(), "git rev-parse deploy"));
+  EXPECT_FALSE(fs::exists(dir() + "/out"));
+  EXPECT_EQ(Sh(dir(), "git for-each-ref --format='%(refname)' refs/heads"), "refs/heads/deploy\nrefs/heads/main\n");
+  fs::remove_all(dir() + "-wt");
+}
+
 TEST_F(GitRepoTest, BranchMustBeAValidBranchName) {
   scratch_.Write("spec.yaml", kGitopsSpec);
   for (const char* branch : {"HEAD", "@", "-x", "refs/heads/x", "a..b", "x.lock"}) {
