@@ -163,7 +163,12 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
   // The workload kinds as the libraries know them (gitops.libsonnet's core
   // kinds and every runtime's, those of --jpath directories included).
   std::vector<std::string> workload_kinds;
-  if (!changes.empty() && !compiler->MakeExpander()->WorkloadKinds(&workload_kinds, &diags)) {
+  std::unique_ptr<JsonnetExpander> kinds_expander;
+  if (!changes.empty()) {
+    kinds_expander = compiler->MakeExpander();
+    kinds_expander->set_watch_label("the workload kinds of every runtime (built-in and --jpath), for nemoc diff");
+  }
+  if (!changes.empty() && !kinds_expander->WorkloadKinds(&workload_kinds, &diags)) {
     PrintDiagnostics(diags, compiler->sources());
     return kExitInternal;
   }

@@ -94,9 +94,14 @@ void Watch() {
   }
 }
 
+thread_local int active_on_thread = 0;
+
 }  // namespace
 
+bool EvalWatch::ActiveOnThisThread() { return active_on_thread > 0; }
+
 EvalWatch::EvalWatch(const std::string& what) {
+  ++active_on_thread;
   Registry& r = Get();
   std::call_once(r.started, [] { std::thread(Watch).detach(); });
   std::lock_guard<std::mutex> lock(r.mu);
@@ -107,6 +112,7 @@ EvalWatch::EvalWatch(const std::string& what) {
 }
 
 EvalWatch::~EvalWatch() {
+  --active_on_thread;
   Registry& r = Get();
   std::lock_guard<std::mutex> lock(r.mu);
   r.running.erase(id_);

@@ -22,6 +22,8 @@ class EvalWatch {
  public:
   explicit EvalWatch(const std::string& what);
   ~EvalWatch();
+  /// Whether an EvalWatch is alive on the calling thread.
+  static bool ActiveOnThisThread();
   EvalWatch(const EvalWatch&) = delete;
   EvalWatch& operator=(const EvalWatch&) = delete;
 

@@ -1,10 +1,12 @@
 #include "jsonnet_expander.h"
 
 #include "contracts.h"
+#include "eval_watchdog.h"
 #include "file_reader.h"
 
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -549,6 +551,8 @@ bool JsonnetExpander::RunEntry(const std::string& program, const std::string* sp
 }
 
 bool JsonnetExpander::EvaluateSnippet(const std::string& program, std::string* text) {
+  std::optional<EvalWatch> watch;
+  if (!EvalWatch::ActiveOnThisThread()) watch.emplace(watch_label_);
   CallbackContext context{this, vm_};
   jsonnet_import_callback(vm_, &ImportCallback, &context);
   int failed = 0;

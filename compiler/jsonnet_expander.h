@@ -140,6 +140,9 @@ class JsonnetExpander {
   /// Whether the last Expand evaluated the libraries as one program (the
   /// fast path; see Bundle in jsonnet_expander.cc).
   bool bundled() const { return bundled_; }
+  /// What the watchdog names if an evaluation of this expander with no
+  /// EvalWatch of its caller's runs too long (eval_watchdog.h; E18).
+  void set_watch_label(std::string label) { watch_label_ = std::move(label); }
   /// Forgets what was imported (before replaying a stamp's imports).
   void ClearImports() {
     imported_.clear();
@@ -184,7 +187,10 @@ class JsonnetExpander {
                 const std::string* specs, std::string* text);
   // Evaluates `program` with imports resolved in the roots; `text` is the
   // output, or the error when false is returned.
+  // Every evaluation runs under the watchdog (E18): a caller's EvalWatch
+  // naming its spec, else one naming watch_label_.
   bool EvaluateSnippet(const std::string& program, std::string* text);
+  std::string watch_label_ = "nemoc's Jsonnet libraries (built-in and --jpath)";
   // The evaluated {targets: ...} of one spec -> `out` (objects moved out).
   bool Collect(nlohmann::json* result, const Document& doc,
                const std::map<std::string, Document>* target_docs,

@@ -680,6 +680,25 @@ TEST_F(NegativeTest, JpathLibraryThatAllocatesOrLoopsIsStoppedWithALocatedError)
   EXPECT_EQ(before_, TreeFingerprint(out()));
 }
 
+// E18: `diff` evaluated every runtime's workload kind -- --jpath ones the
+// spec does not use included -- with no watchdog: a looping runtime ran
+// 200 s and 6.85 GB past the limits. Every evaluation now runs under it; the
+// limit is set small here and the located stop checked (F23), never a time.
+TEST_F(NegativeTest, DiffStopsALoopingUnusedJpathRuntimeAtTheLimit) {
+  scratch_.Write("lib/runtimes/spin.libsonnet",
+                 "{ workload: { kind: std.toString(std.foldl(function(a, b) a + b, std.range(0, 2000000000), 0)) } }\n");
+  const std::string lib = scratch_.path() + "/lib";
+  ASSERT_EQ(0, RunNemoc({"build", "--quiet", "--out", out(), "--jpath", lib, spec_path_}).exit_code);
+  RunResult r = RunNemoc({"diff", "--out", out(), "--jpath", lib, "--set", "spec.stages.train.batch.global=64",
+                          spec_path_},
+                         "", {{"NEMOC_MAX_EVAL_SECONDS", "2"}});
+  EXPECT_EQ(1, r.exit_code) << r.err.substr(0, 3000);
+  EXPECT_NE(std::string::npos,
+            r.err.find("the workload kinds of every runtime (built-in and --jpath), for nemoc diff: error: "
+                       "evaluating the Jsonnet libraries took more than 2 s of CPU time"))
+      << r.err.substr(0, 3000);
+}
+
 TEST_F(NegativeTest, AbsoluteImportFromJpathLibrary) {
   scratch_.Write("lib/evil.libsonnet",
                  "local v = import 'vanilla-k8s.libsonnet';\n"
