@@ -100,7 +100,8 @@ void OutputFlag::Register(CLI::App* command) {
 nlohmann::json JsonReport(const std::string& command, const Diagnostics& diags,
                           nlohmann::json specs) {
   nlohmann::json diagnostics = nlohmann::json::array();
-  for (const auto& d : diags.items()) diagnostics.push_back(ToJson(d));
+  const Diagnostics shown = CappedPerField(diags);
+  for (const auto& d : shown.items()) diagnostics.push_back(ToJson(d));
   return {{"command", command},
           {"ok", !diags.has_errors()},
           {"diagnostics", std::move(diagnostics)},
@@ -157,11 +158,11 @@ void EnableGithubAnnotations() { github_annotations = true; }
 
 void PrintDiagnostics(const Diagnostics& diags, const SourceTexts& sources) {
   if (github_annotations) {
-    const std::string annotations = RenderGithub(diags);
+    const std::string annotations = RenderGithub(CappedPerField(diags));
     std::fwrite(annotations.data(), 1, annotations.size(), stdout);
     std::fflush(stdout);
   }
-  std::string text = RenderText(diags, sources, UseColor());
+  std::string text = RenderText(CappedPerField(diags), sources, UseColor());
   std::fwrite(text.data(), 1, text.size(), stderr);  // by length: never cut at a NUL
   size_t errors = diags.error_count();
   if (errors > 0) {

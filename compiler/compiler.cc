@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "build_stamp.h"
 #include "checks.h"
@@ -621,6 +622,7 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
   // validated, so that one run reports the overrides' mistakes too.
   const Document& doc = prepared->doc;
   const size_t reported = diags->items().size();
+  std::set<std::tuple<std::string, std::string, std::string, int, int>> already;
   bool ok = true;
   for (size_t i = 0; i < TargetCount(doc); ++i) {
     if (!HasTargetOverrides(doc, i)) continue;
@@ -640,15 +642,16 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
       const bool normalized_ok = Normalize(merged_doc, input_schema, catalog_, &merged, &found);
       target_ok = CheckSpec(merged_doc, merged, &found) && normalized_ok;
     }
-    for (Diagnostic d : found.items()) {
-      bool repeated = false;
-      for (size_t k = 0; k < reported && !repeated; ++k) {
+    // What the shared spec reported, looked up per diagnostic (a scan per
+    // diagnostic was quadratic in a spec with thousands of errors, E20).
+    if (already.empty()) {
+      for (size_t k = 0; k < reported; ++k) {
         const Diagnostic& seen = diags->items()[k];
-        repeated = seen.code == d.code && seen.message == d.message &&
-                   seen.location.file == d.location.file && seen.location.line == d.location.line &&
-                   seen.location.column == d.location.column;
+        already.emplace(seen.code, seen.message, seen.location.file, seen.location.line, seen.location.column);
       }
-      if (repeated) continue;
+    }
+    for (Diagnostic d : found.items()) {
+      if (already.count({d.code, d.message, d.location.file, d.location.line, d.location.column})) continue;
       d.message = "target " + name + ": " + d.message;
       diags->Add(std::move(d));
     }

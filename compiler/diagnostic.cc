@@ -176,6 +176,67 @@ std::string RenderText(const Diagnostic& d, const SourceTexts& sources,
   return out;
 }
 
+Diagnostics CappedPerField(const Diagnostics& ds, size_t limit) {
+  auto group_of = [](const Diagnostic& d) -> std::string {
+    const std::string& p = d.location.pointer;
+    if (p.empty()) return {};
+    std::string key;
+    size_t start = 1;
+    while (start <= p.size()) {
+      size_t end = p.find('/', start);
+      if (end == std::string::npos) end = p.size();
+      const std::string_view seg(p.data() + start, end - start);
+      const bool index = !seg.empty() && seg.find_first_not_of("0123456789") == std::string_view::npos;
+      key += "/";
+      key += index ? std::string_view("*") : seg;
+      start = end + 1;
+    }
+    const std::string suffix = "unknown-field";
+    if (d.code.size() >= suffix.size() &&
+        d.code.compare(d.code.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      key = key.substr(0, key.rfind('/'));  // the object holding the unknown fields
+    }
+    return d.code + " " + d.location.file + " " + key;
+  };
+  std::map<std::string, size_t> seen;
+  for (const auto& d : ds.items()) {
+    const std::string g = group_of(d);
+    if (!g.empty()) ++seen[g];
+  }
+  Diagnostics out;
+  std::map<std::string, size_t> shown;
+  for (const auto& d : ds.items()) {
+    const std::string g = group_of(d);
+    if (g.empty()) {
+      out.Add(d);
+      continue;
+    }
+    const size_t n = ++shown[g];
+    if (n <= limit) out.Add(d);
+    if (n == limit && seen[g] > limit) {
+      // "/spec/stages/train/peft/targetModules/*" -> spec.stages.train.peft.targetModules[*]
+      std::string field;
+      const std::string key = g.substr(g.rfind(' ') + 1);
+      for (size_t i = 1; i <= key.size() && !key.empty();) {
+        size_t end = key.find('/', i);
+        if (end == std::string::npos) end = key.size();
+        const std::string seg = key.substr(i, end - i);
+        field += seg == "*" ? "[*]" : (field.empty() ? "" : ".") + seg;
+        i = end + 1;
+      }
+      Location at;
+      at.file = d.location.file;
+      out.Add(Diagnostic{Severity::kNote, d.code,
+                         std::to_string(seen[g] - limit) + " more " + SeverityName(d.severity) +
+                             (seen[g] - limit == 1 ? "" : "s") + " like the " + std::to_string(limit) +
+                             " above at " + (field.empty() ? std::string("the document") : field) +
+                             " not shown",
+                         at, {}});
+    }
+  }
+  return out;
+}
+
 std::string RenderText(const Diagnostics& ds, const SourceTexts& sources,
                        bool color) {
   // Every quoted line comes from a masked copy of its whole file, so shapes

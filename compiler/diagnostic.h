@@ -58,6 +58,13 @@ class Diagnostics {
   std::vector<Diagnostic> items_;
 };
 
+/// `ds` with at most `limit` diagnostics per field (E20: 20,000 invalid list
+/// items printed 10 MB of errors in 20 s): diagnostics group by code and JSON
+/// pointer with list indices as `*` (for an unknown field, by the object it
+/// is in). Past the limit a group is one note, "N more ... not shown", at the
+/// file. Diagnostics without a pointer are never grouped.
+Diagnostics CappedPerField(const Diagnostics& ds, size_t limit = 10);
+
 /// Source texts by file name, used to quote the offending line.
 using SourceTexts = std::map<std::string, std::string>;
 

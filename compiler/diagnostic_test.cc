@@ -25,6 +25,32 @@ Diagnostic Make(Severity severity, std::string message, Location loc,
 // ---------------------------------------------------------------------------
 // RenderText
 
+// E20: diagnostics are capped per field, with a count of the rest.
+TEST(DiagnosticCap, ListItemsAndUnknownFieldsAreCappedPerFieldWithACount) {
+  Diagnostics ds;
+  for (int i = 0; i < 25; ++i) {
+    ds.Error("spec.enum", "item " + std::to_string(i),
+             {"s.yaml", 3, 5 + i, "/spec/stages/train/peft/targetModules/" + std::to_string(i)});
+    ds.Error("spec.unknown-field", "key " + std::to_string(i), {"s.yaml", 4 + i, 7, "/spec/stages/train/k" + std::to_string(i)});
+  }
+  ds.Error("spec.enum", "another field", {"s.yaml", 9, 1, "/spec/stages/train/precision"});
+  ds.Error("output.io", "no pointer: never grouped");
+  ds.Error("output.io", "no pointer: never grouped");
+  const Diagnostics capped = CappedPerField(ds, 10);
+  std::vector<std::string> notes;
+  size_t errors = 0;
+  for (const auto& d : capped.items()) {
+    if (d.severity == Severity::kNote) notes.push_back(d.message);
+    if (d.severity == Severity::kError) ++errors;
+  }
+  EXPECT_EQ(errors, 10u + 10u + 1u + 2u);
+  EXPECT_EQ(notes, (std::vector<std::string>{
+                       "15 more errors like the 10 above at spec.stages.train.peft.targetModules[*] not shown",
+                       "15 more errors like the 10 above at spec.stages.train not shown"}));
+  // Under the limit nothing changes.
+  EXPECT_EQ(CappedPerField(ds, 100).items().size(), ds.items().size());
+}
+
 TEST(DiagnosticTestRender, ErrorWithLineCaretAndHint) {
   const SourceTexts sources = {{"spec.yaml", "a: 1\nbb: oops\nc: 3\n"}};
   Diagnostic d = Make(Severity::kError, "bad value", {"spec.yaml", 2, 5}, "use a number");

@@ -651,6 +651,34 @@ TEST(InputSchemaTestRules, EveryPropertyHasADescriptionAndEveryObjectIsClosed) {
   EXPECT_EQ(std::vector<std::string>{}, open);
 }
 
+// E20: every list has maxItems and every map maxProperties, so no input
+// costs more than the output can hold (20,000 list items were accepted).
+TEST(InputSchemaTestRules, EveryListAndMapIsBounded) {
+  const json& root = Schema().json();
+  std::vector<std::string> unbounded;
+  int lists = 0;
+  std::vector<std::pair<const json*, std::string>> stack = {{&root, "#"}};
+  while (!stack.empty()) {
+    const auto [node, where] = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      const std::string type = node->contains("type") && (*node)["type"].is_string() ? (*node)["type"].get<std::string>() : "";
+      if (type == "array" || node->contains("items")) {
+        ++lists;
+        if (!node->contains("maxItems")) unbounded.push_back(where + " (list)");
+      }
+      const bool open_map = node->contains("patternProperties") || node->contains("propertyNames") ||
+                            (node->contains("additionalProperties") && (*node)["additionalProperties"] != false);
+      if (type == "object" && open_map && !node->contains("maxProperties")) unbounded.push_back(where + " (map)");
+      for (const auto& [key, child] : node->items()) stack.push_back({&child, where + "/" + key});
+    } else if (node->is_array()) {
+      for (size_t i = 0; i < node->size(); ++i) stack.push_back({&(*node)[i], where + "/" + std::to_string(i)});
+    }
+  }
+  EXPECT_GE(lists, 10);  // the walk really visited the lists
+  EXPECT_EQ(std::vector<std::string>{}, unbounded);
+}
+
 TEST(InputSchemaTestRules, EveryRefResolves) {
   const json& root = Schema().json();
   std::vector<std::string> broken;

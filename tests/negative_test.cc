@@ -699,6 +699,32 @@ TEST_F(NegativeTest, DiffStopsALoopingUnusedJpathRuntimeAtTheLimit) {
       << r.err.substr(0, 3000);
 }
 
+// E20: 20,000 invalid list items and 30,000 unknown keys printed 10 MB of
+// errors (the text form superlinear: seconds). Every problem class is still
+// reported, each field's errors capped at 10 with a count of the rest, in
+// every output form.
+TEST_F(NegativeTest, ManyInvalidItemsAreReportedCappedPerField) {
+  std::string modules;
+  for (int i = 0; i < 20000; ++i) modules += (i ? ", m" : "m") + std::to_string(i);
+  std::string keys;
+  for (int i = 0; i < 30000; ++i) keys += "      unknown" + std::to_string(i) + ": 1\n";
+  const std::string spec =
+      Replace(kBaseSpec, "      data: {mock: true}", "      data: {mock: true}\n" + keys + "      peft: {targetModules: [" + modules + "]}");
+  const std::string path = scratch_.Write("many.yaml", spec);
+  for (const char* format : {"text", "json", "github"}) {
+    RunResult r = RunNemoc({"validate", "-o", format, path});
+    EXPECT_EQ(1, r.exit_code) << format;
+    const std::string all = r.out + r.err;
+    EXPECT_LT(all.size(), 40000u) << format;
+    EXPECT_NE(all.find("19990 more errors like the 10 above at spec.stages.train.peft.targetModules[*] not shown"),
+              std::string::npos)
+        << format << "\n" << all.substr(0, 3000);
+    EXPECT_NE(all.find("29990 more errors like the 10 above at spec.stages.train not shown"), std::string::npos)
+        << format;
+    EXPECT_NE(all.find("no more than 16"), std::string::npos) << format;  // maxItems itself is reported
+  }
+}
+
 TEST_F(NegativeTest, AbsoluteImportFromJpathLibrary) {
   scratch_.Write("lib/evil.libsonnet",
                  "local v = import 'vanilla-k8s.libsonnet';\n"
