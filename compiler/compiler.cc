@@ -413,6 +413,31 @@ std::string KustomizationYaml(const std::vector<std::string>& resources) {
 
 namespace {
 
+// Whether `text` is plausibly a spec (or an attempt at one): it has content
+// beyond comments and null-document markers, and names a top-level field of
+// one. An empty or null document is the loader's to report.
+bool LooksLikeASpec(const std::string& text) {
+  bool content = false;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+    if (line.empty() || line.front() == '#' || line == "---" || line == "..." || line == "~" || line == "null") continue;
+    content = true;
+    break;
+  }
+  if (!content) return true;
+  for (const char* field : {"apiVersion", "kind", "metadata", "spec"}) {
+    if (text.find(field) != std::string::npos) return true;
+  }
+  return false;
+}
+
+
 // One object per file, a kustomization.yaml in every directory, SUMMARY.md.
 // The root lists the top-level directories except gitops/: the engines'
 // own objects (and the platform bundle) are applied to the engine, not
@@ -542,8 +567,24 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   Document& doc = prepared->doc;
   doc = std::move(loaded->doc);
   std::set<std::string> yaml11_bools = std::move(loaded->yaml11_bools);
+  // A file that is no spec at all -- a spec path symlinked to ~/.netrc or a
+  // shadow-style file (E22) -- has none of its lines quoted: what the
+  // loader says about its structure is shown, its content is not. Reached
+  // through a symlink, it is refused with that alone.
+  const bool spec_like = LooksLikeASpec(doc.text);
+  std::error_code link_ec;
+  // A file that loads is refused alone too: checking it would name its keys.
+  const bool symlink = std::filesystem::is_symlink(path, link_ec);
+  if (!spec_like && (symlink || (loaded->attempted && loaded->ok))) {
+    diags->Error("spec.not-a-spec",
+                 path + (symlink ? " is a symlink to a file that is not" : " is not") +
+                     " a nemoc spec: it names none of apiVersion, kind, metadata or spec; its content is not shown",
+                 {doc.file, 0, 0, ""},
+                 (symlink ? "check where the symlink points; " : "") + std::string("nemoc init NAME writes a starter spec"));
+    return false;
+  }
   diags->Append(loaded->diags);
-  (*sources)[doc.file] = doc.text;
+  if (spec_like) (*sources)[doc.file] = doc.text;
   if (!loaded->attempted || !loaded->ok) return false;
 
   // A credential pasted into the spec is reported where it was pasted; the
@@ -561,6 +602,51 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
                  "create a Kubernetes Secret and reference it by name (imagePullSecrets, "
                  "model.source.hfTokenSecret); treat the value as leaked and rotate it");
     clean = false;
+  }
+  // A token split by whitespace (E21: a blank line inside a folded scalar,
+  // or a line break in a quoted one) passes the scan of the text above; the
+  // pod still gets the key. Each string value with whitespace is scanned
+  // again without it, for the token shapes only (prose joined up is no key).
+  std::vector<std::pair<const nlohmann::json*, std::string>> stack = {{&doc.root, ""}};
+  while (!stack.empty()) {
+    const auto [node, pointer] = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      for (const auto& [key, child] : node->items()) stack.push_back({&child, pointer + "/" + EscapePointerToken(key)});
+    } else if (node->is_array()) {
+      for (size_t k = 0; k < node->size(); ++k) stack.push_back({&(*node)[k], pointer + "/" + std::to_string(k)});
+    } else if (node->is_string()) {
+      const std::string& value = node->get_ref<const std::string&>();
+      if (value.size() < 20 || value.find_first_of(" \t\r\n") == std::string::npos) continue;
+      std::string joined;
+      for (char ch : value) {
+        if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') joined += ch;
+      }
+      for (const auto& finding : FindSecrets(joined)) {
+        if (finding.kind.rfind("plain-text", 0) == 0 || finding.kind.rfind("password in", 0) == 0 ||
+            finding.kind == "bearer token") {
+          continue;
+        }
+        diags->Error("spec.secret",
+                     finding.kind + " split by whitespace in the spec: specs reference Secrets by name, never by value",
+                     doc.map.Locate(pointer),
+                     "create a Kubernetes Secret and reference it by name; treat the value as leaked and rotate it");
+        clean = false;
+        // The quoted lines must not show the pieces either.
+        std::string& quoted = (*sources)[doc.file];
+        size_t start = 0;
+        while (start < value.size()) {
+          const size_t end = std::min(value.find_first_of(" \t\r\n", start), value.size());
+          const std::string piece = value.substr(start, end - start);
+          start = end + 1;
+          if (piece.size() < 4) continue;
+          for (size_t at = quoted.find(piece); at != std::string::npos; at = quoted.find(piece, at + 1)) {
+            std::fill(quoted.begin() + static_cast<long>(at), quoted.begin() + static_cast<long>(at + piece.size()), '*');
+          }
+        }
+        break;
+      }
+    }
   }
   if (!clean) return false;
 

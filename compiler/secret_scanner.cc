@@ -75,7 +75,7 @@ constexpr std::array<uint8_t, 256> MakeClassTable() {
     if (c == '.') m |= kKey | kB64Token;
     if (c == '+' || c == '/') m |= kBase64 | kB64Token;
     if (c == '~') m |= kB64Token;
-    for (char trigger : {'n', 'h', 'A', 'g', 'x', '-', 'e', 'J', 'b', 'B', ':', '=', 's'}) {
+    for (char trigger : {'n', 'h', 'A', 'g', 'x', '-', 'e', 'J', 'b', 'B', ':', '=', 's', 'L'}) {
       if (c == trigger) m |= kTrigger;
     }
     t[static_cast<size_t>(c)] = m;
@@ -309,8 +309,10 @@ class Scanner {
   size_t TryPrivateKey(size_t i);
   size_t TryBase64Json(size_t i);
   size_t TryOauthBase64(size_t i);
+  size_t TryBase64PrivateKey(size_t i);
   void TryBearer(size_t i);
   void TryUrlPassword(size_t i);
+  void TryBarePassword(size_t i);
   void TryKeyValue(size_t i);
 
   struct Value {
@@ -603,6 +605,41 @@ size_t Scanner::TryOauthBase64(size_t i) {
   return r;
 }
 
+// A private key in base64 (E21): a whole PEM file encoded ("LS0tLS1CRUdJTi",
+// base64 of "-----BEGIN", decoding to "... PRIVATE KEY"), as Kubernetes
+// Secret data and CI variables carry it, or an OpenSSH key's body without its
+// armour ("b3BlbnNzaC1rZXktdjE", base64 of "openssh-key-v1").
+size_t Scanner::TryBase64PrivateKey(size_t i) {
+  constexpr std::string_view kPem = "LS0tLS1CRUdJTi";
+  constexpr std::string_view kOpenSsh = "b3BlbnNzaC1rZXktdjE";
+  const bool pem = StartsAt(i, kPem);
+  if ((!pem && !StartsAt(i, kOpenSsh)) || PrevHas(i, kBase64)) return 0;
+  size_t r = Run(i, kBase64);
+  while (At(i + r) == '=') ++r;
+  if (r < 40) return 0;
+  if (pem) {
+    // Decode the armour line (at most 96 characters give 72 bytes).
+    std::string decoded;
+    for (size_t q = 0; q + 4 <= std::min<size_t>(r, 96); q += 4) {
+      uint32_t v = 0;
+      bool ok = true;
+      for (size_t k = 0; k < 4; ++k) {
+        const int b = Base64Value(t_[i + q + k]);
+        ok = ok && b >= 0;
+        v = (v << 6) | static_cast<uint32_t>(b < 0 ? 0 : b);
+      }
+      if (!ok) break;
+      decoded += static_cast<char>(v >> 16);
+      decoded += static_cast<char>(v >> 8);
+      decoded += static_cast<char>(v);
+    }
+    const size_t eol = decoded.find('\n');
+    if (decoded.substr(0, eol).find("PRIVATE KEY") == std::string::npos) return 0;
+  }
+  Add("private key (base64)", i, r, 0);
+  return r;
+}
+
 void Scanner::TryBearer(size_t i) {
   if (i + 6 > n_ || PrevHas(i, kAlnum)) return;
   if (!EqualsIgnoreCase(t_.substr(i, 6), "bearer")) return;
@@ -620,9 +657,56 @@ void Scanner::TryBearer(size_t i) {
   Add("bearer token", p, r, 1);
 }
 
+// At ':' of "user:password@host" with no scheme (E21: a registry login in an
+// image reference, "u:PASS@registry.example.com/team/nemo", was echoed by the
+// error that refused the reference). The user is a word at a boundary, the
+// host has a '.' or a port; "mailto:" is a scheme, not a user.
+void Scanner::TryBarePassword(size_t i) {
+  size_t u = i;
+  while (u > 0 && i - u < 64 && (IsClass(t_[u - 1], kUrlSafe) || t_[u - 1] == '.')) --u;
+  if (u == i) return;
+  const char before = u == 0 ? ' ' : t_[u - 1];
+  if (!(IsBlank(before) || IsEol(before) || before == '"' || before == '\'' || before == '{' ||
+        before == '[' || before == ',' || before == '=' || before == '(')) {
+    return;
+  }
+  if (t_.substr(u, i - u) == "mailto") return;
+  size_t p = i + 1;
+  while (p < n_ && p - i < 256 && t_[p] != '@') {
+    const char c = t_[p];
+    if (IsBlank(c) || IsEol(c) || c == '/' || c == '"' || c == '\'' || c == ':' || c == ',' || c == '}' ||
+        c == ']') {
+      return;
+    }
+    ++p;
+  }
+  if (At(p) != '@' || p == i + 1) return;
+  const std::string_view password = t_.substr(i + 1, p - i - 1);
+  if (IsReferenceOrPlaceholder(password)) return;
+  const size_t h = p + 1;
+  const size_t host = Run(h, kUrlSafe | kKey);
+  const std::string_view host_text = t_.substr(h, host);
+  // A host: a name with a '.', or one with a port ("localhost:5000/"); never
+  // an image digest ("nemo:24.07@sha256:1234...").
+  bool port = At(h + host) == ':';
+  if (port) {
+    size_t d = h + host + 1;
+    while (IsDigit(At(d))) ++d;
+    port = d > h + host + 1 && !Has(d, kAlnum);
+  }
+  if (host == 0 || host_text.rfind("sha", 0) == 0 || (host_text.find('.') == std::string_view::npos && !port)) {
+    return;
+  }
+  Add("password in a registry or host login", i + 1, password.size(), 1);
+}
+
 // At ':' of "scheme://user:password@host".
 void Scanner::TryUrlPassword(size_t i) {
-  if (!StartsAt(i + 1, "//") || !PrevHas(i, kAlnum)) return;
+  if (!StartsAt(i + 1, "//")) {
+    TryBarePassword(i);
+    return;
+  }
+  if (!PrevHas(i, kAlnum)) return;
   const size_t a = i + 3;
   size_t colon = std::string_view::npos;
   for (size_t p = a; p < n_ && p - a < kMaxUrlAuthority; ++p) {
@@ -889,7 +973,10 @@ size_t Scanner::Dispatch(size_t i) {
     }
     case 'e': return TryBase64Json(i);
     case 'J': return TryOauthBase64(i);
+    case 'L': return TryBase64PrivateKey(i);
     case 'b':
+      if (const size_t key = TryBase64PrivateKey(i); key != 0) return key;
+      [[fallthrough]];
     case 'B':
       TryBearer(i);
       TryBasic(i);

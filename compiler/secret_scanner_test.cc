@@ -709,6 +709,29 @@ TEST(SecretScannerNearMiss, OrdinaryManifestContentIsClean) {
 
 // E24's exception is Kubernetes' reference keys only: a brace around a value
 // under a credential name is still a value.
+// E21: a base64-encoded private key, and a registry login without a scheme.
+TEST(SecretScannerE21, Base64PrivateKeysAndBareRegistryLogins) {
+  // base64("-----BEGIN OPENSSH PRIVATE KEY-----\n...").
+  const std::string pem = "LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0KYjNCbGJuTnphQzFyWlhrdGRqRUFBQUFB";
+  ASSERT_EQ(FindSecrets("key: " + pem + "\n").size(), 1u);
+  EXPECT_EQ(FindSecrets("key: " + pem + "\n")[0].kind, "private key (base64)");
+  const std::string body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMw";
+  EXPECT_EQ(FindSecrets("key: " + body + "\n").size(), 1u);
+  // base64("-----BEGIN CERTIFICATE-----") is no key.
+  EXPECT_TRUE(FindSecrets("ca: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJrVENCK3dJSkFKVmQ=\n").empty());
+  const auto login = FindSecrets("image: u:Hunter2pass@registry.example.com/team/nemo\n");
+  ASSERT_EQ(login.size(), 1u);
+  EXPECT_EQ(login[0].kind, "password in a registry or host login");
+  EXPECT_EQ(login[0].length, std::string("Hunter2pass").size());
+  EXPECT_EQ(FindSecrets("\"bot:s3cret@localhost:5000/x\"").size(), 1u);
+  for (const char* clean : {"image: nemo:24.07@sha256:1234abcd\n", "contact: mailto:ops@example.com\n",
+                            "repo: git@github.com:acme/infra.git\n", "image: nvcr.io/nvidia/nemo:24.07\n",
+                            "args: [--rdzv-endpoint=job-master-0:29500]\n", "a: b:c@d\n",
+                            "ref: user:${PASSWORD}@registry.example.com\n"}) {
+    EXPECT_TRUE(FindSecrets(clean).empty()) << clean << Describe(FindSecrets(clean));
+  }
+}
+
 TEST(SecretScannerNearMiss, ABracedValueThatIsNoReferenceIsStillAValue) {
   for (const std::string& text : {std::string("--set spec.stages.train.env.DB_PASSWORD={hunter2-") +
                                       Fake(kAlnumChars, 12, 41) + "}\n",

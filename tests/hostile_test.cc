@@ -379,6 +379,7 @@ struct Case {
   std::vector<Expectation> expect;
   std::string set;          // --set argument, or empty
   std::vector<std::string> hidden;  // "# hidden:" parts of a credential, never printed
+  std::string code;         // "# code:": the diagnostic code -o json must report
   std::string parse_error;  // a malformed header
 };
 
@@ -431,6 +432,8 @@ Case CorpusCase(const fs::path& path) {
       c.set = s;
     } else if (const char* k = value("# hidden: ")) {
       c.hidden.push_back(k);
+    } else if (const char* code = value("# code: ")) {
+      c.code = code;
     }
     first = false;
   }
@@ -792,6 +795,26 @@ TEST_P(HostileInput, IsRefusedCleanly) {
   std::vector<std::string> problems;
   ExpectationViolations(r.err, spec, c, &problems);
   CommonViolations(r, before, Capture(box), &problems);
+  // A planted credential is absent from every channel: the JSON report and
+  // GitHub annotations (stdout) too; "# code:" is the code -o json reports.
+  if (!c.hidden.empty() || !c.code.empty()) {
+    for (const char* format : {"json", "github"}) {
+      std::vector<std::string> with = args;
+      with.insert(with.begin() + 1, {"-o", format});
+      const RunResult f = RunLimited(with, box.root());
+      if (f.exit_code != 1) problems.push_back(std::string("-o ") + format + " exits " + std::to_string(f.exit_code));
+      for (const auto& secret : c.hidden) {
+        if ((f.out + f.err).find(secret) != std::string::npos) {
+          problems.push_back(std::string("-o ") + format + " prints the credential \"" + Printable(secret) + "\"");
+        }
+      }
+      if (std::string(format) == "json" && !c.code.empty() &&
+          f.out.find("\"code\": \"" + c.code + "\"") == std::string::npos) {
+        problems.push_back("-o json reports no diagnostic with code " + c.code);
+      }
+    }
+    if (Capture(box).scratch != before.scratch) problems.push_back("the scratch directory changed (-o json/github)");
+  }
   Report(c.name, problems, r.err);
 }
 

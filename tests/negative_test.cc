@@ -725,6 +725,33 @@ TEST_F(NegativeTest, ManyInvalidItemsAreReportedCappedPerField) {
   }
 }
 
+// E22: errors quoted the file a symlinked spec points to (~/.netrc, a
+// shadow-style file): passwords and hashes on the terminal and in -o github.
+TEST_F(NegativeTest, AFileThatIsNoSpecIsNeverQuoted) {
+  const std::string netrc = scratch_.Write("home/.netrc", "machine git.example.com\n  login deploy\n  password Sup3rS3cretPw\n");
+  const std::string shadow = scratch_.Write("etc/shadow", "root:$6$saltsalt$HashHashHashHashHash:19000:0:99999:7:::\n");
+  fs::create_directories(scratch_.path() + "/specs");
+  fs::create_symlink(netrc, scratch_.path() + "/specs/x.yaml");
+  fs::create_symlink(shadow, scratch_.path() + "/specs/y.yaml");
+  for (const std::string& spec : {scratch_.path() + "/specs/x.yaml", scratch_.path() + "/specs/y.yaml", shadow}) {
+    for (const char* format : {"text", "json", "github"}) {
+      RunResult r = RunNemoc({"build", "-o", format, "--out", out(), spec});
+      EXPECT_EQ(1, r.exit_code) << spec << "\n" << r.err;
+      const std::string all = r.out + r.err;
+      for (const char* secret : {"Sup3rS3cretPw", "HashHashHash", "saltsalt", "deploy"}) {
+        EXPECT_EQ(std::string::npos, all.find(secret)) << spec << " -o " << format << ":\n" << all;
+      }
+      if (spec != shadow) {
+        EXPECT_NE(std::string::npos, all.find("is a symlink to a file that is not a nemoc spec")) << all;
+        if (std::string(format) == "json") {
+          EXPECT_NE(std::string::npos, all.find("\"code\": \"spec.not-a-spec\"")) << all;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(before_, TreeFingerprint(out()));
+}
+
 TEST_F(NegativeTest, AbsoluteImportFromJpathLibrary) {
   scratch_.Write("lib/evil.libsonnet",
                  "local v = import 'vanilla-k8s.libsonnet';\n"
