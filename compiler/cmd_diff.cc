@@ -10,6 +10,7 @@
 
 #include "drift.h"
 #include "jsonnet_expander.h"
+#include "secret_scanner.h"
 #include "review_diff.h"
 
 namespace nemoc {
@@ -159,6 +160,27 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
   RealDisk disk;
   std::vector<FileChange> changes;
   const bool readable = ComputeDrift(disk, compiled, &changes, &diags);
+  // A hand-edited tree may hold anything (E23: a token pasted into out/ was
+  // printed by diff): both sides are masked before they are compared and
+  // shown, and the text forms escape control bytes (ESC, OSC 52) line by line.
+  const bool terminal = !json;
+  for (auto& change : changes) {
+    for (std::string* text : {&change.old_text, &change.new_text}) {
+      *text = MaskSecrets(*text);
+      if (!terminal) continue;
+      std::string safe;
+      size_t start = 0;
+      while (start < text->size()) {
+        size_t end = text->find('\n', start);
+        const bool newline = end != std::string::npos;
+        if (!newline) end = text->size();
+        safe += ForTerminal(std::string_view(*text).substr(start, end - start));
+        if (newline) safe += '\n';
+        start = end + 1;
+      }
+      *text = std::move(safe);
+    }
+  }
   PairRenamedFiles(&changes);
   // The workload kinds as the libraries know them (gitops.libsonnet's core
   // kinds and every runtime's, those of --jpath directories included).

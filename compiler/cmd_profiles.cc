@@ -2,6 +2,8 @@
 // describe themselves (compiler/profiles.h).
 #include "commands.h"
 
+#include "secret_scanner.h"
+
 #include <cstdio>
 
 #include "data_dir.h"
@@ -46,10 +48,15 @@ int RunProfiles(const ProfilesFlags& flags) {
     for (const auto& p : profiles) {
       std::string options;
       for (const auto& [field, _] : p.description["options"].items()) options += (options.empty() ? "" : ", ") + field;
+      // A --jpath profile's strings reach the terminal escaped and masked
+      // (E23: an OSC 52 sequence in a description wrote the clipboard).
+      auto shown = [](const std::string& s) { return ForTerminal(MaskSecrets(s)); };
+      const nlohmann::json& d = p.description;
+      const std::string description = d.contains("description") && d["description"].is_string() ? d["description"].get<std::string>() : "";
+      const std::string runtime = d.contains("defaultRuntime") && d["defaultRuntime"].is_string() ? d["defaultRuntime"].get<std::string>() : "";
       std::printf("%s%s\n  %s\n  runtime %s by default; target options: %s; nemoc init: %s\n",
-                  p.name.c_str(), p.builtin ? "" : (" (" + p.file + ")").c_str(),
-                  p.description.value("description", "").c_str(),
-                  p.description.value("defaultRuntime", "").c_str(), options.empty() ? "none" : options.c_str(),
+                  shown(p.name).c_str(), p.builtin ? "" : (" (" + shown(p.file) + ")").c_str(),
+                  shown(description).c_str(), shown(runtime).c_str(), options.empty() ? "none" : shown(options).c_str(),
                   p.description["starter"].is_object() ? "a starter" : "no starter");
     }
   }

@@ -9,6 +9,7 @@
 
 #include <git2.h>
 
+#include "secret_scanner.h"
 #include "tree_writer.h"
 
 namespace nemoc {
@@ -330,6 +331,15 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
   };
   for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--author-name", impl.options.author_name},
                                     {"--author-email", impl.options.author_email}}) {
+    // A commit object is pushed and kept forever: a credential pasted as the
+    // author (E23: --author-name nvapi-...) is refused, unquoted.
+    if (const auto found = FindSecrets(value); !found.empty()) {
+      diags->Error("git.author",
+                   flag + ": looks like a " + found.front().kind +
+                       "; a commit's author is pushed with it, so it is refused (not shown here)",
+                   {}, "pass a plain name and e-mail; treat the value as leaked and rotate it");
+      continue;
+    }
     if (bad(value, flag == "--author-email")) {
       diags->Error("git.author",
                    flag + ": holds a line break, a control character" +

@@ -1,6 +1,9 @@
 // nemoc: compiles one NeMo pipeline spec into reviewable Kubernetes manifests.
 #include <cerrno>
 #include <cstdio>
+#include <streambuf>
+#include <iostream>
+#include <mutex>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -9,6 +12,8 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "diagnostic.h"
+#include "secret_scanner.h"
 #include "data_dir.h"
 #include "edit_distance.h"
 
@@ -236,8 +241,49 @@ int RunMain(int argc, char** argv) {
 // A failed write to standard output (a full disk, `> /dev/full`, an I/O
 // error) is an error, not a silently truncated result (field review E27):
 // stdio buffers, so the last write's failure shows only at the flush.
+namespace {
+
+// std::cerr as libjsonnet writes std.trace to it ("TRACE: file:line msg"):
+// a --jpath library's trace reached the terminal raw -- escape sequences such
+// as OSC 52 (clipboard writes), credentials -- E23. Each line goes out
+// escaped and masked, like every diagnostic.
+class SafeErrBuf : public std::streambuf {
+ protected:
+  int_type overflow(int_type ch) override {
+    if (ch == traits_type::eof()) return traits_type::not_eof(ch);
+    std::lock_guard<std::mutex> lock(mu_);  // evaluations run on several threads
+    line_ += static_cast<char>(ch);
+    if (ch == '\n' || line_.size() >= 65536) Flush();
+    return ch;
+  }
+  int sync() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Flush();
+    return 0;
+  }
+
+ private:
+  void Flush() {
+    if (line_.empty()) return;
+    const bool newline = line_.back() == '\n';
+    if (newline) line_.pop_back();
+    std::string out = nemoc::ForTerminal(nemoc::MaskSecrets(line_));
+    if (newline) out += '\n';
+    std::fwrite(out.data(), 1, out.size(), stderr);
+    line_.clear();
+  }
+  std::mutex mu_;
+  std::string line_;
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  static SafeErrBuf safe_err;
+  std::cerr.rdbuf(&safe_err);
+  std::clog.rdbuf(&safe_err);
   const int code = RunMain(argc, argv);
+  std::cerr.flush();
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
     const int err = errno;
     std::fprintf(stderr, "nemoc: error: cannot write to standard output: %s\n",

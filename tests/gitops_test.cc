@@ -240,6 +240,22 @@ TEST_F(GitRepoTest, AnAuthorWithALineBreakIsRefusedBeforeAnythingIsWritten) {
   }
 }
 
+// E23: a credential as the author would be pushed in every commit object.
+TEST_F(GitRepoTest, ACredentialAsTheAuthorIsRefusedUnquoted) {
+  scratch_.Write("spec.yaml", kGitopsSpec);
+  const int before = Commits();
+  const std::string key = std::string("nvapi-") + std::string(30, 'Q');
+  for (const std::string flag : {"--author-name", "--author-email"}) {
+    RunResult r = Nemoc({"build", "--commit", "spec.yaml", flag, key, flag == "--author-name" ? "--author-email" : "--author-name",
+                         flag == "--author-name" ? "bot@example.com" : "Release Bot"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("error: " + flag + ": looks like a NGC API key"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(key), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir() + "/out"));
+  }
+  EXPECT_EQ(Commits(), before);
+}
+
 // C12: the user's whole flow, for a spec with warnings (its targets carry no
 // build stamp) and one without (stamped): init -> build --commit -> edit ->
 // build --commit -> build -> check, and build then build --commit. The work

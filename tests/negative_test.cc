@@ -752,6 +752,47 @@ TEST_F(NegativeTest, AFileThatIsNoSpecIsNeverQuoted) {
   EXPECT_EQ(before_, TreeFingerprint(out()));
 }
 
+// E23: channels that printed raw bytes or credentials: a --jpath library's
+// std.trace and profile description (escape sequences such as OSC 52, which
+// writes the terminal's clipboard), and `diff` of a hand-edited tree.
+TEST_F(NegativeTest, TraceDescriptionsAndDiffAreEscapedAndMasked) {
+  const std::string key = std::string("nvapi-") + std::string(30, 'Q');
+  scratch_.Write("lib/tr.libsonnet",
+                 "local v = import 'vanilla-k8s.libsonnet';\n"
+                 "v + { name: 'tr', description: 'a \\u001b]52;c;aGVsbG8=\\u0007 profile',\n"
+                 "  serviceAccountAnnotations(ctx):: std.trace('\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007 ' + 'nvapi-' + "
+                 "std.join('', std.makeArray(30, function(i) 'Q')), {}) }\n");
+  const std::string lib = scratch_.path() + "/lib";
+  const std::string spec = scratch_.Write("tr.yaml", Replace(kBaseSpec, "profile: vanilla-k8s\n      rdma: {count: 4}", "profile: tr"));
+  auto clean = [&](const RunResult& r, const std::string& what) {
+    const std::string all = r.out + r.err;
+    EXPECT_EQ(std::string::npos, all.find('\x1b')) << what << ": a raw ESC reached the terminal";
+    EXPECT_EQ(std::string::npos, all.find('\x07')) << what;
+    EXPECT_EQ(std::string::npos, all.find(key)) << what << ": the key was printed";
+  };
+  RunResult built = RunNemoc({"build", "--out", out(), "--jpath", lib, spec});
+  EXPECT_EQ(0, built.exit_code) << built.err;
+  EXPECT_NE(std::string::npos, built.err.find("TRACE: ")) << built.err;
+  EXPECT_NE(std::string::npos, built.err.find("\\x1B]52;c;")) << "shown escaped: " << built.err;
+  clean(built, "build");
+  RunResult profiles = RunNemoc({"profiles", "--jpath", lib});
+  EXPECT_NE(std::string::npos, profiles.out.find("a \\x1B]52;c;aGVsbG8=\\x07 profile")) << profiles.out;
+  clean(profiles, "profiles");
+
+  // A hand edit of the generated tree: a token and an escape sequence.
+  const std::string summary = out() + "/neg/onprem/SUMMARY.md";
+  std::string text = ReadFile(summary);
+  text += "token: " + key + "\n\x1b]52;c;ZXZpbA==\x07\n";
+  scratch_.Write("out/neg/onprem/SUMMARY.md", text);
+  for (const char* format : {"text", "markdown", "json"}) {
+    RunResult diff = RunNemoc({"diff", "-o", format, "--out", out(), spec_path_});
+    if (std::string(format) != "markdown") {  // markdown summarises objects, not files
+      EXPECT_NE(std::string::npos, diff.out.find("SUMMARY.md")) << format << diff.out << diff.err;
+    }
+    clean(diff, std::string("diff -o ") + format);
+  }
+}
+
 TEST_F(NegativeTest, AbsoluteImportFromJpathLibrary) {
   scratch_.Write("lib/evil.libsonnet",
                  "local v = import 'vanilla-k8s.libsonnet';\n"
