@@ -484,13 +484,28 @@ SummaryProvenance Provenance(const Document& spec_doc, const std::string& target
   SummaryProvenance provenance;
   provenance.target = PointerToDotted(target_pointer);
   provenance.sets = sets;
-  const nlohmann::json::json_pointer overrides_at(target_pointer + "/overrides");
-  if (!spec_doc.root.contains(overrides_at)) return provenance;
-  for (auto& [pointer, value] : OverrideLines(spec_doc.root[overrides_at])) {
-    const nlohmann::json::json_pointer at(pointer);
-    provenance.overrides.push_back(
-        {PointerToDotted(pointer), value, spec_doc.root.contains(at) ? spec_doc.root[at].dump() : ""});
+  // The environment's values first; the target's own replace them.
+  std::map<std::string, SummaryProvenance::Override> lines;
+  const nlohmann::json::json_pointer environment_at(target_pointer + "/environment");
+  if (spec_doc.root.contains(environment_at) && spec_doc.root[environment_at].is_string()) {
+    provenance.environment = spec_doc.root[environment_at].get<std::string>();
+    const nlohmann::json::json_pointer patch_at("/spec/environments/" + EscapePointerToken(provenance.environment));
+    if (spec_doc.root.contains(patch_at)) {
+      for (auto& [pointer, value] : OverrideLines(spec_doc.root[patch_at])) {
+        const nlohmann::json::json_pointer at(pointer);
+        lines[pointer] = {PointerToDotted(pointer), value, spec_doc.root.contains(at) ? spec_doc.root[at].dump() : "",
+                          provenance.environment};
+      }
+    }
   }
+  const nlohmann::json::json_pointer overrides_at(target_pointer + "/overrides");
+  if (spec_doc.root.contains(overrides_at)) {
+    for (auto& [pointer, value] : OverrideLines(spec_doc.root[overrides_at])) {
+      const nlohmann::json::json_pointer at(pointer);
+      lines[pointer] = {PointerToDotted(pointer), value, spec_doc.root.contains(at) ? spec_doc.root[at].dump() : "", ""};
+    }
+  }
+  for (auto& [_, line] : lines) provenance.overrides.push_back(std::move(line));
   return provenance;
 }
 
@@ -719,6 +734,27 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
     if (!Selected(name)) {
       continue;
     }
+    // An environment the spec does not define is this target's error.
+    if (const std::string environment = TargetEnvironment(doc, i); !environment.empty()) {
+      const nlohmann::json& spec = doc.root["spec"];
+      std::vector<std::string> defined;
+      if (spec.contains("environments") && spec["environments"].is_object()) {
+        for (const auto& [key, _] : spec["environments"].items()) defined.push_back(key);
+      }
+      if (std::find(defined.begin(), defined.end(), environment) == defined.end()) {
+        const std::string closest = SuggestClosest(environment, defined);
+        std::string list;
+        for (const auto& d : defined) list += (list.empty() ? "" : ", ") + d;
+        diags->Error("spec.unknown-environment",
+                     "spec.targets[" + std::to_string(i) + "].environment: no environment '" + environment +
+                         "' in spec.environments" + (defined.empty() ? std::string(" (it defines none)") : " (it defines " + list + ")"),
+                     doc.map.Locate("/spec/targets/" + std::to_string(i) + "/environment"),
+                     closest.empty() ? "define it under spec.environments, or remove targets[].environment"
+                                     : "did you mean '" + closest + "'?");
+        ok = false;
+        continue;
+      }
+    }
     std::set<std::string> yaml11_bools = spec_yaml11_bools;
     Document merged_doc = ApplyTargetOverrides(doc, i, &yaml11_bools);
     Diagnostics found;
@@ -761,6 +797,14 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
   const std::string spec_name = std::filesystem::path(path).filename().string();
   bool ok = true;
   size_t index = 0;
+  // D1: two targets of one cluster (dev and prod environments) writing the
+  // same object -- kind, namespace, name -- would take it from each other on
+  // every sync. Per cluster, each object's first writer.
+  struct Writer {
+    std::string target;
+    std::string file;
+  };
+  std::map<std::string, std::map<std::string, Writer>> written;  // cluster -> identity -> writer
   for (const auto& target : normalized["spec"]["targets"]) {
     const std::string pointer = "/spec/targets/" + std::to_string(index++);
     const std::string name = target["name"].get<std::string>();
@@ -846,6 +890,39 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     const nlohmann::json contribution = TakeContribution(&it->second.files, facts.library.gitops.cluster);
     compiled.cluster_location =
         doc.map.Locate(target.contains("cluster") ? pointer + "/cluster" : pointer);
+    const nlohmann::json& cluster = facts.library.gitops.cluster;
+    const std::string cluster_name = cluster.is_object() ? cluster.value("name", "") : "";
+    if (!cluster_name.empty()) {
+      auto& objects = written[cluster_name];
+      std::string first_shared, other_target;
+      size_t shared = 0;
+      for (const auto& [file, object] : it->second.files) {
+        if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) continue;
+        const std::string api = object.value("apiVersion", "");
+        const std::string id = api.substr(0, api.find('/') == std::string::npos ? 0 : api.find('/')) + "/" +
+                               object.value("kind", "") + " " +
+                               object["metadata"].value("namespace", "") + "/" + object["metadata"].value("name", "");
+        auto [at, inserted] = objects.emplace(id, Writer{name, file});
+        if (inserted || at->second.target == name) continue;
+        if (shared++ == 0) {
+          first_shared = object.value("kind", "") + " " + object["metadata"].value("namespace", "") + "/" +
+                         object["metadata"].value("name", "") + " (" + file + ")";
+          other_target = at->second.target;
+        }
+      }
+      if (shared > 0) {
+        const std::string at = target.contains("environment") ? pointer + "/environment" : pointer;
+        diags->Error("spec.targets-collide",
+                     "targets " + other_target + " and " + name + " both deliver to cluster " + cluster_name +
+                         " and would both write " + std::to_string(shared) + " object" + (shared == 1 ? "" : "s") +
+                         " (first " + first_shared + "); each would take them from the other on every sync",
+                     doc.map.Locate(at),
+                     "give each target on one cluster its own namespace: spec.environments.<name>.namespace, or "
+                     "targets[].overrides.namespace");
+        ok = false;
+        continue;
+      }
+    }
     compiled.plan = PlanTarget(effective, target, facts, it->second.files, compiled.dir);
     compiled.tree = BuildTree(it->second.files, it->second.kustomizations,
                               RenderSummary(effective, target, facts, compiled.plan, it->second.files,

@@ -51,6 +51,12 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
                           const std::string& dir) {
   const auto& spec = normalized["spec"];
   nlohmann::json plan = {{"name", target["name"]}, {"profile", target["profile"]}, {"dir", dir}};
+  // An environment names what the target takes from spec.environments, and
+  // the namespace it keeps apart from the others on its cluster.
+  if (target.contains("environment") && target["environment"].is_string()) {
+    plan["environment"] = target["environment"];
+    plan["namespace"] = spec["namespace"];
+  }
   if (!facts.library.accelerator.empty()) plan["accelerator"] = facts.library.accelerator;
   if (!facts.gpu_model.empty()) plan["gpuModel"] = facts.gpu_model;
   if (facts.library.train.present) {
@@ -110,8 +116,10 @@ std::string RenderPlanText(const std::string& spec_path, const std::string& proj
                            const nlohmann::json& target_plans) {
   std::string out = project + " (" + spec_path + ")\n";
   for (const auto& t : target_plans) {
-    out += "  target " + S(t["name"]) + ": profile " + S(t["profile"]) + ", writes " +
-           S(t["dir"]) + "/\n";
+    out += "  target " + S(t["name"]) + ": profile " + S(t["profile"]) +
+           (t.contains("environment") ? ", environment " + S(t["environment"]) + " (namespace " + S(t["namespace"]) + ")"
+                                      : std::string()) +
+           ", writes " + S(t["dir"]) + "/\n";
     for (const char* key : {"pretrain", "train"}) {
       if (!t.contains(key)) continue;
       const auto& train = t[key];

@@ -178,7 +178,7 @@ TEST(InputSchemaTest, OptionsOfAnotherProfileAreRefusedAtTheirKey) {
   r = Check(Replace(kBase, "profile: vanilla-k8s", "profile: gke-a4") +
             "      efa: {image: {repository: r}}\n      maxSteps: 3\n");
   EXPECT_EQ((Lines{"error spec.unknown-field@24:7: unknown field 'maxSteps' in spec.targets[0] | "
-                   "allowed fields: cluster, clusterHas, env, gcpServiceAccount, gpu, hostNetwork, kueue, name, "
+                   "allowed fields: cluster, clusterHas, env, environment, gcpServiceAccount, gpu, hostNetwork, kueue, name, "
                    "ncclTopologyConfigMap, nodeSelector, overrides, profile, runtime, stageNodes, storage",
                    "error spec.wrong-profile@23:7: spec.targets[0].efa applies to profile eks-efa, not gke-a4"}),
             RenderAll(r->diags));

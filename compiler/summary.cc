@@ -59,11 +59,18 @@ std::string RenderProvenance(const SummaryProvenance& provenance, const std::str
   }
   if (!provenance.overrides.empty()) {
     out += "## Overrides for this target\n\n";
-    out += "This target compiles from the spec with `" + provenance.target +
-           ".overrides` merged in (a JSON merge patch: null removes).\n\n";
+    if (provenance.environment.empty()) {
+      out += "This target compiles from the spec with `" + provenance.target +
+             ".overrides` merged in (a JSON merge patch: null removes).\n\n";
+    } else {
+      out += "This target compiles from the spec with environment `" + provenance.environment +
+             "` (`spec.environments." + provenance.environment + "`), then `" + provenance.target +
+             ".overrides`, merged in (JSON merge patches: null removes).\n\n";
+    }
     out += "| Field | This target | Spec |\n|---|---|---|\n";
     for (const auto& o : provenance.overrides) {
-      out += "| `" + o.path + "` | " + (o.value == "null" ? std::string("removed") : Cell(o.value)) + " | " +
+      out += "| `" + o.path + "` | " + (o.value == "null" ? std::string("removed") : Cell(o.value)) +
+             (o.environment.empty() ? std::string() : " (environment " + o.environment + ")") + " | " +
              (o.shared.empty() ? std::string("not set (default)") : Cell(o.shared)) + " |\n";
     }
     out += "\n";

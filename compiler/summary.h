@@ -19,8 +19,10 @@ struct SummaryProvenance {
     std::string path;    // "spec.stages.train.nodes"
     std::string value;   // compact JSON; "null" = removed
     std::string shared;  // the spec's own value (compact JSON), "" when it sets none
+    std::string environment;  // the environment it comes from, "" for the target's own
   };
-  std::vector<Override> overrides;  // spec.targets[i].overrides, flattened
+  std::string environment;          // spec.targets[i].environment, "" when none
+  std::vector<Override> overrides;  // the environment's, then spec.targets[i].overrides, flattened
   std::vector<std::string> sets;    // this build's --set assignments
 };
 

@@ -65,16 +65,41 @@ bool HasTargetOverrides(const Document& base, size_t index) {
     return false;
   }
   const nlohmann::json& target = spec["targets"][index];
-  return target.is_object() && target.contains("overrides") && target["overrides"].is_object();
+  return target.is_object() && ((target.contains("overrides") && target["overrides"].is_object()) ||
+                                !TargetEnvironment(base, index).empty());
+}
+
+std::string TargetEnvironment(const Document& base, size_t index) {
+  const nlohmann::json& root = base.root;
+  if (!root.is_object() || !root.contains("spec") || !root["spec"].is_object()) return "";
+  const nlohmann::json& spec = root["spec"];
+  if (!spec.contains("targets") || !spec["targets"].is_array() || index >= spec["targets"].size()) return "";
+  const nlohmann::json& target = spec["targets"][index];
+  if (!target.is_object() || !target.contains("environment") || !target["environment"].is_string()) return "";
+  return target["environment"].get<std::string>();
 }
 
 Document ApplyTargetOverrides(const Document& base, size_t index,
                               std::set<std::string>* yaml11_bools) {
   Document variant = base;
   if (!HasTargetOverrides(base, index)) return variant;
-  const std::string from = "/spec/targets/" + std::to_string(index) + "/overrides";
-  const nlohmann::json& patch = base.root["spec"]["targets"][index]["overrides"];
-  Merge(&variant.root["spec"], patch, "/spec", from, &variant.map, yaml11_bools);
+  // The environment's patch first, then the target's own over it; each
+  // merged value located where it was written.
+  const std::string environment = TargetEnvironment(base, index);
+  const nlohmann::json& spec = base.root["spec"];
+  if (!environment.empty() && spec.contains("environments") && spec["environments"].is_object() &&
+      spec["environments"].contains(environment) && spec["environments"][environment].is_object()) {
+    Merge(&variant.root["spec"], spec["environments"][environment], "/spec",
+          "/spec/environments/" + EscapePointerToken(environment), &variant.map, yaml11_bools);
+  }
+  const nlohmann::json& target = spec["targets"][index];
+  if (target.contains("overrides") && target["overrides"].is_object()) {
+    Merge(&variant.root["spec"], target["overrides"], "/spec", "/spec/targets/" + std::to_string(index) + "/overrides",
+          &variant.map, yaml11_bools);
+  }
+  // The merged spec is the target's own: it does not carry the others'
+  // environments (they are no field of what the libraries read).
+  variant.root["spec"].erase("environments");
   return variant;
 }
 

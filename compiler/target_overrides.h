@@ -24,12 +24,16 @@ namespace nemoc {
 
 /// The fields of `spec` a target may override (schemas/project.schema.json
 /// lists the same keys under definitions.targetOverrides).
-inline constexpr const char* kOverridableSpecFields[] = {"image", "model", "stages", "monitoring"};
+inline constexpr const char* kOverridableSpecFields[] = {"namespace", "image", "model", "stages", "monitoring"};
 
-/// True when spec.targets[index] of `base` has overrides.
+/// True when spec.targets[index] of `base` has overrides or an environment.
 bool HasTargetOverrides(const Document& base, size_t index);
 
-/// `base` with spec.targets[index].overrides merged into spec: the document
+/// spec.targets[index].environment, or "".
+std::string TargetEnvironment(const Document& base, size_t index);
+
+/// `base` with the target's environment (spec.environments[name]), then
+/// spec.targets[index].overrides merged into spec: the document
 /// that target is compiled from. Source positions (and --set origins) of the
 /// merged values are those of the override; `yaml11_bools` pointers below the
 /// override are added at their merged place too.

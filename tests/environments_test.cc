@@ -127,12 +127,123 @@ TEST_F(EnvironmentsTest, ATargetCompilesFromTheSpecWithItsOverridesMergedIn) {
   EXPECT_TRUE(Tree("dev-target", "prod").empty());
 }
 
+// Issue #45 (D1, D2): three clusters x dev/prod written once each. Every
+// dev target is the dev environment, every prod one the prod environment, in
+// its own namespace; a target's own overrides still win over its environment.
+const char kClustersTimesEnvironments[] = R"(  environments:
+    dev:
+      namespace: envs-dev
+      stages: {train: {nodes: 1, maxSteps: 50, batch: {global: 32}}, evaluate: null}
+    prod:
+      namespace: envs-prod
+  gitops:
+    repoURL: https://git.example/acme/infra.git
+    engines: [argocd]
+    clusters:
+      a-dev: https://a.example:443
+      a-prod: https://a.example:443
+      b-dev: https://b.example:443
+      b-prod: https://b.example:443
+      c-dev: https://c.example:443
+      c-prod: https://c.example:443
+  targets:
+    - {name: a-dev, profile: vanilla-k8s, cluster: lab-a, environment: dev}
+    - {name: a-prod, profile: vanilla-k8s, cluster: lab-a, environment: prod, rdma: {count: 4}}
+    - {name: b-dev, profile: vanilla-k8s, cluster: lab-b, environment: dev, overrides: {stages: {train: {maxSteps: 70}}}}
+    - {name: b-prod, profile: vanilla-k8s, cluster: lab-b, environment: prod, rdma: {count: 4}}
+    - {name: c-dev, profile: vanilla-k8s, cluster: lab-c, environment: dev}
+    - {name: c-prod, profile: vanilla-k8s, cluster: lab-c, environment: prod, rdma: {count: 4}}
+)";
+
+std::string SharedWith(const std::string& tail) {
+  const std::string shared = kShared;
+  return shared.substr(0, shared.find("  targets:\n")) + tail;
+}
+
+TEST_F(EnvironmentsTest, ThreeClustersTimesDevAndProdWithoutCopiedBlocks) {
+  const std::string spec = SharedWith(kClustersTimesEnvironments);
+  RunResult r = Build("matrix", spec);
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  for (const char* cluster : {"a", "b", "c"}) {
+    const auto dev = Tree("matrix", std::string(cluster) + "-dev");
+    const auto prod = Tree("matrix", std::string(cluster) + "-prod");
+    ASSERT_FALSE(dev.empty() || prod.empty()) << cluster;
+    const std::string dev_steps = std::string(cluster) == "b" ? "max_steps: 70" : "max_steps: 50";
+    bool dev_ns = false, prod_ns = false, dev_max = false, prod_max = false;
+    for (const auto& [file, text] : dev) {
+      if (file.rfind("gitops/", 0) == 0) continue;
+      dev_ns = dev_ns || text.find("namespace: envs-dev\n") != std::string::npos;
+      EXPECT_EQ(std::string::npos, text.find("namespace: envs-prod")) << file;
+      EXPECT_EQ(std::string::npos, text.find("namespace: envs-ns\n")) << file;
+      dev_max = dev_max || text.find(dev_steps) != std::string::npos;
+    }
+    for (const auto& [file, text] : prod) {
+      if (file.rfind("gitops/", 0) == 0) continue;
+      prod_ns = prod_ns || text.find("namespace: envs-prod\n") != std::string::npos;
+      prod_max = prod_max || text.find("max_steps: 5000") != std::string::npos;
+    }
+    EXPECT_TRUE(dev_ns && prod_ns && dev_max && prod_max) << cluster;
+    EXPECT_EQ(0u, dev.count("40-evaluate/kustomization.yaml")) << cluster;
+    EXPECT_EQ(1u, prod.count("40-evaluate/kustomization.yaml")) << cluster;
+    const std::string summary = dev.at("SUMMARY.md");
+    EXPECT_NE(std::string::npos, summary.find("with environment `dev` (`spec.environments.dev`)")) << summary;
+    EXPECT_NE(std::string::npos, summary.find("| `spec.namespace` | `\"envs-dev\"` (environment dev) | `\"envs-ns\"` |"))
+        << summary;
+  }
+  // The target's own value over its environment's, marked as its own.
+  EXPECT_NE(std::string::npos,
+            Tree("matrix", "b-dev").at("SUMMARY.md").find("| `spec.stages.train.maxSteps` | `70` | `5000` |"));
+  // plan names each target's environment and namespace.
+  RunResult plan = RunNemoc({"plan", scratch_.path() + "/matrix/spec.yaml"});
+  ASSERT_EQ(0, plan.exit_code) << plan.err;
+  EXPECT_NE(std::string::npos, plan.out.find("target a-dev: profile vanilla-k8s, environment dev (namespace envs-dev)"))
+      << plan.out;
+  EXPECT_NE(std::string::npos, plan.out.find("target c-prod: profile vanilla-k8s, environment prod (namespace envs-prod)"));
+}
+
+// D1: dev and prod on one cluster in one namespace wrote the same objects
+// silently. Refused, located at the second target, naming both; nothing written.
+TEST_F(EnvironmentsTest, TwoTargetsWritingOneObjectOnOneClusterAreRefused) {
+  std::string spec = SharedWith(kClustersTimesEnvironments);
+  spec = Replace(spec, "      namespace: envs-prod\n", "      stages: {train: {maxSteps: 6000}}\n");
+  spec = Replace(spec, "      namespace: envs-dev\n", "");
+  RunResult r = Build("collide", spec);
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  const std::string file = scratch_.path() + "/collide/spec.yaml";
+  EXPECT_NE(std::string::npos,
+            r.err.find(file + ":" + PositionOf(spec, "prod, rdma") +
+                       ": error: targets a-dev and a-prod both deliver to cluster lab-a and would both write"))
+      << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("targets b-dev and b-prod both deliver to cluster lab-b")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("ServiceAccount envs-ns/envs-workload")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/collide/out"));
+  // Distinct namespaces through overrides alone are enough too.
+  spec = Replace(spec, "environment: prod, rdma: {count: 4}}\n    - {name: b-dev",
+                 "environment: prod, rdma: {count: 4}, overrides: {namespace: envs-a-prod}}\n    - {name: b-dev");
+  r = Build("collide-fixed-a", spec);
+  EXPECT_EQ(std::string::npos, r.err.find("cluster lab-a")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("cluster lab-b")) << r.err;
+}
+
+TEST_F(EnvironmentsTest, AnUnknownEnvironmentIsLocatedWithASuggestion) {
+  const std::string spec = Replace(SharedWith(kClustersTimesEnvironments), "environment: prod, rdma: {count: 4}}\n    - {name: b-dev",
+                                   "environment: prd, rdma: {count: 4}}\n    - {name: b-dev");
+  RunResult r = Build("unknown", spec);
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos,
+            r.err.find(scratch_.path() + "/unknown/spec.yaml:" + PositionOf(spec, "prd, rdma") +
+                       ": error: spec.targets[1].environment: no environment 'prd' in spec.environments (it defines "
+                       "dev, prod)"))
+      << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("did you mean 'prod'?")) << r.err;
+}
+
 TEST_F(EnvironmentsTest, OverridesAreValidatedAndLocatedLikeTheSpec) {
   // A typo, a wrong type and a field no target may override: one run, each
   // at its own line, naming the target; nothing is written.
   std::string spec = std::string(kShared) + Replace(Replace(kDevTarget, "nodes: 1", "nodez: 1"),
                                                     "maxSteps: 100", "maxSteps: many");
-  spec += "        namespace: dev-ns\n";
+  spec += "        gitops: {engines: [flux]}\n";  // namespace may be overridden since #45
   const std::string file = scratch_.path() + "/bad/spec.yaml";
   RunResult r = Build("bad", spec);
   EXPECT_EQ(1, r.exit_code);
@@ -145,7 +256,7 @@ TEST_F(EnvironmentsTest, OverridesAreValidatedAndLocatedLikeTheSpec) {
                                                                      "spec.stages.train.maxSteps: expected an integer"))
       << r.err;
   EXPECT_NE(std::string::npos,
-            r.err.find(Where(file, spec, "namespace: dev-ns") + ": error: unknown field 'namespace' in "
+            r.err.find(Where(file, spec, "gitops: {engines") + ": error: unknown field 'gitops' in "
                                                                 "spec.targets[1].overrides"))
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/bad/out"));

@@ -221,7 +221,10 @@ def main():
         spec = yaml.safe_load(open(p))
         t = spec["spec"]["targets"][0]
         t["cluster"] = "shared-a4"
-        two = dict(copy.deepcopy(t), name=t["name"] + "-two", clusterHas={"kueue": False})
+        # Its own namespace: two targets writing one object on one cluster are
+        # refused on their own (spec.targets-collide, #45); this is about clusterHas.
+        two = dict(copy.deepcopy(t), name=t["name"] + "-two", clusterHas={"kueue": False},
+                   overrides={"namespace": spec["spec"]["namespace"] + "-two"})
         spec["spec"]["targets"].append(two)
         if "gitops" in spec["spec"] and t["name"] in (spec["spec"]["gitops"].get("clusters") or {}):
             spec["spec"]["gitops"]["clusters"][two["name"]] = spec["spec"]["gitops"]["clusters"][t["name"]]
