@@ -671,32 +671,43 @@ void Scanner::TryBarePassword(size_t i) {
     return;
   }
   if (t_.substr(u, i - u) == "mailto") return;
+  // The password: userinfo characters (RFC 3986: unreserved, sub-delims
+  // and '%'), at least 3 of them.
   size_t p = i + 1;
   while (p < n_ && p - i < 256 && t_[p] != '@') {
     const char c = t_[p];
-    if (IsBlank(c) || IsEol(c) || c == '/' || c == '"' || c == '\'' || c == ':' || c == ',' || c == '}' ||
-        c == ']') {
-      return;
-    }
+    const bool userinfo = IsClass(c, kUrlSafe) || c == '.' || c == '~' || c == '%' || c == '!' || c == '$' ||
+                          c == '&' || c == '*' || c == '+' || c == ';' || c == '=';
+    if (!userinfo) return;
     ++p;
   }
-  if (At(p) != '@' || p == i + 1) return;
+  if (At(p) != '@' || p < i + 4) return;
   const std::string_view password = t_.substr(i + 1, p - i - 1);
   if (IsReferenceOrPlaceholder(password)) return;
+  // The host: dot-separated labels of letters, digits and '-', ending where
+  // a host ends (a path, a port, a quote, whitespace or the text's end).
   const size_t h = p + 1;
-  const size_t host = Run(h, kUrlSafe | kKey);
+  size_t host = 0;
+  while (Has(h + host, kAlnum) || At(h + host) == '-' || (At(h + host) == '.' && Has(h + host + 1, kAlnum))) ++host;
   const std::string_view host_text = t_.substr(h, host);
-  // A host: a name with a '.', or one with a port ("localhost:5000/"); never
-  // an image digest ("nemo:24.07@sha256:1234...").
+  const char after = At(h + host);
+  if (!(after == '\0' || after == '/' || after == ':' || after == '"' || after == '\'' || IsBlank(after) ||
+        IsEol(after) || after == ',' || after == '}' || after == ']')) {
+    return;
+  }
+  // A host: a domain name (its last label letters only, as a top-level
+  // domain is), or any name with a port ("localhost:5000/"); never an image
+  // digest ("nemo:24.07@sha256:1234...").
   bool port = At(h + host) == ':';
   if (port) {
     size_t d = h + host + 1;
     while (IsDigit(At(d))) ++d;
     port = d > h + host + 1 && !Has(d, kAlnum);
   }
-  if (host == 0 || host_text.rfind("sha", 0) == 0 || (host_text.find('.') == std::string_view::npos && !port)) {
-    return;
-  }
+  const size_t dot = host_text.rfind('.');
+  const std::string_view tld = dot == std::string_view::npos ? std::string_view() : host_text.substr(dot + 1);
+  const bool domain = tld.size() >= 2 && std::all_of(tld.begin(), tld.end(), [](char c) { return IsUpper(c) || IsLower(c); });
+  if (host == 0 || host_text.rfind("sha", 0) == 0 || (!domain && !port)) return;
   Add("password in a registry or host login", i + 1, password.size(), 1);
 }
 

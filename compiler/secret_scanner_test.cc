@@ -727,7 +727,9 @@ TEST(SecretScannerE21, Base64PrivateKeysAndBareRegistryLogins) {
   for (const char* clean : {"image: nemo:24.07@sha256:1234abcd\n", "contact: mailto:ops@example.com\n",
                             "repo: git@github.com:acme/infra.git\n", "image: nvcr.io/nvidia/nemo:24.07\n",
                             "args: [--rdzv-endpoint=job-master-0:29500]\n", "a: b:c@d\n",
-                            "ref: user:${PASSWORD}@registry.example.com\n"}) {
+                            "ref: user:${PASSWORD}@registry.example.com\n",
+                            // random printable text the bench scans (bench/run, perftest)
+                            "UNSK)Z\"A61'\\Iug3'p9:7ol@l.H3x]\\q{TQ<gMP:7{;]\n"}) {
     EXPECT_TRUE(FindSecrets(clean).empty()) << clean << Describe(FindSecrets(clean));
   }
 }
