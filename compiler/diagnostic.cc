@@ -198,15 +198,19 @@ Diagnostics CappedPerField(const Diagnostics& ds, size_t limit) {
     }
     return d.code + " " + d.location.file + " " + key;
   };
+  // Each diagnostic's group, computed once for both passes.
+  std::vector<std::string> groups;
+  groups.reserve(ds.items().size());
   std::map<std::string, size_t> seen;
   for (const auto& d : ds.items()) {
-    const std::string g = group_of(d);
-    if (!g.empty()) ++seen[g];
+    groups.push_back(group_of(d));
+    if (!groups.back().empty()) ++seen[groups.back()];
   }
   Diagnostics out;
   std::map<std::string, size_t> shown;
-  for (const auto& d : ds.items()) {
-    const std::string g = group_of(d);
+  for (size_t k = 0; k < ds.items().size(); ++k) {
+    const Diagnostic& d = ds.items()[k];
+    const std::string& g = groups[k];
     if (g.empty()) {
       out.Add(d);
       continue;
