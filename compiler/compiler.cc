@@ -17,6 +17,7 @@
 #include "framework_check.h"
 #include "jsonnet_expander.h"
 #include "normalizer.h"
+#include "object_patches.h"
 #include "output_verifier.h"
 #include "plan.h"
 #include "profiles.h"
@@ -865,6 +866,13 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
           facts.memory[key] = EstimateMemory(spec["stages"][key], spec["model"]["architecture"]);
         }
       }
+    }
+    // D3: spec.patches change the expanded objects before anything verifies
+    // them (object_patches.h).
+    if (!ApplyObjectPatches(name, spec, doc, facts.library.stage_dirs, kube_schemas_.get(), &it->second.files,
+                            &facts.patches, diags)) {
+      ok = false;
+      continue;
     }
     CompiledTarget compiled;
     compiled.name = name;

@@ -46,6 +46,9 @@ struct LibraryFacts {
   // Stage directory -> the directory on shared storage it writes, named by its
   // state hash (paths.libsonnet, decision F15).
   std::vector<std::pair<std::string, std::string>> state_dirs;
+  // Stage key -> its directory (stages/order.libsonnet): object_patches.h
+  // finds a patch's objects by it.
+  std::vector<std::pair<std::string, std::string>> stage_dirs;
   struct PlatformRow {
     std::string what;
     std::vector<std::string> provides;
@@ -63,8 +66,18 @@ struct LibraryFacts {
 bool ParseLibraryFacts(const nlohmann::json& summary, LibraryFacts* facts, std::string* err);
 
 /// One target's facts: the libraries' and Finish's.
+/// One spec.patches entry as applied to a target (object_patches.h), for
+/// SUMMARY.md.
+struct AppliedPatch {
+  std::string name;                // the spec.patches key
+  std::string what;                // "merge patch" or "3 JSON Patch operations"
+  std::string selects;             // "Job of stage evaluate" (", named x")
+  std::vector<std::string> files;  // the target's files it changed
+};
+
 struct TargetFacts {
   LibraryFacts library;
+  std::vector<AppliedPatch> patches;  // spec.patches as applied
   std::string gpu_model;   // accelerators.json "model" ("" = no accelerator)
   double capacity_gb = 0;  // accelerators.json "memoryGB"
   /// The memory estimate of each training stage ("pretrain", "train"), when

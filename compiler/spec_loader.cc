@@ -144,7 +144,7 @@ bool IsCoreFalse(std::string_view s) {
 
 bool IsDecimalInt(std::string_view s) {
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
-  return AllOf(s, IsDigit);
+  return AllOf(s, IsDecimalDigit);
 }
 
 // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?

@@ -80,6 +80,78 @@ std::string RenderProvenance(const SummaryProvenance& provenance, const std::str
 
 }  // namespace
 
+// One scheduling block (schemas/project.schema.json scheduling): field ->
+// its values as code spans.
+std::vector<std::pair<std::string, std::string>> DescribeScheduling(const nlohmann::json& s) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  auto list = [](const std::vector<std::string>& items) {
+    std::string text;
+    for (const auto& i : items) text += (text.empty() ? "" : ", ") + Cell(i);
+    return text;
+  };
+  auto pairs = [&](const nlohmann::json& map) {
+    std::vector<std::string> items;
+    for (const auto& [k, v] : map.items()) items.push_back(k + "=" + v.get<std::string>());
+    return list(items);
+  };
+  if (s.contains("priorityClassName")) rows.emplace_back("priorityClassName", Cell(s["priorityClassName"].get<std::string>()));
+  if (s.contains("tolerations")) {
+    std::vector<std::string> items;
+    for (const auto& t : s["tolerations"]) {
+      std::string one = t.value("key", std::string("*"));
+      if (t.value("operator", std::string("Equal")) == "Equal") one += "=" + t.value("value", std::string());
+      if (t.contains("effect")) one += ":" + t["effect"].get<std::string>();
+      if (t.contains("tolerationSeconds")) one += " for " + std::to_string(t["tolerationSeconds"].get<int64_t>()) + "s";
+      items.push_back(one);
+    }
+    rows.emplace_back("tolerations", list(items));
+  }
+  if (s.contains("nodeSelector")) rows.emplace_back("nodeSelector", pairs(s["nodeSelector"]));
+  if (s.contains("affinity")) {
+    std::vector<std::string> items;
+    for (const auto& [k, v] : s["affinity"].items()) items.push_back(k);
+    rows.emplace_back("affinity", list(items));
+  }
+  if (s.contains("labels")) rows.emplace_back("pod labels", pairs(s["labels"]));
+  if (s.contains("annotations")) rows.emplace_back("pod annotations", pairs(s["annotations"]));
+  return rows;
+}
+
+std::string RenderSchedulingAndPatches(const nlohmann::json& spec, const TargetFacts& facts) {
+  std::vector<std::tuple<std::string, std::string, std::string>> rows;  // pods of, field, added
+  auto add = [&](const std::string& where, const nlohmann::json& s) {
+    for (auto& [field, text] : DescribeScheduling(s)) rows.emplace_back(where, field, text);
+  };
+  if (spec.contains("scheduling")) add("every stage", spec["scheduling"]);
+  for (const auto& [key, dir] : facts.library.stage_dirs) {
+    if (spec["stages"].contains(key) && spec["stages"][key].is_object() && spec["stages"][key].contains("scheduling")) {
+      add("`" + dir + "`", spec["stages"][key]["scheduling"]);
+    }
+  }
+  if (rows.empty() && facts.patches.empty()) return "";
+  std::string out =
+      "## Scheduling and patches\n\n"
+      "What the spec adds to the pods nemoc builds (`scheduling`) and changes in its objects (`patches`). A change "
+      "here replaces the workload objects it reaches (their names hash everything in them) and resumes in the same "
+      "state directories.\n\n";
+  if (!rows.empty()) {
+    out += "| Pods of | Field | Added |\n|---|---|---|\n";
+    for (const auto& [where, field, what] : rows) out += "| " + where + " | " + field + " | " + what + " |\n";
+    out += "\n";
+  }
+  if (!facts.patches.empty()) {
+    out += "| Patch | Selects | Change | Files changed |\n|---|---|---|---|\n";
+    for (const auto& p : facts.patches) {
+      std::string changed;
+      for (const auto& f : p.files) changed += (changed.empty() ? "`" : ", `") + f + "`";
+      out += "| `" + p.name + "` | " + p.selects + " | " + p.what + " | " +
+             (changed.empty() ? std::string("none (already as patched)") : changed) + " |\n";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 std::vector<std::string> StageDirs(const std::map<std::string, nlohmann::json>& files) {
   std::set<std::string> dirs;
   for (const auto& [path, _] : files) {
@@ -322,6 +394,8 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     for (const auto& [dir, path] : facts.state_dirs) out += "| `" + dir + "` | `" + path + "` |\n";
     out += "\n";
   }
+  // D3: what the spec adds to the pods and changes in the objects.
+  out += RenderSchedulingAndPatches(spec, target_facts);
   // What the platform bundle installs and what the cluster must already have
   // (platform.libsonnet summary): every resource, CSI driver, storage class,
   // kind and metric the workloads use is provided by one of the two

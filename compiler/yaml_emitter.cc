@@ -18,7 +18,7 @@ using Json = nlohmann::json;
 // YAML 1.2 limits an implicit key (one written as `key: value`) to 1024
 // characters; a longer one must use the explicit `? key` form. Bytes are
 // compared, which is conservative for UTF-8 text.
-constexpr size_t kMaxImplicitKeyBytes = 1024;
+constexpr size_t kEmitterMaxImplicitKeyBytes = 1024;
 
 // Characters that start something other than a plain scalar when they come
 // first. '-' is handled separately because `--flag` is common and plain.
@@ -456,7 +456,7 @@ class YamlWriter {
               ? KeyOrder::kTopMetadata
               : KeyOrder::kSorted;
       const std::string key_text = FormatYamlKey(key);
-      if (key_text.size() <= kMaxImplicitKeyBytes) {
+      if (key_text.size() <= kEmitterMaxImplicitKeyBytes) {
         out_ += key_text;
         out_ += ':';
         WriteMappingValue(value, indent, child_order, last);

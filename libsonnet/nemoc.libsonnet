@@ -179,7 +179,7 @@ local builders = {
     local ctx = converted { states: states6 };
     local diagnostics = ctx.profile.diagnostics(ctx) + platform.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + evaluate.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
                         + serve.diagnostics(ctx) + nemo2.diagnostics(ctx) + train.diagnostics(ctx)
-                        + pod.stageNodesDiagnostics(ctx);
+                        + pod.stageNodesDiagnostics(ctx) + pod.schedulingDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).
     local rejected = std.length([d for d in diagnostics if !std.objectHasEx(d, 'severity', false) || d.severity == 'error']) > 0;
@@ -203,6 +203,9 @@ local builders = {
         storage: storage.describeAll(ctx),
         stages: $.stageSummaries(ctx),
         stateDirs: $.stateDirs(ctx),
+        // Stage key -> its directory (stages/order.libsonnet): where
+        // compiler/object_patches.cc finds the objects a patch names.
+        stageDirs: order.dir,
         platform: platform.summary(ctx, stageFiles, gitops.enabled(ctx) && ctx.spec.gitops.platform),
       } + (if std.objectHasEx(ctx.spec.stages, 'train', false) then { train: train.summary(ctx) } else {})
       + (if gitops.enabled(ctx) then { gitops: gitops.summary(ctx, stageFiles) } else {}),

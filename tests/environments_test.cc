@@ -308,5 +308,189 @@ TEST_F(EnvironmentsTest, SetIsRecordedInTheTreeItProduced) {
   EXPECT_EQ(1, r.exit_code) << r.err;
 }
 
+// Issue #45 item 2 (D3): scheduling fields and patches. Every pod of the
+// spec tolerates a taint, evaluate's pods get a priority class and the
+// Azure Workload Identity pod label, the evaluate Job gets a field nemoc does
+// not model (dnsConfig, a merge patch) and the training workload one through
+// JSON Patch; a TrainJob target shows where each lands in Trainer's objects.
+const char kScheduling[] = R"(  scheduling:
+    tolerations:
+      - {key: dedicated, operator: Equal, value: llm, effect: NoSchedule}
+  patches:
+    evaluate-dns:
+      target: {stage: evaluate, kind: Job}
+      merge:
+        spec: {template: {spec: {dnsConfig: {options: [{name: ndots, value: "2"}]}}}}
+)";
+const char kEvaluateScheduling[] = R"(    evaluate:
+      tasks: [hellaswag]
+      scheduling:
+        priorityClassName: research-high
+        labels: {azure.workload.identity/use: "true"}
+)";
+
+std::string WithScheduling(const std::string& spec) {
+  std::string out = Replace(spec, "    evaluate:\n      tasks: [hellaswag]\n", kEvaluateScheduling);
+  return Replace(out, "  targets:\n", std::string(kScheduling) + "  targets:\n");
+}
+
+// The file of `dir` whose name starts with `prefix`, or "".
+std::string FileOf(const std::map<std::string, std::string>& tree, const std::string& prefix) {
+  for (const auto& [file, text] : tree) {
+    if (file.rfind(prefix, 0) == 0) return file;
+  }
+  return "";
+}
+
+// The "## State directories" section of a SUMMARY.md.
+std::string StateSection(const std::string& summary) {
+  const size_t begin = summary.find("## State directories");
+  if (begin == std::string::npos) return "";
+  return summary.substr(begin, summary.find("\n## ", begin + 1) - begin);
+}
+
+TEST_F(EnvironmentsTest, ATolerationAPriorityClassAndAPatchReachTheObjectsAndSummary) {
+  std::string spec = WithScheduling(kShared);
+  spec += R"(    - name: tj
+      profile: vanilla-k8s
+      runtime: trainjob
+      overrides:
+        patches:
+          train-grace:
+            target: {stage: train, kind: TrainJob}
+            ops:
+              - {op: add, path: /spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec/terminationGracePeriodSeconds, value: 600}
+        scheduling:
+          priorityClassName: batch-low
+          affinity:
+            nodeAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: In, values: [a100]}]}]
+)";
+  RunResult r = Build("hatches", spec);
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  const auto prod = Tree("hatches", "prod");
+  const std::string job = FileOf(prod, "40-evaluate/job-");
+  ASSERT_FALSE(job.empty());
+  const std::string& evaluate = prod.at(job);
+  EXPECT_NE(std::string::npos, evaluate.find("      priorityClassName: research-high\n")) << evaluate;
+  EXPECT_NE(std::string::npos, evaluate.find("      - effect: NoSchedule\n        key: dedicated\n        operator: Equal\n"
+                                             "        value: llm\n")) << evaluate;
+  EXPECT_NE(std::string::npos, evaluate.find("        azure.workload.identity/use: \"true\"\n")) << evaluate;
+  EXPECT_NE(std::string::npos, evaluate.find("      dnsConfig:\n        options:\n        - name: ndots\n          value: \"2\"\n"))
+      << evaluate;
+  // The spec-wide toleration reaches training too; evaluate's priority does not.
+  const std::string training = prod.at(FileOf(prod, "30-train/pytorchjob-"));
+  EXPECT_NE(std::string::npos, training.find("key: dedicated")) << training;
+  EXPECT_EQ(std::string::npos, training.find("priorityClassName")) << training;
+  EXPECT_EQ(std::string::npos, training.find("azure.workload.identity")) << training;
+  // SUMMARY.md lists what the spec adds and each patch with the file it changed.
+  const std::string summary = prod.at("SUMMARY.md");
+  EXPECT_NE(std::string::npos, summary.find("| every stage | tolerations | `dedicated=llm:NoSchedule` |")) << summary;
+  EXPECT_NE(std::string::npos, summary.find("| `40-evaluate` | priorityClassName | `research-high` |")) << summary;
+  EXPECT_NE(std::string::npos, summary.find("| `40-evaluate` | pod labels | `azure.workload.identity/use=true` |")) << summary;
+  EXPECT_NE(std::string::npos, summary.find("| `evaluate-dns` | Job of stage evaluate | merge patch (RFC 7386) | `" + job + "` |"))
+      << summary;
+  EXPECT_EQ(std::string::npos, summary.find("train-grace")) << summary;
+  // The TrainJob target, with a patch and an affinity of its own: the
+  // spec's node affinity joins nemoc's one-pod-per-node anti-affinity.
+  const auto tj = Tree("hatches", "tj");
+  const std::string trainjob = tj.at(FileOf(tj, "30-train/trainjob-"));
+  EXPECT_NE(std::string::npos, trainjob.find("nodeAffinity:")) << trainjob;
+  EXPECT_NE(std::string::npos, trainjob.find("podAntiAffinity:")) << trainjob;
+  EXPECT_NE(std::string::npos, trainjob.find("terminationGracePeriodSeconds: 600")) << trainjob;
+  // A priority class is no field of a runtimePatches pod spec (Trainer
+  // v2.3.0 PodSpecPatch): the TrainingRuntime's pod template holds it.
+  EXPECT_EQ(std::string::npos, trainjob.find("priorityClassName")) << trainjob;
+  const std::string runtime = tj.at(FileOf(tj, "00-base/trainingruntime-"));
+  EXPECT_NE(std::string::npos, runtime.find("priorityClassName: batch-low")) << runtime;
+  EXPECT_NE(std::string::npos, tj.at("SUMMARY.md").find("| `train-grace` | TrainJob of stage train | 1 JSON Patch operation (RFC 6902) | `30-train/trainjob-"));
+}
+
+// F15: scheduling and patches are in the workload names (Jobs are immutable)
+// and in no state hash. The life: build; add scheduling and a patch (the
+// workloads are replaced, every stage resumes in its directory); change only
+// evaluate's patch (only evaluate's Job is replaced); revert (the first names
+// come back: content-addressed).
+TEST_F(EnvironmentsTest, ASchedulingOnlyChangeReplacesTheWorkloadsAndKeepsTheirStateDirectories) {
+  ASSERT_EQ(0, Build("plain", kShared).exit_code);
+  const std::string scheduled = WithScheduling(kShared);
+  ASSERT_EQ(0, Build("scheduled", scheduled).exit_code);
+  const std::string repatched = Replace(scheduled, "value: \"2\"", "value: \"3\"");
+  ASSERT_EQ(0, Build("repatched", repatched).exit_code);
+  RunResult reverted = Build("reverted", kShared);
+  ASSERT_EQ(0, reverted.exit_code) << reverted.err;
+  const auto plain = Tree("plain", "prod"), sched = Tree("scheduled", "prod"), repat = Tree("repatched", "prod");
+  for (const char* workload : {"30-train/pytorchjob-", "40-evaluate/job-"}) {
+    ASSERT_FALSE(FileOf(plain, workload).empty()) << workload;
+    EXPECT_NE(FileOf(plain, workload), FileOf(sched, workload)) << workload << ": a changed Job keeps its name";
+  }
+  EXPECT_EQ(FileOf(sched, "30-train/pytorchjob-"), FileOf(repat, "30-train/pytorchjob-"));
+  EXPECT_NE(FileOf(sched, "40-evaluate/job-"), FileOf(repat, "40-evaluate/job-"));
+  const std::string states = StateSection(plain.at("SUMMARY.md"));
+  ASSERT_NE(std::string::npos, states.find("| `30-train` | `/")) << states;
+  EXPECT_EQ(states, StateSection(sched.at("SUMMARY.md")));
+  EXPECT_EQ(states, StateSection(repat.at("SUMMARY.md")));
+  EXPECT_EQ("", Differences(plain, Tree("reverted", "prod")));
+}
+
+TEST_F(EnvironmentsTest, PatchesThatBreakOrMissAnObjectAreRefusedLocatedInOneRun) {
+  std::string spec = WithScheduling(kShared);
+  spec = Replace(spec, "  patches:\n", R"(  patches:
+    bad-limit:
+      target: {stage: evaluate, kind: Job}
+      merge: {spec: {backoffLimit: many}}
+    rename:
+      target: {stage: train, kind: PyTorchJob}
+      ops: [{op: add, path: /spec/runPolicy/suspend, value: false}, {op: replace, path: /metadata/name, value: other}]
+    no-such-path:
+      target: {stage: evaluate, kind: Job}
+      ops: [{op: remove, path: /spec/template/spec/hostIPC}]
+    no-such-kind:
+      target: {stage: evaluate, kind: Deployment}
+      merge: {spec: {replicas: 2}}
+)");
+  RunResult r = Build("broken", spec);
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  const std::string file = scratch_.path() + "/broken/spec.yaml";
+  EXPECT_NE(std::string::npos, r.err.find(Where(file, spec, "{spec: {backoffLimit: many}}") +
+                                          ": error: target prod: patch bad-limit makes Job envs-evaluate-"))
+      << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("spec.backoffLimit: expected integer, got string \"many\"")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find(Where(file, spec, "[{op: add, path: /spec/runPolicy") +
+                                          ": error: target prod: patch rename changes what PyTorchJob envs-train-"))
+      << r.err;
+  EXPECT_NE(std::string::npos, r.err.find(Where(file, spec, "{op: remove, path: /spec/template/spec/hostIPC}") +
+                                          ": error: target prod: patch no-such-path, operation 0, cannot be applied"))
+      << r.err;
+  EXPECT_NE(std::string::npos, r.err.find(Where(file, spec, "target: {stage: evaluate, kind: Deployment}") +
+                                          ": error: target prod: patch no-such-kind matches no object: stage evaluate "
+                                          "of this target has Job"))
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/broken/out"));
+}
+
+TEST_F(EnvironmentsTest, SchedulingThatUndoesNemocsPlacementIsRefusedLocated) {
+  std::string spec = Replace(kShared, "      rdma: {count: 4}\n",
+                             "      rdma: {count: 4}\n      nodeSelector: {pool: h100}\n");
+  spec = Replace(spec, "    evaluate:\n      tasks: [hellaswag]\n", R"(    evaluate:
+      tasks: [hellaswag]
+      scheduling:
+        nodeSelector: {pool: a100, zone: b}
+        labels: {app.kubernetes.io/component: mine, team: nlp}
+)");
+  RunResult r = Build("undo", spec);
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  const std::string file = scratch_.path() + "/undo/spec.yaml";
+  EXPECT_NE(std::string::npos, r.err.find(Where(file, spec, "pool: a100") +
+                                          ": error: target prod: node selector pool is h100 in the target's placement"))
+      << r.err;
+  EXPECT_NE(std::string::npos, r.err.find(Where(file, spec, "app.kubernetes.io/component: mine") +
+                                          ": error: target prod: label app.kubernetes.io/component is one nemoc sets"))
+      << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("\n2 errors\n")) << r.err;  // zone and team are no conflict
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/undo/out"));
+}
+
 }  // namespace
 }  // namespace nemoc::testing

@@ -88,7 +88,12 @@ runtime + {
               metadata: { labels: { 'trainer.kubeflow.org/trainjob-ancestor-step': 'trainer' } },
               spec: {
                 backoffLimit: 0,
-                template: { spec: { containers: [{ name: $.containerName, image: w.container.image }] } },
+                // priorityClassName is no field of a runtimePatches pod
+                // spec (kubeflow/trainer v2.3.0 pkg/apis/trainer/v1alpha1/
+                // trainjob_types.go PodSpecPatch): the runtime's template
+                // carries it (stages/pod.libsonnet scheduling, D3).
+                template: { spec: { containers: [{ name: $.containerName, image: w.container.image }] }
+                                  + (if std.objectHasEx(w.pod.spec, 'priorityClassName', false) then { priorityClassName: w.pod.spec.priorityClassName } else {}) },
               },
             },
           }],
@@ -138,15 +143,20 @@ runtime + {
                           for key in patchKeys
                           if std.objectHasEx(podSpec, key, false)
                         } + {
-                          // One pod per node: ranks of one job never share a machine.
-                          affinity: {
-                            podAntiAffinity: {
+                          // One pod per node: ranks of one job never share a
+                          // machine. The spec's affinity (scheduling.affinity,
+                          // D3) joins it; its required anti-affinity terms
+                          // are added to this one.
+                          local user = std.get(podSpec, 'affinity', {}),
+                          local userAnti = std.get(user, 'podAntiAffinity', {}),
+                          affinity: user {
+                            podAntiAffinity: userAnti {
                               requiredDuringSchedulingIgnoredDuringExecution: [{
                                 labelSelector: {
                                   matchLabels: { 'jobset.sigs.k8s.io/jobset-name': w.name },
                                 },
                                 topologyKey: 'kubernetes.io/hostname',
-                              }],
+                              }] + std.get(userAnti, 'requiredDuringSchedulingIgnoredDuringExecution', []),
                             },
                           },
                           containers: [{

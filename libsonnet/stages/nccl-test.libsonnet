@@ -12,6 +12,7 @@ local paths = import 'nemoc/paths.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
 local chain = import 'nemoc/stages/chain.libsonnet';
 local train = import 'nemoc/stages/train.libsonnet';
+local pod = import 'nemoc/stages/pod.libsonnet';
 
 {
   dir: order.dir.ncclTest,
@@ -80,11 +81,12 @@ local train = import 'nemoc/stages/train.libsonnet';
   // restarts (a preflight reports, it does not retry).
   // Hashed once (k8s.hashed): the runtimes read the plain data.
   workload(ctx)::
+    local patches = pod.patchesOf(ctx, 'ncclTest');
     local hashed = k8s.hashed(ctx.project + '-nccl-test', 46, {
       runtime: ctx.runtime,
       workload: $.workloadContent(ctx),
       script: $.script,
-    });
+    } + (if std.length(patches) > 0 then { patches: patches } else {}));
     hashed.value.workload { name: hashed.name },
 
   workloadContent(ctx)::

@@ -16,7 +16,10 @@ local kueue = import 'nemoc/kueue.libsonnet';
   // The placement of one single-node stage (stages/order.libsonnet key): the
   // profile's localPlacement on the target's stageNodes for it, if any (B19:
   // a 1-GPU stage need not hold a training instance).
-  placementFor(ctx, key)::
+  placementFor(ctx, key):: $.scheduled(ctx, $.nodesFor(ctx, key), key),
+
+  // The profile's localPlacement on the target's stageNodes for stage `key`.
+  nodesFor(ctx, key)::
     local p = ctx.localPlacement;
     local all = if std.objectHasEx(ctx.target, 'stageNodes', false) then ctx.target.stageNodes else {};
     if !std.objectHasEx(all, key, false) then p
@@ -26,6 +29,109 @@ local kueue = import 'nemoc/kueue.libsonnet';
         nodeSelector: (if std.objectHasEx(nodes, 'instanceType', false) then { 'node.kubernetes.io/instance-type': nodes.instanceType } else {})
                       + (if std.objectHasEx(nodes, 'nodeSelector', false) then nodes.nodeSelector else {}),
       },
+
+  // D3: the spec's scheduling additions for stage `key` (schemas/
+  // project.schema.json scheduling): spec.scheduling, then
+  // stages.<key>.scheduling -- tolerations appended, maps merged with the
+  // stage's value winning, priorityClassName and affinity the stage's if it
+  // has them. A target's overrides and environment reach both through its
+  // merged spec.
+  scheduling(ctx, key)::
+    local all = std.get(ctx.spec, 'scheduling', {});
+    local stage = std.get(std.get(ctx.spec.stages, key, {}), 'scheduling', {});
+    {
+      tolerations: std.get(all, 'tolerations', []) + std.get(stage, 'tolerations', []),
+      nodeSelector: std.get(all, 'nodeSelector', {}) + std.get(stage, 'nodeSelector', {}),
+      labels: std.get(all, 'labels', {}) + std.get(stage, 'labels', {}),
+      annotations: std.get(all, 'annotations', {}) + std.get(stage, 'annotations', {}),
+      priorityClassName: std.get(stage, 'priorityClassName', std.get(all, 'priorityClassName', null)),
+      affinity: std.get(stage, 'affinity', std.get(all, 'affinity', null)),
+    },
+
+  // `placement` (the profile's) with the scheduling additions of stage
+  // `key`, and the spec's patches of that stage, which the stage's workload
+  // name hashes (F15: the object-name hash covers everything in the object,
+  // and compiler/object_patches.cc patches the objects after expansion).
+  // Neither reaches a state hash (paths.libsonnet): a scheduling-only change
+  // replaces the workload and resumes in the same directory.
+  scheduled(ctx, placement, key)::
+    local s = $.scheduling(ctx, key);
+    placement {
+      nodeSelector: placement.nodeSelector + s.nodeSelector,
+      tolerations: placement.tolerations + s.tolerations,
+      annotations: placement.annotations + s.annotations,
+      podLabels: s.labels,
+      affinity: s.affinity,
+      priorityClassName: s.priorityClassName,
+      patches: $.patchesOf(ctx, key),
+    },
+
+  // The spec's patches of stage `key`'s objects: name -> patch.
+  patchesOf(ctx, key)::
+    local all = std.get(ctx.spec, 'patches', {});
+    { [n]: all[n] for n in std.objectFields(all) if all[n].target.stage == key },
+
+  // What a workload's name hashes besides its content: its stage's patches,
+  // absent when there are none (names of unpatched workloads stay).
+  patchDeterminants(placement)::
+    local patches = std.get(placement, 'patches', {});
+    if std.length(patches) == 0 then {} else { patches: patches },
+
+  // The scheduling fields of a pod spec from a placement.
+  schedulingSpec(placement)::
+    (if std.get(placement, 'affinity', null) != null then { affinity: placement.affinity } else {})
+    + (if std.get(placement, 'priorityClassName', null) != null then { priorityClassName: placement.priorityClassName } else {}),
+
+  // Scheduling additions that would undo what nemoc or the profile set: a
+  // node selector or annotation the placement has with another value, a
+  // label nemoc's own (ownership, component, Kueue's queue).
+  schedulingDiagnostics(ctx)::
+    local escape(k) = std.strReplace(std.strReplace(k, '~', '~0'), '/', '~1');
+    local ownLabel(k) = std.startsWith(k, 'app.kubernetes.io/') || std.startsWith(k, 'nemoc.dev/') || std.startsWith(k, 'kueue.x-k8s.io/')
+                        || std.objectHasEx(ctx.labels, k, false);
+    local training = ['pretrain', 'train'];
+    local placementOf(key) = if std.member(training, key) then ctx.placement else $.nodesFor(ctx, key);
+    // [pointer of the scheduling block, the placements it applies to]
+    local stages = ctx.spec.stages;
+    local keyed = [k for k in std.objectFields(stages) if std.isObject(stages[k]) && std.objectHasEx(stages[k], 'scheduling', false)];
+    local blocks = (if std.objectHasEx(ctx.spec, 'scheduling', false)
+                    then [['/spec/scheduling', ctx.spec.scheduling, [ctx.localPlacement, ctx.placement]]] else [])
+                   + [['/spec/stages/' + k + '/scheduling', stages[k].scheduling, [placementOf(k)]] for k in keyed];
+    std.flattenArrays([
+      local pointer = b[0], s = b[1], placements = b[2];
+      [
+        {
+          code: 'spec.scheduling-conflict',
+          pointer: pointer + '/labels/' + escape(k),
+          atKey: true,
+          message: 'label ' + k + ' is one nemoc sets itself (ownership, the stage component or the Kueue queue) and cannot be set here',
+          hint: 'spec.metadata.labels adds labels to every object; pod labels here need another key',
+        }
+        for k in std.objectFields(std.get(s, 'labels', {}))
+        if ownLabel(k)
+      ] + [
+        {
+          code: 'spec.scheduling-conflict',
+          pointer: pointer + '/nodeSelector/' + escape(k),
+          atKey: true,
+          message: 'node selector ' + k + ' is ' + std.join(' or ', k8s.stringSet([p.nodeSelector[k] for p in placements if std.objectHasEx(p.nodeSelector, k, false)]))
+                   + " in the target's placement; " + s.nodeSelector[k] + ' would move the pods off the nodes nemoc sized them for',
+          hint: "set the target's nodeSelector (or stageNodes) instead",
+        }
+        for k in std.objectFields(std.get(s, 'nodeSelector', {}))
+        if std.length([p for p in placements if std.objectHasEx(p.nodeSelector, k, false) && p.nodeSelector[k] != s.nodeSelector[k]]) > 0
+      ] + [
+        {
+          code: 'spec.scheduling-conflict',
+          pointer: pointer + '/annotations/' + escape(k),
+          atKey: true,
+          message: 'annotation ' + k + ' is set by profile ' + ctx.profile.name + ' (the pods need its value) and cannot be changed here',
+        }
+        for k in std.objectFields(std.get(s, 'annotations', {}))
+        if std.length([p for p in placements if std.objectHasEx(p.annotations, k, false) && p.annotations[k] != s.annotations[k]]) > 0
+      ]
+      for b in blocks
+    ]),
 
   // stageNodes rules: an engine runs on the GPU it was built on; nemoc's own
   // Kueue flavor holds the training nodes only; instanceType is EKS's label.
@@ -86,7 +192,8 @@ local kueue = import 'nemoc/kueue.libsonnet';
     local allAnnotations = placement.annotations + annotations;
     {
       metadata: {
-        labels: ctx.labels { 'app.kubernetes.io/component': component },
+        // The spec's pod labels (scheduling.labels) never replace nemoc's.
+        labels: std.get(placement, 'podLabels', {}) + ctx.labels { 'app.kubernetes.io/component': component },
       } + (if std.length(allAnnotations) > 0 then { annotations: allAnnotations } else {}),
       spec: {
         serviceAccountName: ctx.serviceAccountName,
@@ -108,7 +215,7 @@ local kueue = import 'nemoc/kueue.libsonnet';
         if std.length(placement.nodeSelector) > 0 then { nodeSelector: placement.nodeSelector } else {}
       ) + (
         if std.length(placement.tolerations) > 0 then { tolerations: placement.tolerations } else {}
-      ),
+      ) + $.schedulingSpec(placement),
     },
 
   // A Job of one pod running `container` to completion. Jobs are immutable:
@@ -128,7 +235,8 @@ local kueue = import 'nemoc/kueue.libsonnet';
     };
     local bound = if job.wrapsInJobSet(ctx, placement.suspend) then job.maxNameInJobSet else 63;
     local hashed = k8s.hashed(base, bound, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend }
-                                        + (if upstream == null then {} else { upstream: upstream }));
+                                        + (if upstream == null then {} else { upstream: upstream })
+                                        + $.patchDeterminants(placement));
     job.stageJob(ctx, hashed.name, component, hashed.value.spec, hashed.value.labels, hashed.value.suspend),
 
   // The training workload a downstream stage consumes, for Job(upstream=).

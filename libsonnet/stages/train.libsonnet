@@ -12,6 +12,7 @@ local hydra = import 'nemoc/nemo/hydra.libsonnet';
 local nemo2 = import 'nemoc/nemo/nemo2.libsonnet';
 local paths = import 'nemoc/paths.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
+local podLib = import 'nemoc/stages/pod.libsonnet';
 
 {
   // Field review A25. On a resume, the checkpoint callback rebuilds its top-k
@@ -103,11 +104,13 @@ local order = import 'nemoc/stages/order.libsonnet';
     local configMap = k8s.contentName(ctx.project + '-' + key + '-config', 63, config);
     local withConfig = ctx { trainConfigMap: configMap };
     local upstream = chain.upstream(ctx);
+    local patches = podLib.patchesOf(ctx, key);
     local hashed = k8s.hashed(ctx.project + '-' + key, 46, {
       runtime: ctx.runtime,
       workload: $.workloadContent(withConfig),
       config: config,
-    } + (if upstream != null then { upstream: ctx.trainingBuilt[upstream].name } else {}));
+    } + (if upstream != null then { upstream: ctx.trainingBuilt[upstream].name } else {})
+      + (if std.length(patches) > 0 then { patches: patches } else {}));
     local workload = hashed.value.workload { name: hashed.name };
     { name: hashed.name, content: hashed.value.workload, workload: workload, config: hashed.value.config, configMap: configMap },
 
@@ -201,7 +204,8 @@ local order = import 'nemoc/stages/order.libsonnet';
     local train = chain.stage(ctx);
     {
       metadata: {
-        labels: ctx.labels { 'app.kubernetes.io/component': $.componentOf(ctx) },
+        // The spec's pod labels (scheduling.labels) never replace nemoc's.
+        labels: std.get(placement, 'podLabels', {}) + ctx.labels { 'app.kubernetes.io/component': $.componentOf(ctx) },
       } + (if std.length(placement.annotations) > 0 then { annotations: placement.annotations } else {}),
       spec: {
         serviceAccountName: ctx.serviceAccountName,
@@ -228,14 +232,17 @@ local order = import 'nemoc/stages/order.libsonnet';
         if std.length(placement.initContainers) > 0 then { initContainers: placement.initContainers } else {}
       ) + (
         if placement.hostNetwork then { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } else {}
-      ),
+      ) + podLib.schedulingSpec(placement),
     },
 
   // The contract every runtime implements objects(ctx, w) for (the name is
   // added by built(): what determines the workload, hashed into the name).
   workloadContent(ctx)::
     local train = chain.stage(ctx);
-    local placement = ctx.placement;
+    // The profile's placement with the spec's scheduling additions for this
+    // stage (stages/pod.libsonnet scheduled; Kueue's flavor keeps the
+    // profile's node labels).
+    local placement = podLib.scheduled(ctx, ctx.placement, chain.key(ctx));
     local pod = $.pod(ctx, placement);
     local container = $.container(ctx, placement);
     local program = $.program(ctx);
