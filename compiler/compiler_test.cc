@@ -60,7 +60,11 @@ TEST(CompilerStages, InitReadsTheDataDirectoryThroughTheReader) {
 
 TEST(CompilerStages, PrepareAndFinishReadNoFile) {
   RecordingReader reader;
-  Compiler compiler(SourceData(), CompileOptions{}, &reader);
+  // With the schema bundle: a spec's patches (an example has one) are only
+  // applied when they can be verified (object_patches.h).
+  CompileOptions options;
+  options.kube_schemas_dir = NEMOC_KUBE_SCHEMAS;
+  Compiler compiler(SourceData(), options, &reader);
   Diagnostics init_diags;
   ASSERT_TRUE(compiler.Init(&init_diags));
   std::unique_ptr<JsonnetExpander> expander = compiler.MakeExpander();

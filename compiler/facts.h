@@ -73,6 +73,9 @@ struct AppliedPatch {
   std::string what;                // "merge patch" or "3 JSON Patch operations"
   std::string selects;             // "Job of stage evaluate" (", named x")
   std::vector<std::string> files;  // the target's files it changed
+  // "<file> <pointer>" of each security-relevant field it changed (pod and
+  // container securityContext, host namespaces, hostPath, service account).
+  std::vector<std::string> security;
 };
 
 struct TargetFacts {

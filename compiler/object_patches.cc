@@ -66,6 +66,26 @@ std::string KindOf(const nlohmann::json& object) {
              : "";
 }
 
+// A JSON pointer into an object that reaches a field deciding what its
+// pods may do on the node or in the API (core/v1 PodSpec, SecurityContext).
+bool TouchesSecurity(const std::string& path) {
+  static const char* const kFields[] = {
+      "securityContext", "privileged", "allowPrivilegeEscalation", "capabilities", "runAsUser", "runAsNonRoot",
+      "seccompProfile", "hostNetwork", "hostPID", "hostIPC", "hostPath", "serviceAccountName",
+      "automountServiceAccountToken", "procMount", "hostUsers"};
+  size_t start = 0;
+  while (start < path.size()) {
+    const size_t end = path.find('/', start + 1);
+    const std::string token = path.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1);
+    for (const char* field : kFields) {
+      if (token == field) return true;
+    }
+    if (end == std::string::npos) break;
+    start = end;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool ApplyObjectPatches(const std::string& target_name, const nlohmann::json& spec, const Document& doc,
@@ -155,7 +175,15 @@ bool ApplyObjectPatches(const std::string& target_name, const nlohmann::json& sp
         patch_ok = false;
         break;
       }
-      if (patched != object) record.files.push_back(file);
+      if (patched != object) {
+        record.files.push_back(file);
+        // What SUMMARY.md says about the pods' privileges comes from nemoc's
+        // placement; a patch that changes them must say so itself.
+        for (const auto& op : nlohmann::json::diff(object, patched)) {
+          const std::string path = op["path"].get<std::string>();
+          if (TouchesSecurity(path) && record.security.size() < 8) record.security.push_back(file + " " + path);
+        }
+      }
       object = std::move(patched);
     }
     if (!patch_ok) {
@@ -178,6 +206,14 @@ bool ApplyObjectPatches(const std::string& target_name, const nlohmann::json& sp
                    "check target.kind and target.name against the stage's files in the target's tree");
       ok = false;
       continue;
+    }
+    if (!record.security.empty()) {
+      diags->Warning("spec.patch-security",
+                     prefix + " changes what its pods may do (" + record.security.front() +
+                         (record.security.size() > 1 ? ", and " + std::to_string(record.security.size() - 1) + " more" : "") +
+                         "); SUMMARY.md's privileges describe nemoc's settings, its patch table lists this change",
+                     doc.map.Locate(pointer + (merge ? "/merge" : "/ops")),
+                     "review the patch like a privilege grant");
     }
     applied->push_back(std::move(record));
   }

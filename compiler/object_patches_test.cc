@@ -91,17 +91,34 @@ TEST_F(ObjectPatchesTest, PatchesReachTheirStagesObjectsByComponentOrDirectory) 
 }
 
 TEST_F(ObjectPatchesTest, AValidOpsPatchChangesOnlyTheNamedObject) {
-  doc_.root["spec"]["patches"]["dns"]["ops"][0]["value"] = true;
+  doc_.root["spec"]["patches"]["dns"]["ops"][0]["path"] = "/spec/template/spec/terminationGracePeriodSeconds";
   std::vector<AppliedPatch> applied;
   Diagnostics diags;
   EXPECT_TRUE(ApplyObjectPatches("prod", doc_.root["spec"], doc_, kStageDirs, schemas_.get(), &files_, &applied, &diags));
   EXPECT_TRUE(diags.items().empty());
-  EXPECT_EQ(true, files_["40-evaluate/job-e-1.yaml"]["spec"]["template"]["spec"]["hostIPC"]);
-  EXPECT_FALSE(files_["40-evaluate/job-e-2.yaml"]["spec"]["template"]["spec"].contains("hostIPC"));
+  EXPECT_EQ(1, files_["40-evaluate/job-e-1.yaml"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]);
+  EXPECT_FALSE(files_["40-evaluate/job-e-2.yaml"]["spec"]["template"]["spec"].contains("terminationGracePeriodSeconds"));
+  EXPECT_TRUE(applied[0].security.empty());
   ASSERT_EQ(3u, applied.size());
   EXPECT_EQ("dns", applied[0].name);
   EXPECT_EQ("Job of stage evaluate, named e-1", applied[0].selects);
   EXPECT_EQ("1 JSON Patch operation (RFC 6902)", applied[0].what);
+}
+
+TEST_F(ObjectPatchesTest, APatchThatGrantsPrivilegesIsWarnedAboutAndRecorded) {
+  doc_.root["spec"]["patches"]["dns"]["ops"][0]["path"] = "/spec/template/spec/hostNetwork";
+  doc_.root["spec"]["patches"]["dns"]["ops"][0]["value"] = true;
+  std::vector<AppliedPatch> applied;
+  Diagnostics diags;
+  EXPECT_TRUE(ApplyObjectPatches("prod", doc_.root["spec"], doc_, kStageDirs, schemas_.get(), &files_, &applied, &diags));
+  ASSERT_EQ(1u, diags.items().size());
+  EXPECT_EQ("spec.patch-security", diags.items()[0].code);
+  EXPECT_EQ(Severity::kWarning, diags.items()[0].severity);
+  EXPECT_EQ(9, diags.items()[0].location.line);
+  ASSERT_FALSE(applied.empty());
+  EXPECT_EQ(std::vector<std::string>{"40-evaluate/job-e-1.yaml /spec/template/spec/hostNetwork"}, applied[0].security);
+  // The annotation of grace is no privilege.
+  EXPECT_TRUE(applied[1].security.empty());
 }
 
 TEST_F(ObjectPatchesTest, WithoutTheSchemaBundleEveryPatchIsRefused) {

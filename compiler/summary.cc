@@ -144,7 +144,10 @@ std::string RenderSchedulingAndPatches(const nlohmann::json& spec, const TargetF
     for (const auto& p : facts.patches) {
       std::string changed;
       for (const auto& f : p.files) changed += (changed.empty() ? "`" : ", `") + f + "`";
-      out += "| `" + p.name + "` | " + p.selects + " | " + p.what + " | " +
+      std::string security;
+      for (const auto& s : p.security) security += (security.empty() ? "" : ", ") + Cell(s);
+      out += "| `" + p.name + "` | " + p.selects + " | " + p.what +
+             (security.empty() ? std::string() : "; **changes what its pods may do:** " + security) + " | " +
              (changed.empty() ? std::string("none (already as patched)") : changed) + " |\n";
     }
     out += "\n";
