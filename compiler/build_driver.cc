@@ -66,7 +66,9 @@ void CompileBatch(const Compiler& compiler, const std::vector<size_t>& batch,
   if (batched) {
     for (size_t k = 0; k < batch.size(); ++k) {
       SpecResult& r = (*results)[batch[k]];
+      const size_t from = r.diags.items().size();
       r.diags.Append(diags[k]);
+      DropWhatBlockingCaused(r.prepared, from, &r.diags);
       // What this spec alone imports: its stamp and quoted sources.
       expander->RecordImports(r.prepared.normalized);
       for (auto& [file, text] : expander->LibrarySources()) r.sources[file] = text;
@@ -117,6 +119,12 @@ bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& spec
       if (!loaded.attempted) compiler.Load(specs[i], &loaded);
       compiler.Resolve(loaded);
       if (!compiler.Prepare(&loaded, &result.spec, &result.prepared, &result.diags, &result.sources)) {
+        Done(&result);
+        continue;
+      }
+      if (result.prepared.blocked) {  // checked on alone, never built (D9)
+        result.ok = compiler.CompilePrepared(&result.prepared, &result.spec, &result.diags, &result.sources,
+                                             expander.get());
         Done(&result);
         continue;
       }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -607,6 +608,63 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
   }
 }
 
+// F20 / D8: NVIDIA publishes its containers (nvcr.io/nvidia/*) under
+// release tags YY.MM, optionally .NN (a patch release) and a -suffix (the
+// variant: 25.01-py3, 25.02-trtllm-python-py3). A tag in another shape
+// (2502, v25.02, 25.2) names no release: the pull fails on every node hours
+// into a pipeline, or a differently built image is pulled. The nearest
+// release is what the digits say. Users' own images keep their tags.
+bool IsNvidiaReleaseTag(const std::string& tag) {
+  static const std::regex release("^(\\d{2})\\.(\\d{2})(\\.\\d{2})?(-[A-Za-z0-9][A-Za-z0-9._-]*)?$");
+  std::smatch m;
+  if (!std::regex_match(tag, m, release)) return false;
+  const int month = std::stoi(m[2]);
+  return month >= 1 && month <= 12;
+}
+
+// "2502", "v25.02", "25.2", "25.02-py3x" -> "25.02..." ("" when the tag has
+// no year and month to read).
+std::string NearestNvidiaRelease(const std::string& tag) {
+  static const std::regex loose("^[vVrR]?(\\d{2})[.]?(\\d{1,2})((?:\\.\\d{1,2})?)(-.*)?$");
+  std::smatch m;
+  if (!std::regex_match(tag, m, loose)) return "";
+  const int month = std::stoi(m[2]);
+  if (month < 1 || month > 12) return "";
+  std::string out = m[1].str() + "." + (month < 10 ? "0" : "") + std::to_string(month);
+  if (m[3].length() > 0) {
+    const int patch = std::stoi(m[3].str().substr(1));
+    out += std::string(".") + (patch < 10 ? "0" : "") + std::to_string(patch);
+  }
+  return out + m[4].str();
+}
+
+// Every {repository, tag} object of `node` (spec.image, stages.*.image, a
+// profile's efa.image...).
+void CheckNvidiaTags(const Document& doc, const nlohmann::json& node, const std::string& pointer,
+                     Diagnostics* diags) {
+  if (node.is_object()) {
+    if (node.contains("repository") && node["repository"].is_string() && node.contains("tag") &&
+        node["tag"].is_string()) {
+      const std::string repository = node["repository"].get<std::string>();
+      const std::string tag = node["tag"].get<std::string>();
+      if (repository.rfind("nvcr.io/nvidia/", 0) == 0 && !IsNvidiaReleaseTag(tag)) {
+        const std::string nearest = NearestNvidiaRelease(tag);
+        diags->Error("spec.image-tag",
+                     repository + ":" + tag + " is no NVIDIA release: NGC tags its containers YY.MM (25.02), "
+                     "optionally with a patch release and a variant (25.02.01, 25.01-py3)",
+                     doc.map.Locate(pointer + "/tag"),
+                     nearest.empty() ? "use a release tag listed on catalog.ngc.nvidia.com for " + repository
+                                     : "did you mean '" + nearest + "'? (quote it: tag: \"" + nearest + "\")");
+      }
+    }
+    for (const auto& [key, child] : node.items()) {
+      if (child.is_structured()) CheckNvidiaTags(doc, child, pointer + "/" + EscapePointerToken(key), diags);
+    }
+  } else if (node.is_array()) {
+    for (size_t i = 0; i < node.size(); ++i) CheckNvidiaTags(doc, node[i], pointer + "/" + std::to_string(i), diags);
+  }
+}
+
 }  // namespace
 
 void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
@@ -749,6 +807,9 @@ bool ExportsNemo2(const nlohmann::json& stages) {
 bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostics* diags) {
   const size_t errors_before = diags->error_count();
   const auto& spec = normalized["spec"];
+  // Images as the user wrote them (the normalized spec adds defaults, which
+  // are nemoc's own release tags).
+  if (doc.root.contains("spec")) CheckNvidiaTags(doc, doc.root["spec"], "/spec", diags);
   for (const auto& [name, _] : spec["stages"].items()) {
     if (!kImplementedStages.count(name)) {
       NotSupportedYet(diags, doc, "/spec/stages/" + name, "stage '" + name + "'");

@@ -18,6 +18,7 @@
 #include "jsonnet_expander.h"
 #include "normalizer.h"
 #include "object_patches.h"
+#include "schema_repair.h"
 #include "output_verifier.h"
 #include "plan.h"
 #include "profiles.h"
@@ -319,6 +320,29 @@ const Document& PreparedSpec::DocFor(const std::string& name) const {
 
 bool Compiler::ApplySets(Document* doc, Diagnostics* diags) const {
   bool ok = true;
+  // D9 (mistake 12): two --set of one path, or of a path and a path inside
+  // it, would have the last one win silently.
+  std::vector<std::string> paths;
+  for (const auto& assignment : options_.sets) {
+    const size_t eq = assignment.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string path = assignment.substr(0, eq);
+    for (const auto& earlier : paths) {
+      const bool same = earlier == path;
+      const bool nested = path.rfind(earlier + ".", 0) == 0 || earlier.rfind(path + ".", 0) == 0 ||
+                          path.rfind(earlier + "[", 0) == 0 || earlier.rfind(path + "[", 0) == 0;
+      if (same || nested) {
+        diags->Error("set.conflict",
+                     "--set " + path + (same ? " is given twice" : " and --set " + earlier + " set one value") +
+                         ": the last would win silently",
+                     Location{"--set " + path, 0, 0}, "give each path once");
+        ok = false;
+        break;
+      }
+    }
+    paths.push_back(path);
+  }
+  if (!ok) return false;
   for (const auto& assignment : options_.sets) ok = ApplySetOverride(assignment, doc, diags) && ok;
   return ok;
 }
@@ -413,6 +437,41 @@ std::string KustomizationYaml(const std::vector<std::string>& resources) {
 }
 
 namespace {
+
+// D9: every string value of `node` that holds one of `credentials` (or any
+// credential shape) becomes asterisks of its length; `masked` gets its
+// pointer. Later checks then read no credential, and quote none.
+void MaskCredentials(nlohmann::json* node, const std::vector<std::string>& credentials, const std::string& pointer,
+                     std::vector<std::string>* masked) {
+  if (node->is_object()) {
+    for (auto& [key, child] : node->items()) MaskCredentials(&child, credentials, pointer + "/" + EscapePointerToken(key), masked);
+  } else if (node->is_array()) {
+    for (size_t i = 0; i < node->size(); ++i) MaskCredentials(&(*node)[i], credentials, pointer + "/" + std::to_string(i), masked);
+  } else if (node->is_string()) {
+    const std::string& value = node->get_ref<const std::string&>();
+    bool holds = !FindSecrets(value).empty();
+    for (const auto& c : credentials) {
+      holds = holds || (c.size() >= 4 && value.find(c) != std::string::npos) || (!c.empty() && c == value);
+    }
+    if (holds) {
+      *node = std::string(value.size(), '*');
+      masked->push_back(pointer);
+    }
+  }
+}
+
+// D9: drops the diagnostics from index `from` located inside a value Prepare
+// masked or removed to go on: they would be about a value the user did not write.
+void DropInsideRepaired(const PreparedSpec& prepared, size_t from, Diagnostics* diags) {
+  if (prepared.repaired.empty()) return;
+  diags->EraseFrom(from, [&](const Diagnostic& d) {
+    if (d.location.pointer.empty()) return false;
+    for (const auto& root : prepared.repaired) {
+      if (PointerAtOrBelow(d.location.pointer, root)) return true;
+    }
+    return false;
+  });
+}
 
 // Whether `text` is plausibly a spec (or an attempt at one): it has content
 // beyond comments and null-document markers, and names a top-level field of
@@ -559,14 +618,33 @@ bool Compiler::Load(const std::string& path, LoadedSpec* loaded) const {
   return loaded->ok;
 }
 
+void DropWhatBlockingCaused(const PreparedSpec& prepared, size_t from, Diagnostics* diags) {
+  if (!prepared.blocked) return;
+  diags->EraseFrom(from, [&](const Diagnostic& d) {
+    if (d.code == "library.error") return true;
+    if (d.location.pointer.empty()) return false;
+    for (const auto& root : prepared.repaired) {
+      if (PointerAtOrBelow(d.location.pointer, root)) return true;
+    }
+    return false;
+  });
+}
+
 bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagnostics* diags,
                                SourceTexts* sources, JsonnetExpander* expander) const {
   std::map<std::string, TargetExpansion> expansions;
   bool expanded = false;
   {
     const EvalWatch watch(prepared->doc.file);  // time and memory bounds (E10)
+    const size_t from = diags->items().size();
+    // A blocked spec failed checks whose guarantees the contracts encode
+    // (D9): it is expanded for the libraries' findings alone.
+    const Contracts* contracts = expander->contracts();
+    if (prepared->blocked) expander->CheckContracts(nullptr);
     expanded = expander->Expand(prepared->normalized, prepared->doc, &expansions, diags,
                                 &prepared->target_docs);
+    expander->CheckContracts(contracts);
+    DropWhatBlockingCaused(*prepared, from, diags);
   }
   for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
   if (!expanded || !Finish(prepared, &expansions, out, diags)) return false;
@@ -606,7 +684,9 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   // A credential pasted into the spec is reported where it was pasted; the
   // scan of the generated tree below catches what arrives another way.
   bool clean = true;
+  std::vector<std::string> credentials;  // what was found, to mask in the values
   for (const auto& finding : FindSecrets(doc.text)) {
+    credentials.push_back(doc.text.substr(finding.offset, finding.length));
     // The quoted source line must not echo the credential into CI logs.
     std::string& quoted = (*sources)[doc.file];
     for (size_t i = finding.offset + 4; i < finding.offset + finding.length && i < quoted.size(); ++i) {
@@ -614,7 +694,7 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
     }
     diags->Error("spec.secret",
                  finding.kind + " in the spec: specs reference Secrets by name, never by value",
-                 {doc.file, finding.line, finding.column},
+                 {doc.file, finding.line, finding.column, doc.map.PointerAt(finding.line, finding.column)},
                  "create a Kubernetes Secret and reference it by name (imagePullSecrets, "
                  "model.source.hfTokenSecret); treat the value as leaked and rotate it");
     clean = false;
@@ -648,6 +728,7 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
                      doc.map.Locate(pointer),
                      "create a Kubernetes Secret and reference it by name; treat the value as leaked and rotate it");
         clean = false;
+        credentials.push_back(value);
         // The quoted lines must not show the pieces either.
         std::string& quoted = (*sources)[doc.file];
         size_t start = 0;
@@ -664,23 +745,48 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
       }
     }
   }
-  if (!clean) return false;
+  if (!clean) {
+    // D9: a credential does not hide the spec's other problems. Every value
+    // holding one is masked (and its subtree's later findings dropped), so
+    // no message quotes it; the spec is checked on and never built.
+    MaskCredentials(&doc.root, credentials, "", &prepared->repaired);
+    prepared->blocked = true;
+  }
 
   if (!ApplySets(&doc, diags)) return false;
   const InputSchema* input_schema = InputSchemaForSpec(doc, diags);
   if (input_schema == nullptr) return false;
+  const size_t schema_from = diags->items().size();
   if (!input_schema->Validate(doc, yaml11_bools, diags)) {
-    // Every problem in one run: the targets' overrides are validated too.
-    PrepareTargetOverrides(*input_schema, yaml11_bools, prepared, diags, /*validate_only=*/true);
-    return false;
+    // D9: repaired as the diagnostics say, the spec goes on to the checks
+    // after the schema; one that cannot be repaired stops here, with the
+    // targets' overrides validated too.
+    std::vector<Diagnostic> found(diags->items().begin() + static_cast<long>(schema_from), diags->items().end());
+    // A masked credential's value may break its pattern: already reported.
+    DropInsideRepaired(*prepared, schema_from, diags);
+    Document repaired = doc;
+    Diagnostics again;
+    auto placeholder = [&](const std::string& pointer) { return input_schema->PlaceholderAt(pointer); };
+    if (!RepairSchemaErrors(found, &repaired.root, &prepared->repaired, placeholder) ||
+        !input_schema->Validate(repaired, yaml11_bools, &again)) {
+      PrepareTargetOverrides(*input_schema, yaml11_bools, prepared, diags, /*validate_only=*/true);
+      return false;
+    }
+    doc.root = std::move(repaired.root);
+    prepared->blocked = true;
   }
 
   nlohmann::json& normalized = prepared->normalized;
+  const size_t checks_from = diags->items().size();
   const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
   // Semantic checks run even when normalization reported something, so one
   // run shows every problem; they only need the validated shape.
   const bool checks_ok = CheckSpec(doc, normalized, diags);
-  if (!normalized_ok || !checks_ok) return false;
+  DropInsideRepaired(*prepared, checks_from, diags);
+  if (!normalized_ok) return false;
+  // D9: a spec whose checks failed on a valid shape still goes through the
+  // libraries' checks and the fit check (compiler.h PreparedSpec.blocked).
+  if (!checks_ok) prepared->blocked = true;
 
   out->project = normalized["metadata"]["name"].get<std::string>();
   out->project_dir = options_.out_dir + "/" + out->project;
@@ -759,11 +865,69 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
     std::set<std::string> yaml11_bools = spec_yaml11_bools;
     Document merged_doc = ApplyTargetOverrides(doc, i, &yaml11_bools);
     Diagnostics found;
+    // D9 (mistake 12): a --set that this target's overrides or environment
+    // replace does nothing for it; say so where the replacing value is.
+    if (!options_.sets.empty()) {
+      struct Leaf {
+        const nlohmann::json* node;
+        std::string at;
+        size_t prefix;  // the overrides' own pointer: at.substr(prefix) is the spec path
+      };
+      std::vector<Leaf> leaves;
+      const std::string target_ptr = "/spec/targets/" + std::to_string(i);
+      std::vector<std::string> sources = {target_ptr + "/overrides"};
+      if (const std::string environment = TargetEnvironment(doc, i); !environment.empty()) {
+        sources.push_back("/spec/environments/" + EscapePointerToken(environment));
+      }
+      for (const auto& source : sources) {
+        const nlohmann::json::json_pointer ptr(source);
+        if (doc.root.contains(ptr)) leaves.push_back({&doc.root.at(ptr), source, source.size()});
+      }
+      while (!leaves.empty()) {
+        const Leaf leaf = leaves.back();
+        leaves.pop_back();
+        const std::string spec_ptr = "/spec" + leaf.at.substr(leaf.prefix);
+        const Location from = doc.map.Locate(spec_ptr);
+        if (leaf.at.size() > leaf.prefix && from.file.rfind("--set ", 0) == 0 && doc.map.Has(spec_ptr)) {
+          diags->Warning("set.shadowed",
+                         "target " + name + ": " + from.file.substr(0, from.file.find('=')) +
+                             " does not reach this target: its " +
+                             (leaf.at.rfind("/spec/environments/", 0) == 0 ? "environment" : "overrides") + " set " +
+                             PointerToDotted(spec_ptr) + " here",
+                         doc.map.Locate(leaf.at),
+                         "--set spec.targets[" + name + "].overrides." + PointerToDotted(spec_ptr).substr(5) +
+                             "=... sets it for this target");
+          continue;
+        }
+        if (leaf.node->is_object()) {
+          for (const auto& [key, child] : leaf.node->items()) {
+            leaves.push_back({&child, leaf.at + "/" + EscapePointerToken(key), leaf.prefix});
+          }
+        }
+      }
+    }
     nlohmann::json merged;
     bool target_ok = input_schema.Validate(merged_doc, yaml11_bools, &found);
-    if (target_ok && !validate_only) {
+    // D9: what only a later check finds is reported in this run too. The
+    // merged spec is repaired like the spec (schema_repair.h) and checked on;
+    // its target then compiles for the libraries' findings only (blocked).
+    bool go_on = target_ok;
+    if (!target_ok && !validate_only) {
+      Document repaired = merged_doc;
+      Diagnostics again;
+      auto placeholder = [&](const std::string& pointer) { return input_schema.PlaceholderAt(pointer); };
+      go_on = RepairSchemaErrors(found.items(), &repaired.root, &prepared->repaired, placeholder) &&
+              input_schema.Validate(repaired, yaml11_bools, &again);
+      if (go_on) merged_doc.root = std::move(repaired.root);
+    }
+    bool checked_on = false;
+    if (go_on && !validate_only) {
+      const size_t checks_from = found.items().size();
       const bool normalized_ok = Normalize(merged_doc, input_schema, catalog_, &merged, &found);
-      target_ok = CheckSpec(merged_doc, merged, &found) && normalized_ok;
+      const bool checks_ok = CheckSpec(merged_doc, merged, &found);
+      DropInsideRepaired(*prepared, checks_from, &found);
+      checked_on = normalized_ok && (!target_ok || !checks_ok);
+      target_ok = target_ok && checks_ok && normalized_ok;
     }
     // What the shared spec reported, looked up per diagnostic (a scan per
     // diagnostic was quadratic in a spec with thousands of errors, E20).
@@ -778,6 +942,10 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
       d.message = "target " + name + ": " + d.message;
       diags->Add(std::move(d));
     }
+    if (checked_on) {
+      prepared->blocked = true;
+      target_ok = true;
+    }
     if (!target_ok || validate_only) {
       ok = ok && target_ok;
       continue;
@@ -790,6 +958,7 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
 
 bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expanded,
                       CompiledSpec* out, Diagnostics* diags) const {
+  const size_t finish_from = diags->items().size();
   const std::string& path = prepared->path;
   const Document& spec_doc = prepared->doc;
   std::map<std::string, TargetExpansion>& expansions = *expanded;
@@ -947,7 +1116,9 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
   // A spec with warnings or notes is not stamped: skipping it next time would
   // hide them.
   prepared->clean = diags->items().size() == prepared->diagnostics_before;
-  return ok;
+  // D9: a spec with errors before its expansion was only checked on.
+  DropWhatBlockingCaused(*prepared, finish_from, diags);
+  return ok && !prepared->blocked;
 }
 
 void Compiler::Stamp(const PreparedSpec& prepared, CompiledSpec* out, JsonnetExpander* expander) const {

@@ -99,11 +99,27 @@ struct PreparedSpec {
   std::map<std::string, Document> target_docs;
   size_t diagnostics_before = 0;  // a spec that adds any diagnostic is not stamped
   bool clean = false;  // Finish: no diagnostic at all (then Stamp stamps it)
+  /// D9, every problem in one run: Prepare reported errors but could go on
+  /// (credentials masked, schema errors repaired as their hints say, checks
+  /// failed on a valid shape), so the later checks -- the libraries', the fit
+  /// check -- report theirs in the same run. Such a spec never produces
+  /// output: Finish returns false after its checks.
+  bool blocked = false;
+  /// Spec subtrees whose values Prepare removed or masked to go on: later
+  /// diagnostics located inside them would be about a value the user did not
+  /// write, and are dropped.
+  std::vector<std::string> repaired;
 
   /// The normalized spec target `name` compiles from, and its document.
   const nlohmann::json& SpecFor(const std::string& name) const;
   const Document& DocFor(const std::string& name) const;
 };
+
+/// D9: of the diagnostics from index `from` on, those a blocked spec's
+/// earlier errors caused -- an evaluation error of the libraries on a spec
+/// that failed its checks, anything located inside a value Prepare masked or
+/// removed -- are dropped. Nothing for a spec that is not blocked.
+void DropWhatBlockingCaused(const PreparedSpec& prepared, size_t from, Diagnostics* diags);
 
 /// A spec file as Compiler::Load read it (UpToDate loads it too, so that a
 /// spec that must be compiled is not parsed twice).

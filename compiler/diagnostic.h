@@ -3,6 +3,7 @@
 #ifndef NEMOC_DIAGNOSTIC_H_
 #define NEMOC_DIAGNOSTIC_H_
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
@@ -53,6 +54,14 @@ class Diagnostics {
 
   /// Sorts by file, line, column (stable), so a report reads top to bottom.
   void SortByLocation();
+
+  /// Removes the diagnostics from index `from` on that `drop` selects (D9: a
+  /// spec checked on after errors drops what only those errors caused).
+  template <typename Pred>
+  void EraseFrom(size_t from, Pred drop) {
+    if (from >= items_.size()) return;
+    items_.erase(std::remove_if(items_.begin() + static_cast<long>(from), items_.end(), drop), items_.end());
+  }
 
  private:
   std::vector<Diagnostic> items_;

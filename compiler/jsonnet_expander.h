@@ -76,6 +76,7 @@ class JsonnetExpander {
   /// spec it is given and the result the libraries return against the
   /// written contracts: a violation is an "internal.contract" error.
   void CheckContracts(const Contracts* contracts) { contracts_ = contracts; }
+  const Contracts* contracts() const { return contracts_; }
   /// The runtime a --jpath profile runs by default ("" when not known): a
   /// target without a runtime of its own then brings that runtime into the
   /// evaluation when it is a --jpath one. Compiler answers from the

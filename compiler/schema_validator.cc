@@ -15,6 +15,35 @@ namespace nemoc {
 
 namespace {
 
+// Whether `object` (validated by `schema`) has a field the schema's
+// x-nemoc-renamed says is now `field`.
+bool RenamedFrom(const nlohmann::json* schema, const nlohmann::json* object, const std::string& field) {
+  if (schema == nullptr || object == nullptr || !object->is_object() || !schema->contains("x-nemoc-renamed")) return false;
+  for (const auto& [old_name, renamed] : (*schema)["x-nemoc-renamed"].items()) {
+    if (renamed.value("to", "") == field && object->contains(old_name)) return true;
+  }
+  return false;
+}
+
+// The plain scalar written at `loc` in the document's text ("" when none).
+std::string WrittenScalar(const Document& doc, const Location& loc) {
+  if (!loc.known()) return "";
+  size_t offset = 0;
+  for (int line = 1; line < loc.line && offset != std::string::npos; ++line) {
+    offset = doc.text.find('\n', offset);
+    if (offset != std::string::npos) ++offset;
+  }
+  if (offset == std::string::npos) return "";
+  offset += static_cast<size_t>(loc.column - 1);
+  size_t end = offset;
+  while (end < doc.text.size() && end - offset < 64 &&
+         (std::isalnum(static_cast<unsigned char>(doc.text[end])) || doc.text[end] == '.' || doc.text[end] == '-' ||
+          doc.text[end] == '+' || doc.text[end] == '_')) {
+    ++end;
+  }
+  return offset < doc.text.size() ? doc.text.substr(offset, end - offset) : "";
+}
+
 // Longer strings are refused before pattern matching: libstdc++'s std::regex
 // recurses per character and would overflow the stack on megabyte strings.
 constexpr size_t kMaxStringLength = 4096;
@@ -303,6 +332,19 @@ const nlohmann::json& InputSchema::Resolve(const nlohmann::json& node) const {
   return *current;
 }
 
+nlohmann::json InputSchema::PlaceholderAt(const std::string& pointer) const {
+  const nlohmann::json* schema = SchemaAt(pointer);
+  if (schema == nullptr) return nullptr;
+  if (schema->contains("default")) return (*schema)["default"];
+  if (schema->contains("enum") && (*schema)["enum"].is_array() && !(*schema)["enum"].empty()) return (*schema)["enum"][0];
+  const std::string type = schema->contains("type") && (*schema)["type"].is_string() ? (*schema)["type"].get<std::string>() : "";
+  if (type == "string") return "missing";
+  if (type == "integer" || type == "number") return schema->contains("minimum") ? (*schema)["minimum"] : nlohmann::json(1);
+  if (type == "boolean") return false;
+  if (type == "object" && !schema->contains("required")) return nlohmann::json::object();
+  return nullptr;
+}
+
 const nlohmann::json* InputSchema::SchemaAt(const std::string& pointer) const {
   const nlohmann::json* schema = &Resolve(schema_);
   size_t i = 0;
@@ -470,6 +512,13 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
       std::string hint = !suggestion.empty()
                              ? "did you mean '" + suggestion + "'?"
                              : "allowed fields: " + JoinKeys(allowed);
+      // D9: a field an earlier nemoc had under another name says its new one
+      // (x-nemoc-renamed: old -> {to, since}).
+      if (schema.contains("x-nemoc-renamed") && schema["x-nemoc-renamed"].contains(key)) {
+        const auto& renamed = schema["x-nemoc-renamed"][key];
+        hint = "renamed to '" + renamed.value("to", "") + "'" +
+               (renamed.contains("note") ? ": " + renamed["note"].get<std::string>() : std::string());
+      }
       diags->Error("spec.unknown-field", "unknown field '" + ShortKey(key) + "' " + where,
                    doc.map.Locate(child, /*prefer_key=*/true), hint);
       reported->insert(child);
@@ -588,20 +637,36 @@ bool InputSchema::Validate(const Document& doc,
     std::string hint;
     std::string code = "spec.invalid";
     bool at_key = false;
-    if (StartsWith(text, "Missing required property")) {
+    if (StartsWith(text, "Missing required property") && RenamedFrom(sub, value, ExtractQuoted(text))) {
+      continue;  // the unknown old name says where this field went
+    } else if (StartsWith(text, "Missing required property")) {
       code = "spec.missing-field";
       message = Subject(pointer) + ": missing required field '" + ExtractQuoted(text) + "'";
       at_key = true;
-      const nlohmann::json* missing = SchemaAt(pointer + "/" + EscapePointerToken(ExtractQuoted(text)));
+      const std::string field = ExtractQuoted(text);
+      const nlohmann::json* missing = SchemaAt(pointer + "/" + EscapePointerToken(field));
       if (missing) hint = missing->value("description", "");
+      // The field's own description first (D9: "train: Training file."), then
+      // what its type says.
+      if (sub && sub->contains("properties") && (*sub)["properties"].contains(field)) {
+        const std::string own = (*sub)["properties"][field].value("description", "");
+        if (!own.empty() && own != hint) hint = field + ": " + own + (hint.empty() ? "" : " " + hint);
+      }
     } else if (StartsWith(text, "Value type not permitted")) {
       code = "spec.wrong-type";
       message = Subject(pointer) + ": expected " + (sub ? SchemaTypeName(*sub) : "another type") +
                 ", got " + (value ? std::string(JsonKind(*value)) + " " + Excerpt(*value) : "something else");
-      if (yaml11_bools.count(pointer) && sub && sub->value("type", "") == "boolean") {
+      if (yaml11_bools.count(pointer) && sub && sub->contains("type") && (*sub)["type"] == "boolean") {
         const std::string word = value->get<std::string>();
         hint = word + " is a YAML 1.1 boolean; nemoc reads YAML 1.2, where it is a string. "
                "Write true or false.";
+      } else if (value && value->is_number() && sub && sub->contains("type") && (*sub)["type"].is_string() &&
+                 (*sub)["type"].get<std::string>() == "string" && !sub->contains("enum")) {
+        // D8: an unquoted 25.10 is the number 25.1 to YAML.
+        const std::string written = WrittenScalar(doc, doc.map.Locate(pointer));
+        const std::string text = written.empty() ? value->dump() : written;
+        hint = "quote it: \"" + text + "\"" +
+               (text != value->dump() ? " (YAML reads " + text + " as the number " + value->dump() + ")" : "");
       }
     } else if (StartsWith(text, "Failed to match against any enum values")) {
       code = "spec.not-allowed";

@@ -41,6 +41,10 @@ class InputSchema {
 
   /// The (resolved) sub-schema describing the value at `pointer`, or nullptr.
   const nlohmann::json* SchemaAt(const std::string& pointer) const;
+  /// D9: a value the schema at `pointer` accepts that stands in for a missing
+  /// required field (its default, else a plain string, the minimum number,
+  /// an empty object); null when the schema has no simple one.
+  nlohmann::json PlaceholderAt(const std::string& pointer) const;
 
   const nlohmann::json& json() const { return schema_; }
 

@@ -55,6 +55,22 @@ void SourceMap::Graft(const std::string& from, const std::string& to) {
   GraftBelow(&overrides_, from, to);
 }
 
+std::string SourceMap::PointerAt(int line, int column) const {
+  std::string best;
+  SourcePos best_pos{0, 0};
+  for (const auto& [pointer, pos] : values_) {
+    const bool before = pos.line < line || (pos.line == line && pos.column <= column);
+    if (!before) continue;
+    // The latest start wins; at one position the deeper pointer.
+    if (pos.line > best_pos.line || (pos.line == best_pos.line && pos.column > best_pos.column) ||
+        (pos.line == best_pos.line && pos.column == best_pos.column && pointer.size() > best.size())) {
+      best = pointer;
+      best_pos = pos;
+    }
+  }
+  return best;
+}
+
 Location SourceMap::Locate(const std::string& pointer, bool prefer_key) const {
   Location loc = LocateUnlabelled(pointer, prefer_key);
   loc.pointer = pointer;

@@ -33,6 +33,11 @@ class SourceMap {
   /// `prefer_key` points at the key ("replcas:") rather than its value.
   Location Locate(const std::string& pointer, bool prefer_key = false) const;
 
+  /// The pointer of the value written at (line, column) or, failing that,
+  /// of the last value that starts before it (a comment's enclosing value);
+  /// "" when nothing starts before it. For diagnostics found in the text.
+  std::string PointerAt(int line, int column) const;
+
   bool Has(const std::string& pointer) const {
     return values_.count(pointer) > 0 || overrides_.count(pointer) > 0;
   }

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "test_support.h"
 
@@ -999,6 +1000,102 @@ TEST_F(NegativeTest, EnvFromASecretIsAReferenceNeverAValue) {
           At(no_key, "secretKeyRef: {name: wandb}") + "spec.targets[0].env.WANDB_API_KEY.secretKeyRef: missing required "
                                                      "field 'key'",
           {}});
+}
+
+// Issue #46 item 1 (D9): the review's mistakes arrived in four runs
+// (secrets, then the schema, the arithmetic, the profile's rules). Each class
+// of check now reports in the first run: a credential is masked and the spec
+// checked on, schema errors are read as their hints say (maxStep as maxSteps,
+// LoRA as lora, kueue.queue as its new name clusterQueue) and the checks
+// after the schema run on that; nothing is written.
+TEST_F(NegativeTest, TheReviewsMistakesAreAllReportedInOneRun) {
+  const std::string spec = R"(apiVersion: nemoc.dev/v1alpha1
+kind: Project
+metadata:
+  name: mistakes
+spec:
+  namespace: ml
+  image: {repository: nvcr.io/nvidia/nemo, tag: "2502"}
+  model:
+    preset: llama3.1-70b
+    source: {hfTokenSecret: hf-token, huggingface: meta-llama/Llama-3.1-70B}
+  storage:
+    results:
+      nfs: {server: nfs.internal, path: /export}
+  stages:
+    train:
+      mode: LoRA
+      maxStep: 100
+      nodes: 1
+      gpusPerNode: 16
+      parallelism: {tensor: 3}
+      batch: {micro: 1, global: 32}
+      env: {HF_TOKEN: hf_abcdefghijklmnopqrstuvwxyzABCDEF12}
+      data: {jsonl: {validation: data/val.jsonl}}
+  targets:
+    - name: p5
+      profile: eks-efa
+      instanceType: p5.48xlarge
+      kueue: {queue: q, covers: [nvidia.com/gpu], topology: block}
+)";
+  const std::string path = scratch_.Write("mistakes.yaml", spec);
+  const std::string mistakes_out = scratch_.path() + "/mistakes-out";
+  RunResult r = RunNemoc({"build", "--out", mistakes_out, path});
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  auto at = [&](const std::string& needle) { return path + ":" + PositionOf(spec, needle) + ": error: "; };
+  const std::vector<std::string> expected = {
+      at("hf_abc") + "HuggingFace token in the spec",
+      at("maxStep:") + "unknown field 'maxStep' in spec.stages.train",
+      at("queue: q") + "unknown field 'queue' in spec.targets[0].kueue",
+      at("jsonl: {validation") + "spec.stages.train.data.jsonl: missing required field 'train'",
+      at("LoRA") + "spec.stages.train.mode: \"LoRA\" is not one of",
+      at("\"2502\"") + "nvcr.io/nvidia/nemo:2502 is no NVIDIA release",
+      at("parallelism: {tensor: 3}") + "tensor × pipeline × context parallelism = 3 × 1 × 1 = 3 does not divide the world size 16",
+      at("3}") + "the model's 64 attention heads are not divisible by tensor parallelism 3",
+      at("16\n") + "target p5: gpusPerNode 16 exceeds the 8 GPUs of p5.48xlarge",
+      at("block}") + "target p5: topology-aware scheduling needs the node labels",
+      at("name: p5") + "target p5: eks-efa training needs an EFA-capable image",
+  };
+  for (const auto& e : expected) EXPECT_NE(std::string::npos, r.err.find(e)) << e << "\n" << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("hint: renamed to 'clusterQueue'")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("hint: did you mean '25.02'?")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("hint: train: Training file.")) << r.err;
+  // No message quotes the token; the spec's mode is read as lora, not defaulted.
+  EXPECT_EQ(std::string::npos, r.err.find("hf_abcdefghij")) << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find("mode pretrain")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(mistakes_out));
+  // The same in -o json, every error with its JSON pointer.
+  r = RunNemoc({"validate", "-o", "json", path});
+  EXPECT_EQ(1, r.exit_code);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  size_t errors = 0;
+  for (const auto& d : report["diagnostics"]) {
+    if (d["severity"] != "error") continue;
+    ++errors;
+    EXPECT_TRUE(d.contains("pointer") && d["pointer"].get<std::string>().rfind("/spec", 0) == 0) << d.dump();
+  }
+  EXPECT_GE(errors, expected.size());
+  EXPECT_EQ(std::string::npos, r.out.find("hf_abcdefghij"));
+}
+
+// Mistake 12: two --set of one path, and a --set a target's overrides replace.
+TEST_F(NegativeTest, ConflictingAndShadowedSetsAreReported) {
+  RunResult r = RunNemoc({"validate", "--set", "spec.stages.train.maxSteps=5", "--set", "spec.stages.train.maxSteps=7",
+                          spec_path_});
+  EXPECT_EQ(1, r.exit_code);
+  EXPECT_NE(std::string::npos,
+            r.err.find("--set spec.stages.train.maxSteps: error: --set spec.stages.train.maxSteps is given twice"))
+      << r.err;
+  r = RunNemoc({"validate", "--set", "spec.stages.train=null", "--set", "spec.stages.train.nodes=2", spec_path_});
+  EXPECT_NE(std::string::npos, r.err.find("and --set spec.stages.train set one value")) << r.err;
+  const std::string example = SourceDir() + "/examples/llama31-8b-environments-gke-a4.yaml";
+  r = RunNemoc({"validate", "--set", "spec.stages.train.maxSteps=5", example});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos,
+            r.err.find("warning: target staging: --set spec.stages.train.maxSteps does not reach this target: its "
+                       "overrides set spec.stages.train.maxSteps here"))
+      << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find("target production: --set")) << r.err;
 }
 
 }  // namespace
