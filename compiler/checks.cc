@@ -1,5 +1,6 @@
 #include "checks.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <algorithm>
 #include <cctype>
@@ -665,6 +666,67 @@ void CheckNvidiaTags(const Document& doc, const nlohmann::json& node, const std:
   }
 }
 
+// D8: a warm-up as long as the run or longer leaves the learning rate below
+// its peak for the whole run (NeMo's WarmupPolicy/CosineAnnealing and
+// Megatron's scheduler raise it linearly over warmupSteps): a smoke run of 50
+// steps under the default 100-step warm-up trains at half the rate it names.
+void CheckWarmup(const Document& doc, const nlohmann::json& train, const std::string& key, Diagnostics* diags) {
+  if (!train.contains("optimizer") || !train.contains("maxSteps")) return;
+  const auto& optimizer = train["optimizer"];
+  if (!optimizer.contains("warmupSteps") || !optimizer["warmupSteps"].is_number_integer()) return;
+  const int64_t warmup = optimizer["warmupSteps"].get<int64_t>();
+  const int64_t steps = train["maxSteps"].get<int64_t>();
+  if (warmup < steps) return;
+  const std::string base = "/spec/stages/" + key;
+  // A warm-up the spec writes is taken as meant: benchmark recipes run 15
+  // steps under a 2,000-step warm-up (the 405B examples, after
+  // AI-Hypercomputer/gpu-recipes). The default one is what nobody chose.
+  if (doc.root.contains(nlohmann::json::json_pointer(base + "/optimizer/warmupSteps"))) return;
+  const std::string at = base + "/maxSteps";
+  std::string peak;
+  if (optimizer.contains("lr") && optimizer["lr"].is_number()) {
+    const double lr = optimizer["lr"].get<double>();
+    char text[64];
+    std::snprintf(text, sizeof text, "%g (it reaches %g)", lr, lr * static_cast<double>(steps) / static_cast<double>(std::max<int64_t>(warmup, 1)));
+    peak = " " + std::string(text);
+  }
+  diags->Warning("train.warmup",
+                 "the default warm-up of " + std::to_string(warmup) + " steps" +
+                     " is not shorter than the run of " + std::to_string(steps) +
+                     " steps: the learning rate never reaches its peak" + peak,
+                 doc.map.Locate(at),
+                 "set stages." + key + ".optimizer.warmupSteps below maxSteps (a tenth of the run is common)");
+}
+
+// Mistake 11 of the review (D9): serve.engine names the directory of a
+// TensorRT-LLM engine (rank*.engine and config.json, what the tensorrtLLM
+// stage writes; tensorrtllm_backend reads it as engine_dir). A checkpoint
+// file there -- a LoRA adapter's .nemo -- starts a Triton that fails to load
+// the model; the error used to point at the tokenizer instead.
+void CheckServeEngine(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+  if (!spec["stages"].contains("serve") || !spec["stages"]["serve"].is_object() ||
+      !spec["stages"]["serve"].contains("engine")) {
+    return;
+  }
+  const std::string engine = spec["stages"]["serve"]["engine"].get<std::string>();
+  static const char* const kCheckpoints[] = {".nemo", ".ckpt", ".pt", ".pth", ".bin", ".safetensors", ".distcp", ".gguf"};
+  for (const char* ext : kCheckpoints) {
+    const std::string e = ext;
+    if (engine.size() > e.size() && engine.compare(engine.size() - e.size(), e.size(), e) == 0) {
+      diags->Error("spec.serve-engine",
+                   "spec.stages.serve.engine: " + engine + " is a checkpoint file (" + e +
+                       "), not a TensorRT-LLM engine directory (rank0.engine, config.json) that Triton's "
+                       "tensorrtllm backend loads",
+                   doc.map.Locate("/spec/stages/serve/engine"),
+                   spec["stages"].contains("tensorrtLLM")
+                       ? "remove serve.engine: serve then loads the engine the tensorrtLLM stage builds"
+                       : "add a tensorrtLLM stage (it builds the engine from the checkpoint; for a LoRA adapter "
+                         "the merged model) and remove serve.engine");
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
@@ -852,6 +914,7 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
   }
   CheckTargets(doc, spec, diags);
   CheckPipeline(doc, spec, diags);
+  CheckServeEngine(doc, spec, diags);
   CheckTrainingChain(doc, spec, diags);
   for (const std::string& key : TrainingStages(spec["stages"])) {
     // A pretrain stage in another mode is reported once (spec.chain-mode),
@@ -860,6 +923,7 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
     CheckTrainFramework(doc, spec, key, diags);
     CheckTrainArithmetic(doc, spec["stages"][key], spec["model"]["architecture"], diags,
                          RecipeCountedSplitLayers(spec, key), key);
+    CheckWarmup(doc, spec["stages"][key], key, diags);
   }
   return diags->error_count() == errors_before;
 }
@@ -889,9 +953,10 @@ bool CheckTargetOnAccelerator(const Document& doc, const nlohmann::json& spec, c
   const size_t errors_before = diags->error_count();
   const double capacity = gpu["memoryGB"].get<double>();
   CheckAcceleratorSupport(doc, spec, target, accelerator, gpu, diags);
+  // Mistake 5 of the review (D9): the merge and conversion fit errors no
+  // longer hide training's own; every stage's fit reports in one run.
   CheckStageFit(doc, spec, target, accelerator, capacity, diags);
-  if (diags->error_count() > errors_before) return false;
-  if (!spec["stages"].contains("train")) return true;
+  if (!spec["stages"].contains("train")) return diags->error_count() == errors_before;
   for (const std::string& key : TrainingStages(spec["stages"])) {
     CheckFit(doc, spec["stages"][key], spec["model"]["architecture"], target, accelerator, capacity, diags, key);
   }

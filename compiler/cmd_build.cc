@@ -127,8 +127,10 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       entries.push_back({cluster.dir, cluster.remove ? nullptr : &cluster.tree,
                          std::string(kClustersDir) + "/" + cluster.name});
     }
+    std::vector<std::string> sources;  // D6: the specs, committed with what they produced
+    for (const auto& spec : compiled) sources.push_back(spec.path);
     committer = GitCommitter::Open({commit.repo, commit.branch, commit.author_name,
-                                    commit.author_email, commit.no_verify},
+                                    commit.author_email, commit.no_verify, sources},
                                    std::move(entries), &diags);
     if (committer == nullptr) return fail(ExitCodeFor(diags));
     // One nemoc committing per repository (E2): two projects built into

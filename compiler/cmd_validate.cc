@@ -3,6 +3,9 @@
 
 #include <cstdio>
 
+#include "cluster_bundle.h"
+#include "disk_interface.h"
+
 namespace nemoc {
 
 const char kValidateHelp[] =
@@ -18,7 +21,15 @@ int RunValidate(const CompileFlags& flags) {
     return ExitCodeFor(diags);
   }
   std::vector<CompiledSpec> compiled;
-  const bool ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs);
+  bool ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs);
+  // D7: what build refuses across specs -- clusters whose platform bundles
+  // disagree with each other or with what the output root already holds --
+  // validate refuses too (read-only: nothing is written).
+  if (ok) {
+    RealDisk disk;
+    std::vector<ClusterTree> clusters;
+    ok = ComputeClusterTrees(disk, compiled, &clusters, &diags);
+  }
   if (flags.output.json()) {
     nlohmann::json specs = nlohmann::json::array();
     for (const auto& spec : compiled) {

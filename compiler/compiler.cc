@@ -323,9 +323,11 @@ bool Compiler::ApplySets(Document* doc, Diagnostics* diags) const {
   // D9 (mistake 12): two --set of one path, or of a path and a path inside
   // it, would have the last one win silently.
   std::vector<std::string> paths;
+  std::set<std::string> given;
   for (const auto& assignment : options_.sets) {
     const size_t eq = assignment.find('=');
     if (eq == std::string::npos) continue;
+    if (!given.insert(assignment).second) continue;  // the same assignment again changes nothing
     const std::string path = assignment.substr(0, eq);
     for (const auto& earlier : paths) {
       const bool same = earlier == path;
@@ -360,6 +362,7 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   auto expander = std::make_unique<JsonnetExpander>(roots, options_.jpaths.size(), reader_);
   expander->DumpEntriesTo(options_.dump_entry_dir);
   expander->CheckContracts(contracts_.get());
+  expander->SelectTargets(options_.only_targets);
   // A --jpath profile's default runtime, as Resolve described it: the
   // expander brings a --jpath runtime into an evaluation only when needed.
   expander->ProfileDefaultRuntime([this](const std::string& profile) {

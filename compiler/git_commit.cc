@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -66,6 +68,8 @@ struct GitCommitter::Impl {
   CommitOptions options;
   std::vector<CommitEntry> entries;
   std::vector<std::string> relative;  // entry dirs relative to the work tree
+  // D6: spec files and their .nemoc/ files, relative to the work tree.
+  std::vector<std::string> sources;
   // Set by Prepare.
   CommitHandle parent;
   Tree parent_tree;
@@ -190,6 +194,23 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
   }
   if (diags->has_errors()) return nullptr;
   impl.entries = std::move(entries);
+  // D6: each spec and the files of the .nemoc/ directory beside it.
+  std::set<std::string> sources;
+  auto add_source = [&](const fs::path& file) {
+    const fs::path canonical = fs::weakly_canonical(fs::absolute(file, ec), ec);
+    const std::string rel = canonical.lexically_relative(root).generic_string();
+    if (ec || rel.empty() || rel == "." || rel.rfind("..", 0) == 0) return;
+    if (!fs::is_regular_file(fs::symlink_status(canonical, ec))) return;
+    sources.insert(rel);
+  };
+  for (const auto& spec : options.sources) {
+    add_source(spec);
+    const fs::path data = fs::absolute(spec, ec).parent_path() / ".nemoc";
+    if (fs::is_directory(fs::symlink_status(data, ec))) {
+      for (const auto& file : fs::directory_iterator(data, ec)) add_source(file.path());
+    }
+  }
+  impl.sources.assign(sources.begin(), sources.end());
   return c;
 }
 
@@ -413,6 +434,24 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
       }
     }
   }
+  // The specs as they are on disk (D6).
+  const char* workdir = git_repository_workdir(repo);
+  for (const auto& rel : impl.sources) {
+    std::ifstream in(fs::path(workdir) / rel, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    git_index_entry entry{};
+    entry.mode = GIT_FILEMODE_BLOB;
+    entry.path = rel.c_str();
+    if (!in.good() && !in.eof()) {
+      diags->Error("git.read", "cannot read " + rel + " to commit it");
+      return false;
+    }
+    if (git_blob_create_from_buffer(&entry.id, repo, bytes.data(), bytes.size()) != 0 ||
+        git_index_add(index.get(), &entry) != 0) {
+      diags->Error("git.index", "cannot stage " + rel + ": " + LastGitError());
+      return false;
+    }
+  }
   if (git_index_write_tree_to(&impl.tree_id, index.get(), repo) != 0) {
     diags->Error("git.write", "cannot write the tree: " + LastGitError());
     return false;
@@ -447,12 +486,20 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
     if (git_oid_equal(&before, &after)) continue;
     (impl.entries[i].tree == nullptr ? removed : changed).push_back(impl.entries[i].label);
   }
+  std::vector<std::string> inputs;  // D6: specs (and .nemoc/ files) that changed
+  for (const auto& rel : impl.sources) {
+    const git_oid before = EntryId(parent_tree, rel);
+    const git_oid after = EntryId(tree.get(), rel);
+    if (!git_oid_equal(&before, &after)) inputs.push_back(rel);
+  }
   std::string subject;
   for (const auto& label : changed) subject += (subject.empty() ? "" : ", ") + label;
   for (const auto& label : removed) subject += (subject.empty() ? "remove " : ", remove ") + label;
+  if (subject.empty()) subject = "record " + (inputs.size() == 1 ? inputs.front() : std::to_string(inputs.size()) + " spec files");
   std::string message = "nemoc build: " + subject + "\n\n";
   for (const auto& label : changed) message += "- " + label + ": regenerated\n";
   for (const auto& label : removed) message += "- " + label + ": no longer a target, removed\n";
+  for (const auto& rel : inputs) message += "- " + rel + ": the spec as built\n";
 
   git_signature* signature = impl.signature.get();
   const git_commit* parents[] = {parent_commit};
@@ -486,6 +533,7 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
       for (const auto& [path, _] : *impl.entries[i].tree) paths.push_back(impl.relative[i] + "/" + path);
       for (const auto& path : paths) ok = ok && git_index_add_bypath(real.get(), path.c_str()) == 0;
     }
+    for (const auto& rel : impl.sources) ok = ok && git_index_add_bypath(real.get(), rel.c_str()) == 0;
     if (!ok || git_index_write(real.get()) != 0) {
       diags->Error("git.index", "cannot update the index (nothing was committed): " + LastGitError());
       return false;

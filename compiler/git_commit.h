@@ -31,6 +31,11 @@ struct CommitOptions {
   // libgit2 runs no hooks: a repository with commit hooks is refused unless
   // the user says to commit without them (git commit --no-verify).
   bool no_verify = false;
+  // D6: the spec files the trees were built from, committed with them as
+  // they are on disk, each with its <dir>/.nemoc/ (the schema copy `nemoc
+  // init` writes): the commit then records what produced it. A file outside
+  // the work tree is left out (the trees are still committed).
+  std::vector<std::string> sources;
 };
 
 class GitCommitter {

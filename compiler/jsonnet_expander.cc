@@ -1,5 +1,7 @@
 #include "jsonnet_expander.h"
 
+#include <algorithm>
+
 #include "contracts.h"
 #include "eval_watchdog.h"
 #include "file_reader.h"
@@ -846,6 +848,8 @@ bool JsonnetExpander::Collect(nlohmann::json* evaluated, const Document& spec_do
   // Objects are moved out of the evaluation's result, never copied: they are
   // most of the memory a build holds.
   for (auto& [name, expansion] : result["targets"].items()) {
+    // D7: --target builds, checks and warns about the targets it names only.
+    if (!selected_.empty() && std::find(selected_.begin(), selected_.end(), name) == selected_.end()) continue;
     const std::string prefix = "target " + name + ": ";
     // A target with overrides is located in its merged document.
     const Document& doc = target_docs != nullptr && target_docs->count(name) ? target_docs->at(name) : spec_doc;

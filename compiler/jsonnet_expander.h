@@ -77,6 +77,9 @@ class JsonnetExpander {
   /// written contracts: a violation is an "internal.contract" error.
   void CheckContracts(const Contracts* contracts) { contracts_ = contracts; }
   const Contracts* contracts() const { return contracts_; }
+  /// The targets --target names (empty: all): the others' diagnostics and
+  /// objects are dropped when the expansion is collected.
+  void SelectTargets(std::vector<std::string> names) { selected_ = std::move(names); }
   /// The runtime a --jpath profile runs by default ("" when not known): a
   /// target without a runtime of its own then brings that runtime into the
   /// evaluation when it is a --jpath one. Compiler answers from the
@@ -218,6 +221,7 @@ class JsonnetExpander {
 
   FileReader* reader_;
   const Contracts* contracts_ = nullptr;
+  std::vector<std::string> selected_;
   std::vector<std::string> roots_;  // canonical, with trailing '/'
   // roots_[i] as the caller named it (a --jpath argument, nemoc's data
   // directory), lexically normal, with trailing '/': what ShownPath prints.

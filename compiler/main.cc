@@ -41,7 +41,7 @@ int RunMain(int argc, char** argv) {
     CompileFlags validate_flags;
     CLI::App* validate = app.add_subcommand("validate", "Check specs; write nothing");
     validate->footer(kValidateHelp);
-    validate_flags.Register(validate, /*with_out_dir=*/false);
+    validate_flags.Register(validate, /*with_out_dir=*/true);  // read: its clusters (D7)
     validate_flags.output.Register(validate);
 
     CompileFlags plan_flags;

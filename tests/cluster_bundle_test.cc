@@ -174,6 +174,9 @@ TEST(ClusterBundleTest, ClustersThatDisagreeAreLocatedAndNothingIsWritten) {
   const std::string gamma = scratch.Write("gamma.yaml", Spec("gamma", "jobset", "lab-2", kServer));
   ExpectRefused(out, {"build", "--quiet", "--out", out, gamma}, "same API server", gamma + ":30:16",
                 "names cluster 'lab-2' but alpha/lab delivers to the same API server");
+  // D7: validate refuses what build refuses.
+  ExpectRefused(out, {"validate", "--quiet", "--out", out, gamma}, "same API server", gamma + ":30:16",
+                "names cluster 'lab-2' but alpha/lab delivers to the same API server");
   // One cluster, two values for one field of one object.
   const std::string delta = scratch.Write(
       "delta.yaml", Spec("delta", "pytorchjob", "lab", kServer, "https://git.example/other/repo.git"));

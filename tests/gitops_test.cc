@@ -77,7 +77,10 @@ class GitRepoTest : public ::testing::Test {
 
 TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
   scratch_.Write("spec.yaml", kGitopsSpec);
-  // First commit: every generated file, and nothing else (the spec stays untracked).
+  scratch_.Write(".nemoc/project.schema.json", "{}\n");
+  scratch_.Write("notes.txt", "not nemoc's\n");
+  // First commit: every generated file, and the spec that made them with its
+  // .nemoc/ (D6); nothing else.
   RunResult r = Nemoc({"build", "--commit", "spec.yaml"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("committed "), std::string::npos) << r.out;
@@ -91,8 +94,10 @@ TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
             std::string::npos) << files;
   EXPECT_NE(files.find("out/demo/onprem/.nemoc-manifest"), std::string::npos);
   EXPECT_NE(files.find("out/_clusters/in-cluster/platform/"), std::string::npos) << files;
-  EXPECT_EQ(files.find("spec.yaml"), std::string::npos);
-  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
+  EXPECT_NE(files.find("\nspec.yaml\n"), std::string::npos) << files;
+  EXPECT_NE(files.find(".nemoc/project.schema.json"), std::string::npos) << files;
+  EXPECT_NE(Sh(dir(), "git log -1 --format=%b").find("- spec.yaml: the spec as built"), std::string::npos);
+  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? notes.txt\n");
 
   // No-op second build: no new commit.
   r = Nemoc({"build", "--commit", "spec.yaml"});
@@ -115,7 +120,15 @@ TEST_F(GitRepoTest, CommitsOnlyWhatChangedAndNamesTheTarget) {
       << status;
   EXPECT_NE(status.find("A\tout/demo/onprem/30-train/pytorchjob-demo-train-"), std::string::npos)
       << status;
-  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
+  EXPECT_NE(status.find("M\tspec.yaml"), std::string::npos) << status;  // the spec and its output together
+  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? notes.txt\n");
+
+  // A spec edit that changes no output (a comment) is recorded too.
+  scratch_.Write("spec.yaml", "# reviewed\n" + Replace(kGitopsSpec, "maxSteps: 10", "maxSteps: 20"));
+  r = Nemoc({"build", "--commit", "spec.yaml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Commits(), 5);
+  EXPECT_EQ(Sh(dir(), "git log -1 --format=%s"), "nemoc build: record spec.yaml\n");
 }
 
 TEST_F(GitRepoTest, DeletedStageIsRemovedInTheCommit) {
@@ -162,7 +175,7 @@ TEST_F(GitRepoTest, DeletedPipelineStageIsRemovedInTheCommit) {
             std::string::npos) << status;
   EXPECT_FALSE(fs::exists(dir() + "/out/demo/onprem/40-evaluate"));
   EXPECT_EQ(Sh(dir(), "git ls-files out/demo/onprem/40-evaluate"), "");
-  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
+  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "");  // the spec is committed with its trees (D6)
 }
 
 TEST_F(GitRepoTest, CheckFindsHandEditsAndBuildCommitRefusesThem) {
@@ -487,7 +500,7 @@ TEST_F(GitRepoTest, CommitThatCannotSucceedWritesNothing) {
   EXPECT_NE(r.err.find("no commit author"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir() + "/out"));
   EXPECT_EQ(Sh(dir(), "git rev-parse HEAD"), head);
-  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
+  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");  // nothing was committed
 }
 
 // E2: two projects committed into one repository at the same moment, each
@@ -627,7 +640,7 @@ TEST_F(GitRepoTest, HooksAndSigningAreRefusedBeforeAnythingIsWritten) {
   r = Nemoc({"build", "--commit", "--no-verify", "spec.yaml"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Commits(), std::stoi(Sh(dir(), "git rev-list --count " + head.substr(0, 40))) + 2);
-  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "?? spec.yaml\n");
+  EXPECT_EQ(Sh(dir(), "git status --porcelain"), "");  // the spec is committed with its trees (D6)
 
   r = Nemoc({"build", "--no-verify", "spec.yaml"});
   EXPECT_EQ(r.exit_code, 2) << r.err;  // --no-verify only applies with --commit

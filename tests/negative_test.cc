@@ -1098,5 +1098,47 @@ TEST_F(NegativeTest, ConflictingAndShadowedSetsAreReported) {
   EXPECT_EQ(std::string::npos, r.err.find("target production: --set")) << r.err;
 }
 
+// D8: the default 100-step warm-up on a shorter run is a warning located at
+// maxSteps; a warm-up the spec writes is taken as meant.
+TEST_F(NegativeTest, ADefaultWarmupLongerThanTheRunIsAWarning) {
+  RunResult r = RunNemoc({"validate", "--set", "spec.stages.train.maxSteps=50", spec_path_});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos,
+            r.err.find("--set spec.stages.train.maxSteps=50: warning: the default warm-up of 100 steps is not shorter "
+                       "than the run of 50 steps: the learning rate never reaches its peak 0.0003 (it reaches 0.00015)"))
+      << r.err;
+  r = RunNemoc({"validate", "--set", "spec.stages.train.maxSteps=50", "--set",
+                "spec.stages.train.optimizer={warmupSteps: 200}", spec_path_});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find("warm-up")) << r.err;
+}
+
+// Mistake 11: serve.engine naming a LoRA adapter's .nemo is located at the
+// engine, not at the tokenizer.
+TEST_F(NegativeTest, AServeEngineThatIsACheckpointFileIsRefusedAtTheEngine) {
+  const std::string example = SourceDir() + "/examples/llama2-7b-lora-serving-eks.yaml";
+  RunResult r = RunNemoc({"validate", "--set", "spec.stages.serve.engine=lora/train/checkpoints/megatron_gpt_peft_lora_tuning.nemo",
+                          example});
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos,
+            r.err.find("error: spec.stages.serve.engine: lora/train/checkpoints/megatron_gpt_peft_lora_tuning.nemo is a "
+                       "checkpoint file (.nemo), not a TensorRT-LLM engine directory"))
+      << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("hint: remove serve.engine: serve then loads the engine the tensorrtLLM stage builds"))
+      << r.err;
+}
+
+// D7: --target checks, builds and warns about the targets it names only.
+TEST_F(NegativeTest, TargetReportsOnlyTheTargetsItNames) {
+  const std::string spec = std::string(kBaseSpec) + "    - name: p5\n      profile: eks-efa\n      instanceType: p5.48xlarge\n";
+  const std::string path = scratch_.Write("two.yaml", spec);
+  RunResult r = RunNemoc({"validate", path});
+  EXPECT_EQ(1, r.exit_code);
+  EXPECT_NE(std::string::npos, r.err.find("target p5: eks-efa training needs an EFA-capable image")) << r.err;
+  r = RunNemoc({"validate", "--target", "onprem", path});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find("p5")) << r.err;
+}
+
 }  // namespace
 }  // namespace nemoc::testing
