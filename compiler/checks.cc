@@ -692,8 +692,8 @@ void CheckWarmup(const Document& doc, const nlohmann::json& train, const std::st
   }
   diags->Warning("train.warmup",
                  "the default warm-up of " + std::to_string(warmup) + " steps" +
-                     " is not shorter than the run of " + std::to_string(steps) +
-                     " steps: the learning rate never reaches its peak" + peak,
+                     " is not shorter than the run of " + std::to_string(steps) + " steps: the learning rate " +
+                     (warmup == steps ? std::string("reaches its peak only at the last step") : "never reaches its peak" + peak),
                  doc.map.Locate(at),
                  "set stages." + key + ".optimizer.warmupSteps below maxSteps (a tenth of the run is common)");
 }

@@ -236,6 +236,7 @@ bool StarterSpec(const StarterOptions& o, const nlohmann::json& starter, const M
        "}   # global: a multiple of micro × data-parallel size\n";
   y += "      seqLength: " + std::to_string(seq_length) + "\n";
   y += "      maxSteps: 100\n";
+  y += "      optimizer: {warmupSteps: 10}   # warm-up shorter than the run (the default is 100)\n";
   y += "      data: {mock: true}             # synthetic tokens; replace with your dataset\n";
   y += "  targets:\n";
   y += "    - name: " + target_name + "\n";

@@ -7,6 +7,7 @@ local fabrics = import 'nemoc/fabrics.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
 local storage = import 'nemoc/storage.libsonnet';
+local versions = import 'nemoc/nemo/versions.libsonnet';
 local profile = import 'nemoc/profile.libsonnet';
 
 profile + {
@@ -36,6 +37,11 @@ profile + {
         image: {
           '$ref': '#/definitions/image',
           description: 'The EFA-capable image (built FROM spec.image).',
+        },
+        nemoRelease: {
+          description: "The NeMo Framework release the image is built FROM (25.02), when its tag does not say (a tag holding nemo25.02 does). It must be the training image's release: nemoc writes the training's config and command line for that release.",
+          type: 'string',
+          pattern: '^[0-9]{2}\\.[0-9]{2}$',
         },
         awsOfiNccl: {
           description: "aws-ofi-nccl version in the image, e.g. 1.13.2 (the awsome NeMo Dockerfile's AWS_OFI_NCCL v1.13.2-aws).",
@@ -219,6 +225,37 @@ profile + {
          hint: 'build FROM ' + k8s.imageRef(train.image) + ' with the EFA installer and aws-ofi-nccl (aws-samples/awsome-distributed-training '
                + '3.test_cases/megatron/nemo/kubernetes/Dockerfile) and set efa: {image: {repository: ..., tag: ...}, awsOfiNccl: 1.13.2}',
        }] else [])
+    // D8: the training runs the EFA image, but its config, command line and
+    // every release rule (NeMo 1 scripts until 25.07, a recipe's first
+    // release, fp8 on Blackwell) are the training image's: the EFA image must
+    // be built from that release, declared (efa.nemoRelease) or in its tag.
+    + (if train != null && efaOf(target) != null && !std.startsWith(efaOf(target).image.repository, 'nvcr.io/nvidia/') then
+         local efa = efaOf(target);
+         local declared = if std.objectHasEx(efa, 'nemoRelease', false) then efa.nemoRelease else null;
+         // nemo25.02-efa (versions.libsonnet), or a tag that starts with the release (25.02-efa).
+         local tag = efa.image.tag;
+         local digit(c) = c >= '0' && c <= '9';
+         local leading = if std.length(tag) >= 5 && digit(tag[0]) && digit(tag[1]) && tag[2] == '.' && digit(tag[3]) && digit(tag[4])
+                            && (std.length(tag) == 5 || !digit(tag[5])) then std.substr(tag, 0, 5) else null;
+         local fromTag = if versions.release(efa.image) != null then versions.release(efa.image) else leading;
+         local built = if declared != null then declared else fromTag;
+         local wanted = versions.release(train.image);
+         if built == null then [{
+           code: 'profile.efa-release',
+           pointer: ctx.targetPointer + '/efa/image/tag',
+           message: 'efa.image ' + k8s.imageRef(efa.image) + ' does not say which NeMo release it is built from; nemoc writes the training for '
+                    + (if wanted != null then 'NeMo ' + wanted + ' (' + k8s.imageRef(train.image) + ')' else k8s.imageRef(train.image)),
+           hint: 'set efa.nemoRelease: "' + (if wanted != null then wanted else 'YY.MM') + '", or tag the image with it (nemo' + (if wanted != null then wanted else 'YY.MM') + '-efa)',
+         }]
+         else if wanted != null && built != wanted then [{
+           code: 'profile.efa-release',
+           pointer: ctx.targetPointer + (if declared != null then '/efa/nemoRelease' else '/efa/image/tag'),
+           message: 'efa.image is built from NeMo ' + built + (if declared != null then ' (efa.nemoRelease)' else ' (its tag)')
+                    + ', but the training is written for NeMo ' + wanted + ' (' + k8s.imageRef(train.image) + '), whose config and command line the EFA image would run',
+           hint: 'build the EFA image FROM ' + k8s.imageRef(train.image) + ', or set the training image to nvcr.io/nvidia/nemo:' + built,
+         }]
+         else []
+       else [])
     + (if efaOf(target) != null && std.startsWith(efaOf(target).image.repository, 'nvcr.io/nvidia/') then [{
          code: 'profile.efa-image',
          pointer: ctx.targetPointer + '/efa/image',

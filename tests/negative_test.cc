@@ -1140,5 +1140,26 @@ TEST_F(NegativeTest, TargetReportsOnlyTheTargetsItNames) {
   EXPECT_EQ(std::string::npos, r.err.find("p5")) << r.err;
 }
 
+// D8: the EFA image runs the training nemoc writes for spec.image's NeMo
+// release; its own release is declared (efa.nemoRelease) or read from its
+// tag, and must be that one.
+TEST_F(NegativeTest, TheEfaImagesNemoReleaseIsCheckedLikeTheTrainingImages) {
+  const std::string example = SourceDir() + "/examples/llama31-8b-lora-nemo2-eks.yaml";  // NeMo 25.04
+  RunResult r = RunNemoc({"validate", "--set", "spec.targets[eks].efa.image.tag=nemo25.02-efa", example});
+  EXPECT_EQ(1, r.exit_code);
+  EXPECT_NE(std::string::npos,
+            r.err.find("error: target eks: efa.image is built from NeMo 25.02 (its tag), but the training is written for "
+                       "NeMo 25.04 (nvcr.io/nvidia/nemo:25.04)"))
+      << r.err;
+  r = RunNemoc({"validate", "--set", "spec.targets[eks].efa.image.tag=efa-v3", example});
+  EXPECT_EQ(1, r.exit_code);
+  EXPECT_NE(std::string::npos, r.err.find("does not say which NeMo release it is built from")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("hint: set efa.nemoRelease: \"25.04\", or tag the image with it (nemo25.04-efa)"))
+      << r.err;
+  r = RunNemoc({"validate", "--set", "spec.targets[eks].efa.image.tag=efa-v3", "--set",
+                "spec.targets[eks].efa.nemoRelease=\"25.04\"", example});
+  EXPECT_EQ(0, r.exit_code) << r.err;
+}
+
 }  // namespace
 }  // namespace nemoc::testing
