@@ -32,7 +32,7 @@ STAGES = {
         "parallelism": {"tensor": 2, "sequenceParallel": True},
         "batch": {"micro": 1, "global": 64},
         "seqLength": 8192,
-        "maxSteps": 100 + i,
+        "maxSteps": 1000 + i,  # longer than the default 100-step warm-up (a warning otherwise)
         "data": {"fromDataPrep": True},
     },
     "evaluate": lambda i: {"tasks": ["hellaswag", "winogrande"]},

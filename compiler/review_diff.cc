@@ -41,24 +41,57 @@ std::string ObjectOf(const std::string& path) {
   return base;
 }
 
+// The cells of a markdown table row ("| a | b \\| c |" -> {"a", "b \\| c"}).
+std::vector<std::string> Cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  for (size_t i = 1; i < line.size(); ++i) {
+    if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') {
+      cell += "\\|";
+      ++i;
+    } else if (line[i] == '|') {
+      const size_t b = cell.find_first_not_of(' ');
+      const size_t e = cell.find_last_not_of(' ');
+      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+      cell.clear();
+    } else {
+      cell += line[i];
+    }
+  }
+  return cells;
+}
+
+// SUMMARY.md's facts: the rows of its facts table (header "| | |") and, for a
+// target with overrides, its "Overrides for this target" table (field -> this
+// target's value). D5: the first table of a target with overrides is the
+// overrides table, whose three columns were read as two facts (five cells in
+// the markdown) and the facts table after it was never read.
 std::map<std::string, std::string> FactRows(const std::string& summary) {
   std::map<std::string, std::string> rows;
   std::istringstream in(summary);
   std::string line;
-  bool in_table = false;
+  enum { kNone, kFacts, kOverrides, kOther } table = kNone;
+  bool header = false;
   while (std::getline(in, line)) {
-    const bool row = line.size() > 1 && line[0] == '|';
-    if (!row) {
-      if (in_table) break;  // the first table only
+    if (line.size() < 2 || line[0] != '|') {
+      table = kNone;
       continue;
     }
-    in_table = true;
-    const size_t bar = line.find(" | ", 1);
-    if (bar == std::string::npos || line.rfind("|---", 0) == 0) continue;
-    std::string key = line.substr(2, bar - 2);
-    std::string value = line.substr(bar + 3);
-    if (value.size() >= 2 && value.compare(value.size() - 2, 2, " |") == 0) value.resize(value.size() - 2);
-    rows[key] = value;
+    if (table == kNone) {  // a table's header row
+      const auto cells = Cells(line);
+      table = cells.size() == 2 && cells[0].empty() && cells[1].empty()                 ? kFacts
+              : cells.size() == 3 && cells[0] == "Field" && cells[1] == "This target" ? kOverrides
+                                                                                       : kOther;
+      header = true;
+      continue;
+    }
+    if (header && line.rfind("|---", 0) == 0) {
+      header = false;
+      continue;
+    }
+    const auto cells = Cells(line);
+    if (table == kFacts && cells.size() == 2) rows[cells[0]] = cells[1];
+    if (table == kOverrides && cells.size() == 3) rows["override " + cells[0]] = cells[1];
   }
   return rows;
 }
@@ -266,8 +299,9 @@ std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::ve
     if (!facts.empty()) {
       body += "| fact | before | after |\n|---|---|---|\n";
       for (const auto& f : facts) {
-        body += "| " + f["fact"].get<std::string>() + " | " + f["before"].get<std::string>() + " | " +
-                f["after"].get<std::string>() + " |\n";
+        const std::string before = f["before"].get<std::string>(), after = f["after"].get<std::string>();
+        body += "| " + f["fact"].get<std::string>() + " | " + (before.empty() ? "—" : before) + " | " +
+                (after.empty() ? "—" : after) + " |\n";
       }
       body += "\n";
     }

@@ -5,6 +5,8 @@
 
 #include <cctype>
 #include <set>
+#include <sstream>
+#include <tuple>
 
 #include "data_dir.h"
 #include "facts.h"
@@ -297,6 +299,41 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     }
     out += Row("Batch", batch);
     out += Row("Sequence length", S(train["seqLength"]));
+    // D5: the training values a review asks about are facts, so diff -o
+    // markdown lists their changes.
+    if (train_spec.contains("optimizer") && train_spec["optimizer"].is_object()) {
+      const auto& o = train_spec["optimizer"];
+      auto num = [](const nlohmann::json& v) {
+        std::ostringstream s;
+        s << v.get<double>();
+        return s.str();
+      };
+      std::string lr;
+      if (o.contains("lr")) lr += "peak " + num(o["lr"]);
+      if (o.contains("minLr")) lr += (lr.empty() ? "" : ", ") + std::string("min ") + num(o["minLr"]) + " (cosine)";
+      if (o.contains("warmupSteps")) lr += (lr.empty() ? "" : ", ") + std::string("warm-up ") + S(o["warmupSteps"]) + " steps";
+      if (o.contains("weightDecay")) lr += (lr.empty() ? "" : ", ") + std::string("weight decay ") + num(o["weightDecay"]);
+      if (o.contains("gradientClip")) lr += (lr.empty() ? "" : ", ") + std::string("gradient clip ") + num(o["gradientClip"]);
+      if (!lr.empty()) out += Row("Learning rate", lr);
+    }
+    if (train_spec.contains("data") && train_spec["data"].is_object()) {
+      const auto& d = train_spec["data"];
+      std::string data;
+      if (d.value("mock", false)) data = "synthetic tokens (mock)";
+      if (d.value("fromDataPrep", false)) data = "the set `20-data-prep` prepares";
+      if (d.contains("prefixes") && d["prefixes"].is_array()) {
+        for (const auto& prefix : d["prefixes"]) {
+          data += (data.empty() ? "" : ", ") + std::string("`") + prefix.value("path", "") + "`" +
+                  (prefix.contains("weight") ? " × " + [&] { std::ostringstream s; s << prefix["weight"].get<double>(); return s.str(); }() : std::string());
+        }
+      }
+      if (d.contains("jsonl") && d["jsonl"].is_object()) {
+        data = "JSONL `" + d["jsonl"].value("train", "") + "`" +
+               (d["jsonl"].contains("validation") ? ", validation `" + d["jsonl"]["validation"].get<std::string>() + "`" : std::string());
+      }
+      if (train_spec.contains("dataVersion")) data += " (version `" + train_spec["dataVersion"].get<std::string>() + "`)";
+      if (!data.empty()) out += Row("Data", data);
+    }
     const std::string text = memory("train");
     if (!text.empty()) out += Row("Memory per GPU (estimate)", text);
     out += Row("Image", "`" + ImageRef(spec["stages"]["train"]["image"]) + "`");

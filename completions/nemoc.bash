@@ -48,7 +48,7 @@ _nemoc() {
     check) opts="$compile --out --expect" ;;
     plan) opts="$compile --out" ;;
     diff) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help --out --stat -o --output" ;;
-    validate) opts="$compile" ;;
+    validate) opts="$compile --out" ;;
     render) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help" ;;
     init) opts="--profile --model --cluster-queue --jpath --stdout --help" ;;
     profiles) opts="--jpath --names -o --output --help" ;;

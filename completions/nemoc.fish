@@ -35,7 +35,7 @@ complete -c nemoc -n "__fish_seen_subcommand_from $compiling" -s j -l jobs -x -d
 complete -c nemoc -n "__fish_seen_subcommand_from $compiling" -s q -l quiet -d 'Print errors only'
 complete -c nemoc -n "__fish_seen_subcommand_from build validate check plan metrics" -s o -l output -x -a "text json github" -d 'Output format'
 complete -c nemoc -n "__fish_seen_subcommand_from diff" -s o -l output -x -a "text json markdown" -d 'Output format'
-complete -c nemoc -n "__fish_seen_subcommand_from build check plan diff" -l out -r -a "(__fish_complete_directories)" -d 'Output root'
+complete -c nemoc -n "__fish_seen_subcommand_from build validate check plan diff" -l out -r -a "(__fish_complete_directories)" -d 'Output root'
 
 # build
 complete -c nemoc -n "__fish_seen_subcommand_from build" -l commit -d 'Commit the written target directories with libgit2'

@@ -2,6 +2,7 @@
 // target compile from the spec with its overrides merged in, validated and
 // located like the spec; SUMMARY.md says so, and records a build's --set.
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -490,6 +491,44 @@ TEST_F(EnvironmentsTest, SchedulingThatUndoesNemocsPlacementIsRefusedLocated) {
       << r.err;
   EXPECT_NE(std::string::npos, r.err.find("\n2 errors\n")) << r.err;  // zone and team are no conflict
   EXPECT_FALSE(std::filesystem::exists(scratch_.path() + "/undo/out"));
+}
+
+// Issue #46 item 2 (D5): diff -o markdown of a target with overrides read
+// its overrides table (three columns) as the facts table: rows of five cells,
+// and the facts after it never compared. Every changed training value is a
+// fact: the learning rate and the data too.
+TEST_F(EnvironmentsTest, DiffMarkdownListsEveryChangedTrainingValueOfATargetWithOverrides) {
+  const std::string spec = std::string(kShared) + kDevTarget;
+  ASSERT_EQ(0, Build("md", spec).exit_code);
+  const std::string changed =
+      Replace(Replace(spec, "train: {nodes: 1, maxSteps: 100, batch: {global: 32}}",
+                      "train: {nodes: 2, maxSteps: 200, batch: {global: 32}, optimizer: {lr: 0.0001}}"),
+              "      data: {mock: true}\n", "      data: {prefixes: [{path: web/text_document}]}\n");
+  const std::string path = scratch_.Write("md/spec.yaml", changed);
+  RunResult r = RunNemoc({"diff", "-o", "markdown", "--out", scratch_.path() + "/md/out", path});
+  ASSERT_EQ(0, r.exit_code) << r.err;
+  // Every row has the cells of its table's header.
+  size_t cells = 0;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '|') {
+      cells = 0;
+      continue;
+    }
+    size_t bars = 0;
+    for (size_t i = 0; i < line.size(); ++i) bars += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    if (cells == 0) cells = bars;
+    EXPECT_EQ(cells, bars) << line << "\n" << r.out;
+  }
+  for (const std::string row : {"| Learning rate | peak 0.0003, min 3e-05 (cosine), warm-up 100 steps, weight decay 0.1, "
+                                "gradient clip 1 | peak 0.0001, min 3e-05 (cosine), warm-up 100 steps, weight decay 0.1, "
+                                "gradient clip 1 |",
+                                "| Data | synthetic tokens (mock) | `web/text_document` × 1 |",
+                                "| override `spec.stages.train.optimizer.lr` | — | `0.0001` |",
+                                "| override `spec.stages.train.maxSteps` | `100` | `200` |",
+                                "| Nodes × GPUs | 1 × 8 = **8 GPUs** (NVIDIA H100 80GB) | 2 × 8 = **16 GPUs** (NVIDIA H100 80GB) |"}) {
+    EXPECT_NE(std::string::npos, r.out.find(row)) << row << "\n" << r.out;
+  }
 }
 
 }  // namespace

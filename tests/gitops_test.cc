@@ -44,6 +44,7 @@ spec:
       parallelism: {tensor: 2}
       batch: {micro: 1, global: 32}
       maxSteps: 10
+      optimizer: {warmupSteps: 2}
       data: {mock: true}
   gitops:
     repoURL: https://git.example/acme/infra.git
@@ -280,7 +281,8 @@ class CommitFlowTest : public GitRepoTest, public ::testing::WithParamInterface<
     return GetParam() ? spec : Replace(spec, "nodes: 2", "nodes: 1");  // 1 node: no RDMA warning
   }
   void ExpectClean(const std::string& step) {
-    EXPECT_EQ(Sh(dir(), "git status --porcelain --untracked-files=all"), "?? spec.yaml\n") << step;
+    // The spec is committed with its trees (D6): nothing is left over.
+    EXPECT_EQ(Sh(dir(), "git status --porcelain --untracked-files=all"), "") << step;
   }
 };
 

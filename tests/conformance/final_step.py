@@ -47,6 +47,15 @@ NEMO1_RELEASES = ["24.12", "25.02", "25.04", "25.07"]
 NEMO2_RELEASES = ["25.04", "25.07"]
 
 
+
+def set_release(spec, release):
+    """spec.image at `release`, and each eks-efa target's EFA image built from it
+    (nemoc refuses an EFA image of another release: profiles/eks-efa.libsonnet)."""
+    spec["spec"]["image"]["tag"] = release
+    for target in spec["spec"]["targets"]:
+        if "efa" in target:
+            target["efa"]["image"]["tag"] = "nemo%s-efa" % release
+
 def periodic_saves(max_steps, every):
     """Lightning ModelCheckpoint.on_train_batch_end: a top-k (and -last) save at each multiple."""
     return list(range(every, max_steps + 1, every)) if every and every > 0 else []
@@ -145,7 +154,7 @@ def main():
         for release in NEMO1_RELEASES:
             for m, e, v in GRID:
                 spec = yaml.safe_load(yaml.safe_dump(nemo1_base))
-                spec["spec"]["image"]["tag"] = release
+                set_release(spec, release)
                 for key in ("pretrain", "train"):
                     set_steps(spec["spec"]["stages"][key], m, e, v)
                 name = "nemo1-%s-%d-%d-%s" % (release, m, e, v)
@@ -169,7 +178,7 @@ def main():
             for label, base, keys in cases:
                 for m, e, v in GRID:
                     spec = yaml.safe_load(yaml.safe_dump(base))
-                    spec["spec"]["image"]["tag"] = release
+                    set_release(spec, release)
                     for key in keys:
                         set_steps(spec["spec"]["stages"][key], m, e, v)
                     name = "nemo2-%s-%s-%d-%d-%s" % (label, release, m, e, v)

@@ -28,6 +28,7 @@ Usage: import_args.py <nemoc> <source dir>
 import argparse
 import glob
 import os
+import re
 import sys
 import tempfile
 
@@ -67,6 +68,13 @@ with tarfile.open(args.output_path, "w:") as tar:
         tar.addfile(info, io.BytesIO(data))
 """
 
+
+
+def with_release(text, release):
+    """The spec text with spec.image at `release` and every EFA image built from it
+    (nemoc refuses an EFA image of another release: profiles/eks-efa.libsonnet)."""
+    text = text.replace('tag: "24.07"}', 'tag: "%s"}' % release, 1)
+    return re.sub(r'tag: "nemo[0-9]{2}\.[0-9]{2}-efa"', 'tag: "nemo%s-efa"' % release, text)
 
 def restored_config(release, argv, tmp):
     """Run the generated import argv with the stand-in converter of that release, then restore
@@ -133,7 +141,7 @@ def check_mixtral(tmp, base, failures):
     shared storage that an init container downloads the repository into, config included."""
     checked = 0
     for release, declares in (("24.07", False), ("24.12", True)):
-        text = base.replace('tag: "24.07"}', 'tag: "%s"}' % release, 1).replace("preset: llama2-7b", "preset: mixtral-8x7b")
+        text = with_release(base, release).replace("preset: llama2-7b", "preset: mixtral-8x7b")
         text = text.replace("huggingface: meta-llama/Llama-2-7b-hf", "huggingface: mistralai/Mixtral-8x7B-v0.1")
         text = text.replace("tasks: [piqa]\n      tensorParallel: 1\n", "tasks: [piqa]\n      tensorParallel: 4\n      pipelineParallel: 1\n")  # 93 GB of weights
         text = text.replace("parallelism: {tensor: 2}\n", "parallelism: {tensor: 4, pipeline: 4}\n", 1)
@@ -180,7 +188,7 @@ def main():
             for preset, (repo, is31) in PRESETS.items():
                 if release == "24.07" and is31:
                     continue  # Llama 3.1 NeMo 1 training is refused on 24.07 (A8, F9)
-                text = base.replace('tag: "24.07"}', 'tag: "%s"}' % release, 1)
+                text = with_release(base, release)
                 text = text.replace("preset: llama2-7b", "preset: " + preset)
                 text = text.replace("huggingface: meta-llama/Llama-2-7b-hf", "huggingface: " + repo)
                 spec = os.path.join(tmp, "%s-%s.yaml" % (release, preset))
