@@ -463,17 +463,20 @@ void MaskCredentials(nlohmann::json* node, const std::vector<std::string>& crede
   }
 }
 
-// D9: drops the diagnostics from index `from` located inside a value Prepare
-// masked or removed to go on: they would be about a value the user did not write.
+// D9: whether `d` is located inside a value Prepare masked or removed to go
+// on: it would be about a value the user did not write.
+bool InsideRepaired(const PreparedSpec& prepared, const Diagnostic& d) {
+  if (d.location.pointer.empty()) return false;
+  for (const auto& root : prepared.repaired) {
+    if (PointerAtOrBelow(d.location.pointer, root)) return true;
+  }
+  return false;
+}
+
+// Drops the diagnostics from index `from` that InsideRepaired selects.
 void DropInsideRepaired(const PreparedSpec& prepared, size_t from, Diagnostics* diags) {
   if (prepared.repaired.empty()) return;
-  diags->EraseFrom(from, [&](const Diagnostic& d) {
-    if (d.location.pointer.empty()) return false;
-    for (const auto& root : prepared.repaired) {
-      if (PointerAtOrBelow(d.location.pointer, root)) return true;
-    }
-    return false;
-  });
+  diags->EraseFrom(from, [&](const Diagnostic& d) { return InsideRepaired(prepared, d); });
 }
 
 // Whether `text` is plausibly a spec (or an attempt at one): it has content
@@ -623,14 +626,7 @@ bool Compiler::Load(const std::string& path, LoadedSpec* loaded) const {
 
 void DropWhatBlockingCaused(const PreparedSpec& prepared, size_t from, Diagnostics* diags) {
   if (!prepared.blocked) return;
-  diags->EraseFrom(from, [&](const Diagnostic& d) {
-    if (d.code == "library.error") return true;
-    if (d.location.pointer.empty()) return false;
-    for (const auto& root : prepared.repaired) {
-      if (PointerAtOrBelow(d.location.pointer, root)) return true;
-    }
-    return false;
-  });
+  diags->EraseFrom(from, [&](const Diagnostic& d) { return d.code == "library.error" || InsideRepaired(prepared, d); });
 }
 
 bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagnostics* diags,

@@ -23,24 +23,12 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// nlohmann's RFC 6901 pointer does the splitting and unescaping.
 std::string Parent(const std::string& pointer) {
-  const size_t slash = pointer.rfind('/');
-  return slash == std::string::npos ? std::string() : pointer.substr(0, slash);
+  return nlohmann::json::json_pointer(pointer).parent_pointer().to_string();
 }
 
-std::string LastToken(const std::string& pointer) {
-  std::string token = pointer.substr(pointer.rfind('/') + 1);
-  std::string out;
-  for (size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size()) {
-      out += token[i + 1] == '1' ? '/' : '~';
-      ++i;
-    } else {
-      out += token[i];
-    }
-  }
-  return out;
-}
+std::string LastToken(const std::string& pointer) { return nlohmann::json::json_pointer(pointer).back(); }
 
 const char kErased[] = "$nemoc.erased";
 
