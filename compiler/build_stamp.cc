@@ -151,6 +151,7 @@ std::string Record(const std::string& data_part, const SpecInputs& spec, const s
   std::string record = data_part;
   record += "spec-name " + spec.spec_name + "\n";
   record += "spec " + Digest128Hex(spec.spec_text) + "\n";
+  if (!spec.pins_text.empty()) record += "pins " + Digest128Hex(spec.pins_text) + "\n";
   for (const auto& set : spec.sets) record += "set " + std::to_string(set.size()) + ":" + set + "\n";
   record += "target " + target + "\n";
   for (const auto& i : imports) {

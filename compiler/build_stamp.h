@@ -56,6 +56,9 @@ struct SpecInputs {
   std::string spec_text;   // the bytes nemoc loaded
   std::vector<std::string> sets;
   std::vector<std::string> jpaths;
+  /// The spec's pinned priors (cost.h PinPath) as they are on disk after the
+  /// build: a changed pin changes the SUMMARY.md it shows in.
+  std::string pins_text;
 };
 
 /// Computes inputs digests. One per Compiler (or per `check` run); the data

@@ -55,7 +55,7 @@ class TargetUpToDateTest : public ::testing::Test {
   DataDir data{NEMOC_SOURCE_DIR};
   JsonnetExpander expander{{data.libsonnet(), data.profiles()}};
   StampCalculator calculator{data, {}, nullptr};
-  SpecInputs spec{"s.yaml", "apiVersion: x\n", {}, {}};
+  SpecInputs spec{"s.yaml", "apiVersion: x\n", {}, {}, ""};
   FileTree tree = {{"kustomization.yaml", "resources: []\n"}};
   MemoryDisk disk;
   // Stamps live outside the tree (C13); on the in-memory disk here.

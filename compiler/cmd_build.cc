@@ -2,6 +2,10 @@
 // record them in Git.
 #include "commands.h"
 
+#include <filesystem>
+
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "build_stamp.h"
@@ -217,6 +221,20 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     for (const auto& spec : compiled) {
       for (const auto& target : spec.targets) {
         if (!target.up_to_date) SaveStamp(disk, target.dir, target.stamp);
+      }
+    }
+    // cost.h: the priors this build chose and the spec had not pinned, beside
+    // the spec (.nemoc/), once its trees are in place; written whole and
+    // renamed in, so a reader sees the old file or the new one.
+    for (const auto& spec : compiled) {
+      if (spec.pin_write.empty()) continue;
+      std::string err;
+      const std::string dir = std::filesystem::path(spec.pin_path).parent_path().string();
+      const std::string temp = spec.pin_path + "." + std::to_string(getpid()) + ".nemoc-tmp";
+      if (!disk.MakeDirs(dir, &err) || !disk.WriteFile(temp, spec.pin_write, &err) ||
+          !disk.Rename(temp, spec.pin_path, &err)) {
+        diags.Warning("output.pins", "cannot pin the cost estimate's MFU priors in " + spec.pin_path + ": " + err +
+                                         " (SUMMARY.md keeps them; a nemoc upgrade may change them)");
       }
     }
   }

@@ -4,11 +4,16 @@
 
 #include <filesystem>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
+#include <unistd.h>
+
+#include "cost.h"
+#include "disk_interface.h"
 #include "metrics.h"
 
 namespace nemoc {
@@ -22,6 +27,9 @@ const char kMetricsHelp[] =
     "The step window is inclusive; the default 10:30 skips warm-up steps as gpu-recipes'\n"
     "training_metrics tool does. In a training chain, --stage pretrain measures the log of\n"
     "spec.stages.pretrain (<results>/pretrain/dllogger) against that stage's sizes.\n"
+    "Beside the measured MFU it shows the prior of the build's cost estimate (SUMMARY.md\n"
+    "'Cost (estimate)'); --pin records the measured MFU as that prior in the spec's\n"
+    ".nemoc/<spec>.priors.json, so later estimates use what this cluster achieved.\n"
     "Example: nemoc metrics dllogger.json --spec examples/llama31-405b-gke-a4.yaml --steps 10:14";
 
 namespace {
@@ -135,6 +143,43 @@ int RunMetrics(const MetricsFlags& flags) {
     return fail({});
   }
   CheckMetrics(steps, input, m, flags.log, &diags);
+  // Issue #46 item 3: the prior the cost estimate used, beside what was
+  // measured; --pin makes the measurement the spec's prior (cost.h).
+  const nlohmann::json cost = train.value("cost", nlohmann::json::object());
+  const bool has_prior = cost.contains("mfu");
+  std::string pinned_to;
+  if (flags.pin) {
+    const bool plausible = m.mfu > 0 && m.mfu <= 1;
+    if (!plausible || !cost.contains("priorKey")) {
+      diags.Error("metrics.pin", plausible ? "this target has no cost estimate to pin a prior for"
+                                           : "a measured MFU of " + Format("%.1f %%", 100 * m.mfu) + " is not pinned",
+                  {flags.log, 0, 0});
+      return fail({});
+    }
+    const std::string path = PinPath(spec.path);
+    nlohmann::json pins = nlohmann::json::object();
+    std::string text, read_err;
+    RealDisk disk;
+    std::error_code exists_ec;
+    if (std::filesystem::exists(path, exists_ec) &&
+        (!disk.ReadFile(path, &text, &read_err) || !ParsePins(text, &pins, &read_err))) {
+      diags.Error("metrics.pin", path + ": " + read_err, {path, 0, 0}, "fix or delete the file");
+      return fail({});
+    }
+    pins[cost["priorKey"].get<std::string>()] = {
+        {"mfu", std::round(m.mfu * 1000) / 1000},
+        {"source", "measured by nemoc metrics: " + std::filesystem::path(flags.log).filename().string() + ", steps " +
+                       std::to_string(m.first_step) + ".." + std::to_string(m.last_step) + ", " +
+                       std::to_string(input.gpus) + " GPUs"}};
+    const std::string temp = path + "." + std::to_string(getpid()) + ".nemoc-tmp";
+    std::string write_err;
+    if (!disk.MakeDirs(std::filesystem::path(path).parent_path().string(), &write_err) ||
+        !disk.WriteFile(temp, PinsText(pins), &write_err) || !disk.Rename(temp, path, &write_err)) {
+      diags.Error("metrics.pin", "cannot write " + path + ": " + write_err, {path, 0, 0});
+      return fail({});
+    }
+    pinned_to = path;
+  }
   if (flags.output.json()) {
     nlohmann::json target = {
         {"name", spec.targets[0].name},
@@ -149,6 +194,12 @@ int RunMetrics(const MetricsFlags& flags) {
         {"accelerator", accelerator},
         {"gpus", input.gpus},
         {"mfu", m.mfu}};
+    if (has_prior) {
+      target["mfuPrior"] = cost["mfu"];
+      target["mfuPriorSource"] = cost["mfuSource"];
+      target["estimatedStepSeconds"] = cost["stepSeconds"];
+    }
+    if (!pinned_to.empty()) target["pinned"] = pinned_to;
     nlohmann::json specs = nlohmann::json::array();
     specs.push_back({{"path", spec.path}, {"project", spec.project}, {"targets", nlohmann::json::array({target})}});
     return PrintJsonReport("metrics", diags, specs);
@@ -172,6 +223,12 @@ int RunMetrics(const MetricsFlags& flags) {
   row("TFLOPS per GPU", Format("%.1f", m.tflops_per_gpu));
   row("MFU", Format("%.2f %%", 100 * m.mfu) + Format(" of %.0f TFLOPS", input.peak_tflops) + " (" +
                  precision + " dense peak)");
+  if (has_prior) {
+    row("MFU prior", Format("%.1f %%", 100 * cost["mfu"].get<double>()) + ", estimated step " +
+                         HumanDuration(cost["stepSeconds"].get<double>()) + " (" +
+                         (cost.value("pinned", false) ? "pinned: " : "") + cost["mfuSource"].get<std::string>() + ")");
+  }
+  if (!pinned_to.empty()) row("pinned", "measured MFU as the prior of " + cost["priorKey"].get<std::string>() + " in " + pinned_to);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!diags.empty()) {
     SourceTexts sources = compiler->sources();

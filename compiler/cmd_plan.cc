@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cost.h"
+#include "disk_interface.h"
 #include "plan.h"
+#include "review_diff.h"
 
 namespace nemoc {
 
@@ -24,7 +27,21 @@ int RunPlan(const CompileFlags& flags) {
   nlohmann::json specs = nlohmann::json::array();
   for (const auto& spec : compiled) {
     nlohmann::json targets = nlohmann::json::array();
-    for (const auto& t : spec.targets) targets.push_back(t.plan);
+    for (const auto& t : spec.targets) {
+      nlohmann::json plan = t.plan;
+      // Issue #46 item 3: the committed tree's cost rows, so the plan shows
+      // what the change costs against it.
+      RealDisk disk;
+      std::string summary, err;
+      if (disk.ReadFile(t.dir + "/SUMMARY.md", &summary, &err)) {
+        const auto rows = FactRows(summary);
+        for (const char* key : {"pretrain", "train"}) {
+          auto row = rows.find(CostRowName(key));
+          if (plan.contains(key) && row != rows.end()) plan["committed"][key] = row->second;
+        }
+      }
+      targets.push_back(plan);
+    }
     specs.push_back({{"path", spec.path}, {"project", spec.project}, {"targets", targets}});
   }
   if (flags.output.json()) {

@@ -76,6 +76,7 @@ struct MetricsFlags {
   std::string target;
   std::string steps = "10:30";
   std::string stage = "train";  // the training stage the log is from (pretrain: a chain's first)
+  bool pin = false;  // record the measured MFU as the spec's prior (cost.h)
   std::vector<std::string> sets;
   std::vector<std::string> jpaths;
   OutputFlag output;

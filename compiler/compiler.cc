@@ -8,6 +8,7 @@
 #include "build_stamp.h"
 #include "checks.h"
 #include "contracts.h"
+#include "cost.h"
 #include "cluster_bundle.h"
 #include "disk_interface.h"
 #include "edit_distance.h"
@@ -375,6 +376,21 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   return expander;
 }
 
+namespace {
+
+// cost.h: the pin file beside a spec, "" when there is none (or it cannot be
+// read: Prepare reports that).
+std::string ReadPins(FileReader* reader, const std::string& spec_path, std::string* err) {
+  const std::string path = PinPath(spec_path);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return "";
+  std::string text;
+  if (!reader->Read(path, kMaxTableBytes, &text, err)) return "";
+  return text;
+}
+
+}  // namespace
+
 bool Compiler::UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpander* expander,
                         LoadedSpec* loaded) const {
   if (stamps_ == nullptr) return false;
@@ -411,7 +427,10 @@ bool Compiler::UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpan
     if (std::find(names.begin(), names.end(), wanted) == names.end()) return false;
   }
   SpecInputs inputs{std::filesystem::path(path).filename().string(), doc.text, options_.sets,
-                    options_.jpaths};
+                    options_.jpaths, ""};
+  std::string pins_err;
+  inputs.pins_text = ReadPins(reader_, path, &pins_err);
+  if (!pins_err.empty()) return false;
   out->path = path;
   out->project = name->get<std::string>();
   out->project_dir = options_.out_dir + "/" + out->project;
@@ -679,6 +698,20 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   diags->Append(loaded->diags);
   if (spec_like) (*sources)[doc.file] = doc.text;
   if (!loaded->attempted || !loaded->ok) return false;
+  // cost.h: the priors pinned beside the spec.
+  {
+    std::string err;
+    out->pin_path = PinPath(path);
+    prepared->pins_text = ReadPins(reader_, path, &err);
+    if (err.empty() && !prepared->pins_text.empty() && !ParsePins(prepared->pins_text, &prepared->pins, &err)) {
+      err = "pinned MFU priors: " + err;
+    }
+    if (!err.empty()) {
+      diags->Error("spec.pins", err, {out->pin_path, 0, 0},
+                   "fix the file, or delete it: the next build pins nemoc's current priors again");
+      return false;
+    }
+  }
 
   // A credential pasted into the spec is reported where it was pasted; the
   // scan of the generated tree below catches what arrives another way.
@@ -974,6 +1007,7 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     std::string file;
   };
   std::map<std::string, std::map<std::string, Writer>> written;  // cluster -> identity -> writer
+  nlohmann::json new_pins = nlohmann::json::object();  // cost.h: priors chosen now, not pinned yet
   for (const auto& target : normalized["spec"]["targets"]) {
     const std::string pointer = "/spec/targets/" + std::to_string(index++);
     const std::string name = target["name"].get<std::string>();
@@ -1032,6 +1066,33 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
         facts.capacity_gb = (*gpu)["memoryGB"].get<double>();
         for (const std::string& key : TrainingStages(spec["stages"])) {
           facts.memory[key] = EstimateMemory(spec["stages"][key], spec["model"]["architecture"]);
+        }
+        // Issue #46 item 3: the cost estimate's peak and MFU prior per
+        // training stage, pinned beside the spec once chosen (cost.h).
+        if (gpu->contains("peakTflops")) {
+          for (const auto& [precision, peak] : (*gpu)["peakTflops"].items()) facts.peak_tflops[precision] = peak.get<double>();
+        }
+        for (const std::string& key : TrainingStages(spec["stages"])) {
+          const std::string precision = spec["stages"][key]["precision"].get<std::string>();
+          const std::string pin = PriorKey(spec["model"], accelerator, precision);
+          MfuPrior prior;
+          if (prepared->pins.contains(pin)) {
+            prior.found = true;
+            prior.pinned = true;
+            prior.mfu = prepared->pins[pin]["mfu"].get<double>();
+            prior.source = prepared->pins[pin]["source"].get<std::string>();
+          } else {
+            prior = TablePrior(*gpu, spec["model"], precision, catalog_);
+            if (prior.found) new_pins[pin] = {{"mfu", prior.mfu}, {"source", prior.source}};
+          }
+          if (prior.found) facts.priors[key] = prior;
+          else {
+            const std::string family = spec["model"].value("family", std::string());
+            facts.no_prior[key] = (family.empty() ? "no family for a custom model" : "no published " + precision +
+                                   " throughput of the " + family + " family on " + accelerator) +
+                                  " in nemoc's table; `nemoc metrics --pin` records a measured MFU as \"" + pin +
+                                  "\" in .nemoc/" + std::filesystem::path(out->pin_path).filename().string();
+          }
         }
       }
     }
@@ -1112,6 +1173,11 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     compiled.objects = std::move(it->second.files);
     out->targets.push_back(std::move(compiled));
   }
+  if (ok && !new_pins.empty()) {
+    nlohmann::json pins = prepared->pins;
+    for (const auto& [key, row] : new_pins.items()) pins[key] = row;
+    out->pin_write = PinsText(pins);
+  }
   // A spec with warnings or notes is not stamped: skipping it next time would
   // hide them.
   prepared->clean = diags->items().size() == prepared->diagnostics_before;
@@ -1122,7 +1188,8 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
 
 void Compiler::Stamp(const PreparedSpec& prepared, CompiledSpec* out, JsonnetExpander* expander) const {
   const SpecInputs inputs{std::filesystem::path(prepared.path).filename().string(), prepared.doc.text,
-                          options_.sets, options_.jpaths};
+                          options_.sets, options_.jpaths,
+                          out->pin_write.empty() ? prepared.pins_text : out->pin_write};
   for (auto& target : out->targets) {
     nemoc::Stamp stamp;
     if (prepared.clean && stamps_ != nullptr &&

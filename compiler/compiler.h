@@ -78,6 +78,11 @@ struct CompiledSpec {
   std::string project_dir;  // <out>/<project>
   bool all_targets = true;  // false when --target filtered some out
   std::vector<CompiledTarget> targets;
+  /// cost.h: the spec's pin file, and its new text when this build found
+  /// priors it had not pinned yet ("" = nothing to write). Only `build`
+  /// writes it, after the trees.
+  std::string pin_path;
+  std::string pin_write;
 };
 
 class Contracts;
@@ -109,6 +114,10 @@ struct PreparedSpec {
   /// diagnostics located inside them would be about a value the user did not
   /// write, and are dropped.
   std::vector<std::string> repaired;
+  /// cost.h: the spec's pinned MFU priors (key -> {mfu, source}) and the pin
+  /// file's text as read ("" = none).
+  nlohmann::json pins = nlohmann::json::object();
+  std::string pins_text;
 
   /// The normalized spec target `name` compiles from, and its document.
   const nlohmann::json& SpecFor(const std::string& name) const;

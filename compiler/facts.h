@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost.h"
 #include "fit_check.h"
 
 namespace nemoc {
@@ -86,6 +87,12 @@ struct TargetFacts {
   /// The memory estimate of each training stage ("pretrain", "train"), when
   /// the target has an accelerator and a train stage.
   std::map<std::string, MemoryEstimate> memory;
+  /// Issue #46 item 3: the accelerator's dense peak per precision
+  /// (accelerators.json peakTflops) and each training stage's MFU prior
+  /// (cost.h), or why it has none.
+  std::map<std::string, double> peak_tflops;
+  std::map<std::string, MfuPrior> priors;
+  std::map<std::string, std::string> no_prior;
 };
 
 }  // namespace nemoc

@@ -41,7 +41,7 @@ std::string SchemaMessages(const Diagnostics& d) {
   return out;
 }
 
-json ConfigMap(const std::string& name = "settings") {
+json SettingsConfigMap(const std::string& name = "settings") {
   return {{"apiVersion", "v1"},
           {"kind", "ConfigMap"},
           {"metadata",
@@ -133,7 +133,7 @@ class KubeSchemasTest : public ::testing::Test {
 };
 
 TEST_F(KubeSchemasTest, ValidObjectsPass) {
-  for (const json& obj : {ConfigMap(), Namespace(), PyTorchJob(), Job(), Deployment()}) {
+  for (const json& obj : {SettingsConfigMap(), Namespace(), PyTorchJob(), Job(), Deployment()}) {
     Diagnostics d = Check(obj);
     EXPECT_TRUE(d.empty()) << obj["kind"] << ":\n" << SchemaMessages(d);
   }
@@ -158,7 +158,7 @@ TEST_F(KubeSchemasTest, PropertyNamedDescriptionIsKept) {
 }
 
 TEST_F(KubeSchemasTest, UnknownFieldNamesPathAndField) {
-  json cm = ConfigMap("cfg");
+  json cm = SettingsConfigMap("cfg");
   cm["metadata"]["lables"] = {{"a", "b"}};
   Diagnostics d = Check(cm);
   ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
@@ -170,7 +170,7 @@ TEST_F(KubeSchemasTest, UnknownFieldNamesPathAndField) {
 }
 
 TEST_F(KubeSchemasTest, AllUnknownFieldsOfAnObjectAreListed) {
-  json cm = ConfigMap("cfg");
+  json cm = SettingsConfigMap("cfg");
   cm["metadata"]["lables"] = {{"a", "b"}};
   cm["metadata"]["namspace"] = "ml";
   Diagnostics d = Check(cm);
@@ -181,7 +181,7 @@ TEST_F(KubeSchemasTest, AllUnknownFieldsOfAnObjectAreListed) {
 }
 
 TEST_F(KubeSchemasTest, UnknownRootField) {
-  json cm = ConfigMap("cfg");
+  json cm = SettingsConfigMap("cfg");
   cm["spec"] = json::object();
   Diagnostics d = Check(cm);
   ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
@@ -255,7 +255,7 @@ TEST_F(KubeSchemasTest, WrongApiVersionForKind) {
   EXPECT_EQ(d.items()[0].code, "output.unknown-kind");
   EXPECT_EQ(d.items()[0].hint, "kind Deployment is known with apiVersion \"apps/v1\"");
 
-  json cm = ConfigMap();
+  json cm = SettingsConfigMap();
   cm["kind"] = "Configmap";
   d = Check(cm);
   ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
@@ -264,7 +264,7 @@ TEST_F(KubeSchemasTest, WrongApiVersionForKind) {
 }
 
 TEST_F(KubeSchemasTest, MissingKindOrNotAnObject) {
-  json cm = ConfigMap();
+  json cm = SettingsConfigMap();
   cm.erase("kind");
   Diagnostics d = Check(cm);
   ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
@@ -276,11 +276,11 @@ TEST_F(KubeSchemasTest, MissingKindOrNotAnObject) {
 }
 
 TEST_F(KubeSchemasTest, ListIsValidatedItemByItem) {
-  json bad = ConfigMap("bad");
+  json bad = SettingsConfigMap("bad");
   bad["data"]["n"] = 1;  // data values must be strings
   json list = {{"apiVersion", "v1"},
                {"kind", "List"},
-               {"items", {ConfigMap("good"), bad, Namespace()}}};
+               {"items", {SettingsConfigMap("good"), bad, Namespace()}}};
   Diagnostics d = Check(list);
   ASSERT_EQ(d.items().size(), 1u) << SchemaMessages(d);
   EXPECT_EQ(d.items()[0].message,
@@ -312,8 +312,8 @@ TEST_F(KubeSchemasTest, SchemasLoadLazily) {
   EXPECT_EQ(schemas_->loaded_count(), 0u);
   EXPECT_TRUE(schemas_->IsNamespaced("v1", "ConfigMap").value_or(false));
   EXPECT_EQ(schemas_->loaded_count(), 0u);
-  Check(ConfigMap("a"));
-  Check(ConfigMap("b"));
+  Check(SettingsConfigMap("a"));
+  Check(SettingsConfigMap("b"));
   EXPECT_EQ(schemas_->loaded_count(), 1u);
   Check(Namespace());
   EXPECT_EQ(schemas_->loaded_count(), 2u);
@@ -336,9 +336,9 @@ TEST_F(KubeSchemasTest, ConcurrentValidationGivesSameResults) {
   bad_job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
          ["resources"]["limits"]["cpu"] = json::array();
   bad_job["metadata"]["lables"] = json::object();
-  json bad_cm = ConfigMap("bad");
+  json bad_cm = SettingsConfigMap("bad");
   bad_cm["data"]["x"] = false;
-  const std::vector<json> docs = {PyTorchJob("good"), bad_job, ConfigMap("good"), bad_cm};
+  const std::vector<json> docs = {PyTorchJob("good"), bad_job, SettingsConfigMap("good"), bad_cm};
 
   // Reference results, computed by this (single-threaded) instance.
   std::vector<std::string> expected;

@@ -120,6 +120,8 @@ int RunMain(int argc, char** argv) {
                         "The training stage the log is from: train, or pretrain (a training chain's first stage)")
         ->check(CLI::IsMember({"pretrain", "train"}))
         ->capture_default_str();
+    metrics->add_flag("--pin", metrics_flags.pin,
+                      "Record the measured MFU as the spec's prior for its cost estimate (.nemoc/<spec>.priors.json)");
     metrics->add_option("--set", metrics_flags.sets, "Override a spec value, as for build (repeatable)")
         ->type_name("PATH=VALUE")
         ->allow_extra_args(false);

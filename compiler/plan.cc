@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cost.h"
 #include "facts.h"
 #include "metrics.h"
 #include "normalizer.h"
@@ -22,6 +23,12 @@ std::string S(const nlohmann::json& v) {
     return buffer;
   }
   return v.dump();
+}
+
+// Markdown emphasis off, for the terminal.
+std::string Plain(std::string text) {
+  for (size_t at = text.find("**"); at != std::string::npos; at = text.find("**", at)) text.erase(at, 2);
+  return text;
 }
 
 // Pads by characters, not bytes ("nodes × GPUs").
@@ -94,6 +101,28 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
   auto memory = facts.memory.find("train");
   if (memory != facts.memory.end()) plan["memory"] = MemoryFacts(memory->second, facts.capacity_gb);
   plan["stages"] = StageDirs(files);
+  // Issue #46 item 3: what the target costs -- GPUs per stage, and per
+  // training stage the estimated step and wall time and GPU-hours (cost.h).
+  std::map<std::string, int64_t> training_gpus;
+  for (const std::string& key : TrainingStages(spec["stages"])) {
+    if (!plan.contains(key)) continue;
+    for (const auto& [stage, stage_dir] : facts.library.stage_dirs) {
+      if (stage == key) training_gpus[stage_dir] = plan[key]["gpus"].get<int64_t>();
+    }
+    if (plan.contains("accelerator")) {
+      const std::string precision = plan[key]["precision"].get<std::string>();
+      auto peak = facts.peak_tflops.find(precision);
+      auto prior = facts.priors.find(key);
+      auto none = facts.no_prior.find(key);
+      plan[key]["cost"] = TrainingCost(
+          plan[key], peak == facts.peak_tflops.end() ? 0 : peak->second,
+          prior == facts.priors.end() ? MfuPrior{} : prior->second,
+          peak == facts.peak_tflops.end() ? "no " + precision + " peak for this GPU in nemoc's table"
+                                          : none == facts.no_prior.end() ? std::string("no prior") : none->second);
+      plan[key]["cost"]["priorKey"] = PriorKey(spec["model"], facts.library.accelerator, precision);
+    }
+  }
+  plan["gpusByStage"] = GpusByStage(files, "nvidia.com/gpu", training_gpus);
   nlohmann::json by_kind = nlohmann::json::object();
   for (const auto& [path, object] : files) {
     const std::string kind = object.value("kind", "");
@@ -150,6 +179,18 @@ std::string RenderPlanText(const std::string& spec_path, const std::string& proj
       std::snprintf(flops, sizeof flops, "%.4e per sequence (fwd+bwd)",
                     train["modelFlopsPerSample"].get<double>());
       out += Row(stage + "model FLOPs", flops);
+      if (train.contains("cost")) {
+        const std::string cost = DescribeCost(train["cost"]);
+        out += Row(stage + "cost (estimate)", Plain(cost));
+        // The delta against the committed tree: its SUMMARY.md's row (cmd_plan.cc).
+        if (t.contains("committed") && t["committed"].contains(key) && t["committed"][key].get<std::string>() != cost) {
+          const std::string committed = t["committed"][key].get<std::string>();
+          const std::string delta = CostDelta(committed, cost);
+          out += Row(stage + "  committed", Plain(committed) + (delta.empty() ? "" : "; now " + delta));
+        }
+        const std::string basis = DescribeCostBasis(train["cost"]);
+        if (!basis.empty()) out += Row(stage + "cost basis", basis);
+      }
     }
     if (t.contains("memory")) {
       out += Row("memory per GPU", S(t["memory"]["text"]));
@@ -159,6 +200,7 @@ std::string RenderPlanText(const std::string& spec_path, const std::string& proj
     std::string stages;
     for (const auto& stage : t["stages"]) stages += (stages.empty() ? "" : " → ") + S(stage);
     out += Row("stages", stages);
+    if (t.contains("gpusByStage")) out += Row("GPUs per stage", DescribeGpusByStage(t["gpusByStage"]));
     std::string kinds;
     for (const auto& [kind, count] : t["objects"]["byKind"].items()) {
       kinds += (kinds.empty() ? "" : ", ") + kind + " " + S(count);

@@ -1,5 +1,7 @@
 #include "review_diff.h"
 
+#include "cost.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -61,6 +63,8 @@ std::vector<std::string> Cells(const std::string& line) {
   return cells;
 }
 
+}  // namespace
+
 // SUMMARY.md's facts: the rows of its facts table (header "| | |") and, for a
 // target with overrides, its "Overrides for this target" table (field -> this
 // target's value). D5: the first table of a target with overrides is the
@@ -96,7 +100,6 @@ std::map<std::string, std::string> FactRows(const std::string& summary) {
   return rows;
 }
 
-}  // namespace
 
 std::vector<std::string> WorkloadFilePrefixes(const std::vector<std::string>& kinds) {
   std::vector<std::string> prefixes;
@@ -300,8 +303,12 @@ std::string RenderMarkdown(const std::vector<FileChange>& changes, const std::ve
       body += "| fact | before | after |\n|---|---|---|\n";
       for (const auto& f : facts) {
         const std::string before = f["before"].get<std::string>(), after = f["after"].get<std::string>();
-        body += "| " + f["fact"].get<std::string>() + " | " + (before.empty() ? "—" : before) + " | " +
-                (after.empty() ? "—" : after) + " |\n";
+        // Issue #46 item 3: a cost row says what the change costs.
+        const std::string fact = f["fact"].get<std::string>();
+        const std::string delta = fact == CostRowName("train") || fact == CostRowName("pretrain")
+                                      ? CostDelta(before, after) : std::string();
+        body += "| " + fact + " | " + (before.empty() ? "—" : before) + " | " + (after.empty() ? "—" : after) +
+                (delta.empty() ? "" : "<br>" + delta) + " |\n";
       }
       body += "\n";
     }

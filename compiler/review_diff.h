@@ -5,6 +5,7 @@
 #ifndef NEMOC_REVIEW_DIFF_H_
 #define NEMOC_REVIEW_DIFF_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ nlohmann::json ChangeJson(const FileChange& change);
 
 /// The changed rows of SUMMARY.md's first table ("| Key | Value |"), as
 /// [{"fact", "before", "after"}]; a row only on one side has "" on the other.
+/// SUMMARY.md's facts: row name -> value, from its facts table and a
+/// target's "Overrides for this target" table.
+std::map<std::string, std::string> FactRows(const std::string& summary);
+
 nlohmann::json ChangedFacts(const std::string& old_summary, const std::string& new_summary);
 
 /// A markdown summary of `changes` under the target directories `targets`

@@ -1,5 +1,7 @@
 #include "summary.h"
 
+#include "cost.h"
+
 #include "cluster_bundle.h"
 #include "compiler.h"
 
@@ -262,6 +264,11 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
                    parallelism(pretrain["parallelism"]) + ", sequence length " + S(pretrain["seqLength"]));
     const std::string text = memory("pretrain");
     if (!text.empty()) out += Row("Pretraining memory per GPU (estimate)", text);
+    if (pretrain.contains("cost")) {
+      out += Row(CostRowName("pretrain"), DescribeCost(pretrain["cost"]));
+      const std::string basis = DescribeCostBasis(pretrain["cost"]);
+      if (!basis.empty()) out += Row(CostBasisRowName("pretrain"), basis);
+    }
   }
   if (plan.contains("train")) {
     const auto& train = plan["train"];
@@ -336,6 +343,14 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     }
     const std::string text = memory("train");
     if (!text.empty()) out += Row("Memory per GPU (estimate)", text);
+    // Issue #46 item 3: what the run costs (cost.h); `nemoc diff -o markdown`
+    // shows its change against the committed tree.
+    if (train.contains("cost")) {
+      out += Row(CostRowName("train"), DescribeCost(train["cost"]));
+      const std::string basis = DescribeCostBasis(train["cost"]);
+      if (!basis.empty()) out += Row(CostBasisRowName("train"), basis);
+    }
+    if (plan.contains("gpusByStage")) out += Row("GPUs per stage", DescribeGpusByStage(plan["gpusByStage"]));
     out += Row("Image", "`" + ImageRef(spec["stages"]["train"]["image"]) + "`");
     if (facts.train.present) {
       out += Row("Runtime", facts.train.runtime);

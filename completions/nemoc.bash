@@ -53,7 +53,7 @@ _nemoc() {
     init) opts="--profile --model --cluster-queue --jpath --stdout --help" ;;
     profiles) opts="--jpath --names -o --output --help" ;;
     explain) opts="-r --recursive --help" ;;
-    metrics) opts="--spec --target --steps --stage --set --jpath -o --output --help" ;;
+    metrics) opts="--spec --target --steps --stage --pin --set --jpath -o --output --help" ;;
     schema | version) opts="--help" ;;
     help)
       ((cword == 2)) && COMPREPLY=($(compgen -W "$commands" -- "$cur"))

@@ -74,3 +74,4 @@ complete -c nemoc -n "__fish_seen_subcommand_from metrics" -k -a "(__fish_comple
 complete -c nemoc -n "__fish_seen_subcommand_from metrics" -l spec -r -a "(__fish_complete_suffix .yaml .yml)" -d 'The spec the run was built from'
 complete -c nemoc -n "__fish_seen_subcommand_from metrics" -l steps -x -d 'Inclusive step window FIRST:LAST'
 complete -c nemoc -n "__fish_seen_subcommand_from metrics" -l stage -x -a "train pretrain" -d 'The training stage the log is from'
+complete -c nemoc -n "__fish_seen_subcommand_from metrics" -l pin -d 'Record the measured MFU as the prior of the spec'
