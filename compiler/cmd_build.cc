@@ -132,9 +132,13 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
                          std::string(kClustersDir) + "/" + cluster.name});
     }
     std::vector<std::string> sources;  // D6: the specs, committed with what they produced
-    for (const auto& spec : compiled) sources.push_back(spec.path);
+    std::map<std::string, std::string> generated;  // cost.h: pins this build writes
+    for (const auto& spec : compiled) {
+      sources.push_back(spec.path);
+      if (!spec.pin_write.empty()) generated[spec.pin_path] = spec.pin_write;
+    }
     committer = GitCommitter::Open({commit.repo, commit.branch, commit.author_name,
-                                    commit.author_email, commit.no_verify, sources},
+                                    commit.author_email, commit.no_verify, sources, generated},
                                    std::move(entries), &diags);
     if (committer == nullptr) return fail(ExitCodeFor(diags));
     // One nemoc committing per repository (E2): two projects built into

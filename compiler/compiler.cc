@@ -382,11 +382,17 @@ namespace {
 // read: Prepare reports that).
 std::string ReadPins(FileReader* reader, const std::string& spec_path, std::string* err) {
   const std::string path = PinPath(spec_path);
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return "";
   std::string text;
-  if (!reader->Read(path, kMaxTableBytes, &text, err)) return "";
-  return text;
+  FileReader::Failure failure;
+  switch (reader->ReadFile(path, kMaxTableBytes, &text, &failure)) {
+    case FileReader::Status::kOkay:
+      return text;
+    case FileReader::Status::kNotFound:
+      return "";
+    default:
+      *err = failure.action + " " + path + ": " + failure.reason;
+      return "";
+  }
 }
 
 }  // namespace
@@ -640,6 +646,7 @@ bool Compiler::Load(const std::string& path, LoadedSpec* loaded) const {
   loaded->attempted = true;
   loaded->ok = LoadSpecFile(path, &loaded->doc, &loaded->diags, {}, &loaded->yaml11_bools, reader_);
   if (loaded->ok) WarnStaleSchemaCopy(loaded->doc, &loaded->diags);
+  if (loaded->ok) loaded->pins_text = ReadPins(reader_, path, &loaded->pins_error);
   return loaded->ok;
 }
 
@@ -700,9 +707,9 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   if (!loaded->attempted || !loaded->ok) return false;
   // cost.h: the priors pinned beside the spec.
   {
-    std::string err;
+    std::string err = loaded->pins_error;
     out->pin_path = PinPath(path);
-    prepared->pins_text = ReadPins(reader_, path, &err);
+    prepared->pins_text = loaded->pins_text;
     if (err.empty() && !prepared->pins_text.empty() && !ParsePins(prepared->pins_text, &prepared->pins, &err)) {
       err = "pinned MFU priors: " + err;
     }

@@ -138,6 +138,10 @@ struct LoadedSpec {
   Document doc;
   Diagnostics diags;
   std::set<std::string> yaml11_bools;
+  /// cost.h: the pin file beside the spec as read with it ("" = none), or
+  /// why it could not be read.
+  std::string pins_text;
+  std::string pins_error;
 };
 
 class Compiler {

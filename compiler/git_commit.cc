@@ -70,6 +70,8 @@ struct GitCommitter::Impl {
   std::vector<std::string> relative;  // entry dirs relative to the work tree
   // D6: spec files and their .nemoc/ files, relative to the work tree.
   std::vector<std::string> sources;
+  // Those of them this build writes (CommitOptions::generated): rel -> bytes.
+  std::map<std::string, std::string> generated;
   // Set by Prepare.
   CommitHandle parent;
   Tree parent_tree;
@@ -209,6 +211,15 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
     if (fs::is_directory(fs::symlink_status(data, ec))) {
       for (const auto& file : fs::directory_iterator(data, ec)) add_source(file.path());
     }
+  }
+  // Files written beside the specs by this build: committed with the bytes
+  // written (they may not be on disk yet when the tree is made).
+  for (const auto& [path, bytes] : options.generated) {
+    const fs::path parent = fs::weakly_canonical(fs::absolute(fs::path(path).parent_path(), ec), ec);
+    const std::string rel = (parent / fs::path(path).filename()).lexically_relative(root).generic_string();
+    if (ec || rel.empty() || rel.rfind("..", 0) == 0) continue;
+    sources.insert(rel);
+    impl.generated[rel] = bytes;
   }
   impl.sources.assign(sources.begin(), sources.end());
   return c;
@@ -437,12 +448,19 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
   // The specs as they are on disk (D6).
   const char* workdir = git_repository_workdir(repo);
   for (const auto& rel : impl.sources) {
-    std::ifstream in(fs::path(workdir) / rel, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ifstream in;
+    std::string bytes;
+    auto generated = impl.generated.find(rel);
+    if (generated != impl.generated.end()) {
+      bytes = generated->second;
+    } else {
+      in.open(fs::path(workdir) / rel, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
     git_index_entry entry{};
     entry.mode = GIT_FILEMODE_BLOB;
     entry.path = rel.c_str();
-    if (!in.good() && !in.eof()) {
+    if (generated == impl.generated.end() && !in.good() && !in.eof()) {
       diags->Error("git.read", "cannot read " + rel + " to commit it");
       return false;
     }

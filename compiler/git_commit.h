@@ -5,6 +5,7 @@
 #ifndef NEMOC_GIT_COMMIT_H_
 #define NEMOC_GIT_COMMIT_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ struct CommitOptions {
   // init` writes): the commit then records what produced it. A file outside
   // the work tree is left out (the trees are still committed).
   std::vector<std::string> sources;
+  // Files nemoc writes beside the specs in the same build (cost.h's pinned
+  // priors in .nemoc/): path -> the bytes it writes, committed as those bytes.
+  std::map<std::string, std::string> generated;
 };
 
 class GitCommitter {
