@@ -1,5 +1,7 @@
 #include "cluster_bundle.h"
 
+#include <map>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -24,6 +26,7 @@ nlohmann::json TakeContribution(std::map<std::string, nlohmann::json>* files,
           {"server", cluster.value("server", "")},
           {"profile", cluster.value("profile", "")},
           {"has", cluster.value("has", "")},
+          {"bootstrap", cluster.value("bootstrap", nlohmann::json::object())},
           {"files", std::move(objects)}};
 }
 
@@ -77,21 +80,29 @@ std::string Summary(const std::string& name, const nlohmann::json& first,
   std::string who;
   for (const auto* c : contributors) who += (who.empty() ? "" : ", ") + std::string("`") + c->who + "`";
   out += "| Targets | " + who + " |\n\n";
-  out += "## Bootstrap\n\n";
-  if (tree.count("platform/argocd/kustomization.yaml") != 0) {
-    out += "- Argo CD: `kubectl apply -k platform/argocd` (root Application of this cluster's "
-           "components, synced wave by wave); wait until that Application is Healthy before "
-           "applying a project's root: a project sync meeting a kind whose CRD is not installed "
-           "yet fails, and Argo CD does not auto-sync a failed revision again (decision F14)\n";
+  // D10: the commands the targets' SUMMARY.md "Apply once" rows name for
+  // this cluster (gitops.libsonnet bootstrap), one per engine, from the
+  // repository root.
+  out += "## Bootstrap\n\nFrom the repository root, once per cluster, before any project's root:\n\n";
+  std::map<std::string, std::string> steps;  // engine -> command
+  for (const auto* c : contributors) {
+    const nlohmann::json bootstrap = c->request.value("bootstrap", nlohmann::json::object());
+    for (const auto& [engine, step] : bootstrap.items()) {
+      if (step.is_string()) steps.emplace(engine, step.get<std::string>());
+    }
   }
-  if (tree.count("platform/flux/kustomization.yaml") != 0) {
-    out += "- Flux: `kubectl apply -k platform/flux` (one Kustomization per component -- a Helm "
-           "component's applies its HelmRelease from platform/flux/components/<name>/ and is Ready "
-           "once the release is -- and per group of cluster objects, all ordered by dependsOn, and "
-           "the root Kustomization platform-root, which keeps platform/flux in sync with Git from "
-           "then on); wait until all of them are Ready (`kubectl wait -n flux-system kustomization -l "
-           "app.kubernetes.io/part-of=nemoc-platform --for=condition=Ready --timeout=1h`) before applying a "
-           "project's root\n";
+  if (tree.count("platform/argocd/kustomization.yaml") != 0 && steps.count("argocd") != 0) {
+    out += "- Argo CD: " + steps["argocd"] +
+           ". The root Application of this cluster's components syncs them wave by wave; a project sync meeting a "
+           "kind whose CRD is not installed yet fails, and Argo CD does not auto-sync a failed revision again "
+           "(decision F14)\n";
+  }
+  if (tree.count("platform/flux/kustomization.yaml") != 0 && steps.count("flux") != 0) {
+    out += "- Flux: " + steps["flux"] +
+           ". One Kustomization per component -- a Helm component's applies its HelmRelease from "
+           "platform/flux/components/<name>/ and is Ready once the release is -- and per group of cluster objects, "
+           "all ordered by dependsOn, and the root Kustomization platform-root, which keeps platform/flux in sync "
+           "with Git from then on\n";
   }
   return out;
 }

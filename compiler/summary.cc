@@ -382,13 +382,17 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     const nlohmann::json& cluster = gitops.cluster;
     if (!platform.empty() && cluster.is_object()) {
       // cluster_bundle.h: one tree per cluster, next to the projects.
-      out += Row("Platform bundle", platform + " (cluster `" + cluster.value("name", "") + "`: `../../" +
-                                        kClustersDir + "/" + cluster.value("name", "") +
-                                        "/platform/`, applied once per cluster)");
+      // D10: paths from the repository root, as the bootstrap's; a cluster
+      // the target does not name is named by a digest of its API server.
+      const std::string name = cluster.value("name", "");
+      const bool digest = !cluster.value("explicit", false) && name != "in-cluster";
+      out += Row("Platform bundle", platform + " (cluster `" + name + "`" +
+                                        (digest ? ", a digest of its API server: `targets[].cluster` names it" : "") +
+                                        "; `" + cluster.value("path", "") + "/`, applied once per cluster)");
     }
     std::string bootstrap;
     for (const auto& step : gitops.bootstrap) bootstrap += (bootstrap.empty() ? "" : "; ") + step;
-    if (!bootstrap.empty()) out += Row("Apply once", bootstrap);
+    if (!bootstrap.empty()) out += Row("Apply once", "from the repository root: " + bootstrap);
     // Field review C24: what each engine does with a commit that edits a
     // stage while one runs (nemoc diff says it per replaced training too).
     std::string edit;

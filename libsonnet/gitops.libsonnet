@@ -1018,6 +1018,11 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         profile: ctx.profile.name,
         explicit: std.objectHasEx(ctx.target, 'cluster', false),
         has: clusterHas.text(ctx),
+        path: $.platformRoot(ctx),
+        // The cluster's part of the bootstrap, per engine (D10: the cluster
+        // bundle's SUMMARY.md shows the same command as the target's).
+        bootstrap: (if $.engine(ctx, 'argocd') then { argocd: argocdBundle[0] } else {})
+                   + (if $.engine(ctx, 'flux') then { flux: fluxBundle[0] } else {}),
       } else null,
       // What the user applies by hand, once: the roots; everything else is
       // then kept in sync from Git by the engine. The cluster bundle's root
@@ -1027,27 +1032,39 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       // (about 15 minutes) auto-sync never retries the same revision (argo-cd
       // v3.5.1 controller/appcontroller.go:2393-2399). Replay scenario
       // C14-serving-before-engine, bootstrap (I5).
-      local bundle = '../../' + $.clustersDir + '/' + $.clusterName(ctx) + '/platform/',
+      // D10: one description of the bootstrap -- this one. Every command
+      // runs from the repository root (paths under spec.gitops.path, the
+      // ones the engines read); SUMMARY.md, the cluster bundle's SUMMARY.md
+      // (cluster.bootstrap below) and README.md (tests/gitops/replay/
+      // readme.py copies an example's) show these strings. Server-side
+      // apply, as the engines apply the same objects afterwards (Argo CD's
+      // platform Applications sync with ServerSideApply=true,
+      // kustomize-controller always applies server-side): argocd-cm's health
+      // check keys are then owned key by key, and a key another manager owns
+      // is a conflict kubectl names instead of a silent overwrite.
+      local apply(dir) = '`kubectl apply --server-side -k ' + dir + '`',
+      local bundle = $.platformRoot(ctx) + '/',
       local waitFor = ' (the cluster bundle: its components and CRDs exist before any project object)',
       local argocdBundle = if !ctx.spec.gitops.platform then [] else [
-        '`kubectl apply -k ' + bundle + 'argocd` once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.argocd.namespace
+        apply(bundle + 'argocd') + ' once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.argocd.namespace
         + ' application/' + $.platformName(ctx, '') + " --for=jsonpath='{.status.health.status}'=Healthy --timeout=1h`"
         + (if ctx.spec.gitops.automated then '' else ', syncing it and its component Applications as they appear') + waitFor,
       ],
       local fluxBundle = if !ctx.spec.gitops.platform then [] else [
-        '`kubectl apply -k ' + bundle + 'flux` once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.flux.namespace
+        apply(bundle + 'flux') + ' once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.flux.namespace
         + ' kustomization -l app.kubernetes.io/part-of=' + $.platformLabels['app.kubernetes.io/part-of'] + ' --for=condition=Ready --timeout=1h`' + waitFor,
       ],
+      local tree = $.sourcePath(ctx) + '/',
       bootstrap: (if $.engine(ctx, 'argocd') then argocdBundle + [
         if !ctx.spec.gitops.argocd.applicationSet
-        then '`kubectl apply -k gitops/argocd/root` (Argo CD root Application `' + $.rootName(ctx.project, ctx.target.name) + '` only; it syncs the pipeline, then serving once the pipeline is Healthy)'
+        then apply(tree + 'gitops/argocd/root') + ' (Argo CD root Application `' + $.rootName(ctx.project, ctx.target.name) + '` only; it syncs the pipeline, then serving once the pipeline is Healthy)'
         else if $.firstTarget(ctx)
-        then '`kubectl apply -k gitops/argocd/applicationset` (ApplicationSet `' + ctx.project + '`: the Argo CD root Application of every target; nothing syncs it from Git, so apply it again after every commit that adds or removes a target)'
+        then apply(tree + 'gitops/argocd/applicationset') + ' (ApplicationSet `' + ctx.project + '`: the Argo CD root Application of every target; nothing syncs it from Git, so apply it again after every commit that adds or removes a target)'
         else 'nothing for Argo CD: root Application `' + $.rootName(ctx.project, ctx.target.name) + '` comes from ApplicationSet `' + ctx.project
-             + '` in `' + ctx.spec.targets[0].name + '/gitops/argocd/applicationset`',
+             + '` in `' + ctx.spec.gitops.path + '/' + ctx.project + '/' + ctx.spec.targets[0].name + '/gitops/argocd/applicationset`',
       ] else [])
       + (if $.engine(ctx, 'flux') then fluxBundle + [
-        '`kubectl apply -k gitops/flux/root` (Flux GitRepository and root Kustomization `' + $.uniqueName([ctx.project, ctx.target.name, 'gitops']) + '` only; it applies the stage Kustomizations)',
+        apply(tree + 'gitops/flux/root') + ' (Flux GitRepository and root Kustomization `' + $.uniqueName([ctx.project, ctx.target.name, 'gitops']) + '` only; it applies the stage Kustomizations)',
       ] else []),
       // Removing the target (decision F13, field review C23): nemoc removes
       // its directory, which the engines read as a missing path and change
@@ -1070,7 +1087,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
            if std.length(others) == 0
            then 'Argo CD: this is the project\'s only target: `kubectl delete applicationset ' + ctx.project + ' -n ' + ctx.spec.gitops.argocd.namespace
                 + '`; the ApplicationSet `' + ctx.project + '` deletes root Application `' + $.rootName(ctx.project, ctx.target.name) + '` with it'
-           else 'Argo CD: after the commit apply the ApplicationSet again (`kubectl apply -k ../' + others[0] + '/gitops/argocd/applicationset`: nothing syncs it from Git); the ApplicationSet `'
+           else 'Argo CD: after the commit apply the ApplicationSet again (`kubectl apply --server-side -k ' + ctx.spec.gitops.path + '/' + ctx.project + '/' + others[0] + '/gitops/argocd/applicationset`: nothing syncs it from Git); the ApplicationSet `'
                 + ctx.project + '` deletes root Application `' + $.rootName(ctx.project, ctx.target.name) + '` when the target leaves its list'
          )
          else 'Argo CD: after the commit the root reads "app path does not exist" and changes nothing; `kubectl delete application '

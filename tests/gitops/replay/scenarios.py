@@ -524,13 +524,15 @@ class Replay:
                         self.flag("F14", f"{k.name}: a project object is applied before its CRD exists")
 
     def bootstrap(self):
-        """README: kubectl apply -k out/_clusters/<c>/platform/<engine>, then what the target's
-        SUMMARY.md "Apply once" says (tree.bootstrap_objects)."""
+        """README: kubectl apply --server-side -k out/_clusters/<c>/platform/<engine>, then what
+        the target's SUMMARY.md "Apply once" says (tree.bootstrap_objects), from the repository root."""
         e = self.engine_name
-        self.event(f"bootstrap on an empty cluster: kubectl apply -k out/_clusters/<cluster>/platform/{e}; "
+        tree = "out/" + "/".join(self.tree.root.rstrip("/").split("/")[-2:])
+        self.event(f"bootstrap on an empty cluster: kubectl apply --server-side -k out/_clusters/<cluster>/platform/{e}; "
                    + ("wait for its root; " if self.tree.bootstrap_wait(e) else "")
-                   + (f"kubectl apply -k gitops/{e}/root" if os.path.isdir(os.path.join(self.tree.root, "gitops", e, "root"))
-                      else f"kubectl apply -k gitops/{e}"))
+                   + (f"kubectl apply --server-side -k {tree}/gitops/{e}/root"
+                      if os.path.isdir(os.path.join(self.tree.root, "gitops", e, "root"))
+                      else f"kubectl apply -k {tree}/gitops/{e}"))
         # kubectl apply -k platform/<engine>: that directory's kustomization, its files only (a
         # subdirectory such as flux/components/<name>/ is a Kustomization's path, applied from Git)
         platform = [o for p, o in sorted(self.tree.bundle_files(e + "/").items()) if "/" not in p[len(e) + 1:]]
@@ -826,14 +828,16 @@ class Replay:
                 # ... once the changed ApplicationSet reaches the cluster: it is applied by hand, never
                 # synced from Git, so SUMMARY.md must say to apply it again (from a target that stays)
                 # or to delete it (the project's last target)
-                again = re.search(r"`kubectl apply -k (\S+/gitops/argocd/applicationset)`", said)
+                again = re.search(r"`kubectl apply --server-side -k (\S+/gitops/argocd/applicationset)`", said)
                 if names and not again and "`kubectl delete applicationset " not in said:
                     self.flag("C23", "SUMMARY.md says the ApplicationSet deletes the root, but nothing applies the "
                                      "changed ApplicationSet: it is applied by hand, never synced from Git")
                 if again:  # where it is once nemoc rebuilt the spec without this target (when it can)
                     gone = os.path.basename(self.tree.base.root.rstrip("/"))
                     after = rebuilt_project(self.tree.base, "without-" + gone, lambda spec: edit_without_target(spec, gone))
-                    if after and not os.path.isdir(os.path.normpath(os.path.join(after, gone, again.group(1)))):
+                    # D10: from the repository root, <out>/<project>/<target>/gitops/argocd/applicationset
+                    stays = "/".join(again.group(1).split("/")[-4:])
+                    if after and not os.path.isdir(os.path.normpath(os.path.join(after, stays))):
                         self.flag("C23", f"SUMMARY.md applies the ApplicationSet from {again.group(1)}, which the "
                                          "spec without this target does not have")
             if not names:

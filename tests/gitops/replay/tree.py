@@ -144,12 +144,15 @@ class Tree:
         out = []
         for step in (self.summary_row("Apply once") or "").split(";"):
             step = step.strip()
-            m = re.match(r"`kubectl apply -k (\S+)`", step)
-            if m and m.group(1).startswith(f"gitops/{engine}"):
-                out += self.expand(self.build(os.path.join(self.root, m.group(1))))
-            m = re.match(r"nothing for Argo CD: .* in `([^`/]+)/(gitops/argocd/applicationset)`", step)
+            # D10: paths from the repository root (out/<project>/<target>/gitops/...).
+            step = re.sub(r"^from the repository root: ", "", step)
+            m = re.match(r"`kubectl apply --server-side -k (\S+)`", step)
+            if m and f"/gitops/{engine}" in m.group(1):
+                rel = m.group(1)[m.group(1).index("/gitops/") + 1:]
+                out += self.expand(self.build(os.path.join(self.root, rel)))
+            m = re.match(r"nothing for Argo CD: .* in `(\S+)/(gitops/argocd/applicationset)`", step)
             if m and engine == "argocd":
-                d = os.path.join(os.path.dirname(self.root.rstrip("/")), m.group(1), m.group(2))
+                d = os.path.join(os.path.dirname(self.root.rstrip("/")), os.path.basename(m.group(1)), m.group(2))
                 out += self.expand(self.build(d))
         return out
 
