@@ -14,6 +14,8 @@ struct DataDir {
   std::string profiles() const { return root + "/profiles"; }
   std::string models() const { return root + "/libsonnet/models.json"; }
   std::string accelerators() const { return root + "/libsonnet/accelerators.json"; }
+  /// F19: the Kubernetes/CRD JSON Schemas nemoc ships (scripts/kube-schemas).
+  std::string kube_schemas() const { return root + "/schemas/kube"; }
 };
 
 /// $NEMOC_DATA_DIR, else <exe>/../share/nemoc (an installed nemoc), else the

@@ -19,6 +19,21 @@
 
 namespace {
 
+// nemoc's version, where its data is, and which Kubernetes schemas an
+// ordinary build validates its output against (D10, F19: where the bundle
+// comes from).
+std::string VersionText() {
+  using namespace nemoc;
+  std::string text = std::string("nemoc ") + NemocVersion();
+  CompileFlags none;
+  const std::string kube = none.ToOptions().kube_schemas_dir;
+  DataDir data;
+  std::string err;
+  text += "\ndata: " + (FindDataDir(&data, &err) ? data.root : "not found (" + err + ")");
+  text += "\nKubernetes schemas: " + (kube.empty() ? std::string("none (output is not schema-validated)") : kube);
+  return text;
+}
+
 int RunMain(int argc, char** argv) {
   using namespace nemoc;
   try {
@@ -27,7 +42,7 @@ int RunMain(int argc, char** argv) {
                  "nemoc"};
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "Help for every subcommand");
-    app.set_version_flag("--version", std::string("nemoc ") + NemocVersion(), "Print nemoc's version");
+    app.set_version_flag("--version", VersionText(), "Print nemoc's version, its data and Kubernetes schemas directories");
     app.footer("Exit codes: 0 ok, 1 invalid input (or drift for check), 2 usage error, 3 internal error.");
 
     CompileFlags build_flags;
@@ -225,7 +240,7 @@ int RunMain(int argc, char** argv) {
       return kExitOk;
     }
     if (version->parsed()) {
-      std::printf("nemoc %s\n", NemocVersion());
+      std::printf("%s\n", VersionText().c_str());
       return kExitOk;
     }
     return kExitUsage;
