@@ -9,6 +9,12 @@ the template's ${name} placeholders as {"$placeholder": name} (serve.libsonnet f
 "$src": "<tag>:<path>:<line>" on every input, output, parameter and ensemble step.
 
 Usage: scripts/triton_templates.py [upstream dir] > libsonnet/triton_templates.json
+       scripts/triton_templates.py --compiled < libsonnet/triton_templates.json > libsonnet/triton_compiled.json
+
+--compiled writes what serve.libsonnet fills per target (issue #47): each version's model templates
+without their "$src" citations, and beside each the tree of the branches that lead to a placeholder
+({"name"} at a placeholder, {"obj": key -> tree}, {"arr": index -> tree}, null for none), read as
+data (std.parseJson of importstr) so no evaluation walks the templates.
 """
 import json
 import os
@@ -55,7 +61,36 @@ def convert(message, src):
     return out
 
 
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k != "$src"}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+
+
+def holes(v):
+    if isinstance(v, dict):
+        if "$placeholder" in v:
+            return {"name": v["$placeholder"]}
+        inner = {k: h for k, x in v.items() if k != "$src" for h in [holes(x)] if h is not None}
+        return {"obj": inner} if inner else None
+    if isinstance(v, list):
+        inner = {str(i): h for i, x in enumerate(v) for h in [holes(x)] if h is not None}
+        return {"arr": inner} if inner else None
+    return None
+
+
+def compiled(table):
+    return {tag: {m: {"template": strip(t), "holes": holes(t)} for m, t in entry["models"].items()}
+            for tag, entry in table.items()}
+
+
 def main():
+    if "--compiled" in sys.argv[1:]:
+        json.dump(compiled(json.load(sys.stdin)), sys.stdout, separators=(",", ":"), sort_keys=True)
+        sys.stdout.write("\n")
+        return
     upstream = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "upstream")
     table = {}

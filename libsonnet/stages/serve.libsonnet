@@ -10,6 +10,22 @@
 local k8s = import 'nemoc/k8s.libsonnet';
 local paths = import 'nemoc/paths.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
+
+// The model templates as a target fills them (issue #47): each version's
+// templates without their citations ('$src'), and beside each the tree of the
+// branches that lead to a placeholder ({name} at a placeholder, {obj: key ->
+// tree}, {arr: index -> tree}), so a target rebuilds those branches only.
+// scripts/triton_templates.py --compiled writes the file from
+// triton_templates.json (ctest serve.triton_templates checks that it does);
+// it is read as data, std.parseJson of its text: walking the templates in
+// Jsonnet cost ~65 ms per version, and every target did it.
+local isType(v, t) = std.primitiveEquals(std.type(v), t);
+local compiledTemplates = std.parseJson(importstr 'nemoc/triton_compiled.json');
+local fillHoles(t, h, value) =
+  if isType(h, 'null') then t
+  else if std.objectHasEx(h, 'name', false) then value(h.name)
+  else if std.objectHasEx(h, 'obj', false) then t + { [k]: fillHoles(t[k], h.obj[k], value) for k in std.objectFields(h.obj) }
+  else std.makeArray(std.length(t), function(i) local k = '' + i; if std.objectHasEx(h.arr, k, false) then fillHoles(t[i], h.arr[k], value) else t[i]);
 local pod = import 'nemoc/stages/pod.libsonnet';
 
 {
@@ -137,18 +153,13 @@ local pod = import 'nemoc/stages/pod.libsonnet';
       postprocessing_instance_count: 1,
     },
 
-  // A template with its placeholders filled and its citations dropped.
-  fill(template, values)::
-    local go(v) =
-      if std.isObject(v) then
-        if std.objectHasEx(v, '$placeholder', false) then
-          local name = v['$placeholder'];
-          if std.objectHasEx(values, name, false) then values[name]
-          else error 'serve.libsonnet fills no value for the tensorrtllm_backend placeholder ${' + name + '}'
-        else { [k]: go(v[k]) for k in std.objectFields(v) if k != '$src' }
-      else if std.isArray(v) then [go(x) for x in v]
-      else v;
-    go(template),
+  // Model `m` of backend `version`'s templates with its placeholders filled
+  // and its citations dropped (compiledTemplates above).
+  fill(version, m, values)::
+    local compiled = compiledTemplates[version][m];
+    fillHoles(compiled.template, compiled.holes, function(name)
+      if std.objectHasEx(values, name, false) then values[name]
+      else error 'serve.libsonnet fills no value for the tensorrtllm_backend placeholder ${' + name + '}'),
 
   // The model repository: tensorrt_llm, preprocessing, postprocessing and the ensemble
   // wiring them (named modelName), each as tensorrtllm_backend's template for the
@@ -157,7 +168,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
     local version = $.backendVersion(ctx);
     local templates = $.templates[version].models;
     local values = $.placeholderValues(ctx);
-    local filled = { [m]: $.fill(templates[m], values) for m in std.objectFields(templates) };
+    local filled = { [m]: $.fill(version, m, values) for m in std.objectFields(templates) };
     {
       [$.engineModel]: filled.tensorrt_llm,
       preprocessing: filled.preprocessing,

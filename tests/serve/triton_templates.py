@@ -124,6 +124,16 @@ for tag, entry in table.items():
             cited(step, step["model_name"])
 
 
+# --- the compiled templates serve.libsonnet fills (issue #47) are the table's -------------------
+import subprocess  # noqa: E402
+with open(os.path.join(SRC, "libsonnet", "triton_templates.json"), "rb") as f:
+    want = subprocess.run(["/usr/bin/python3", os.path.join(SRC, "scripts", "triton_templates.py"), "--compiled"],
+                          input=f.read(), capture_output=True, check=True).stdout
+with open(os.path.join(SRC, "libsonnet", "triton_compiled.json"), "rb") as f:
+    if f.read() != want:
+        fail("libsonnet/triton_compiled.json is not scripts/triton_templates.py --compiled of the table; regenerate it")
+
+
 # --- generated model repositories ------------------------------------------------------------
 def check_repository(label, files):
     configmaps = [o for o in files if o.get("kind") == "ConfigMap"
