@@ -150,9 +150,10 @@ local releases = (import 'nemoc/platform_releases.json').components;
     'nvidia.com/ClusterPolicy': ['gpu-operator'],
   },
 
+  // Native calls only (issue #47: std.split's asserts call std.equals, once per object).
   local groupOf(apiVersion) =
-    local parts = std.split(apiVersion, '/');
-    if std.length(parts) == 1 then '' else parts[0],
+    local parts = std.splitLimit(apiVersion, '/', 1);
+    if std.primitiveEquals(std.length(parts), 1) then '' else parts[0],
   local has(o, f) = std.objectHasEx(o, f, true),
 
   // Components a target needs: what its profile assumes (profile.platform,
@@ -170,7 +171,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
     local queued = [
       o
       for o in objects
-      if groupOf(o.apiVersion) == 'kueue.x-k8s.io'
+      if std.primitiveEquals(groupOf(o.apiVersion), 'kueue.x-k8s.io')
          || (std.objectHasEx(o.metadata, 'labels', false) && std.objectHasEx(o.metadata.labels, 'kueue.x-k8s.io/queue-name', false))
     ];
     local direct = k8s.stringSet(fromProfile + fromKinds + (if std.length(queued) > 0 then ['kueue'] else []));

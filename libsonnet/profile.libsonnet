@@ -25,7 +25,11 @@ local required = {
 };
 
 {
-  assert std.length([m for m in std.objectFields(required) if !std.objectHasEx(self, m, true)]) == 0 :
+  // libjsonnet 0.18 runs an object's assertions on every index of it (vm.cpp
+  // FRAME_INVARIANTS), and this object is indexed on every read of the
+  // profile: the check is native calls only (issue #47; `==` would call
+  // std.equals, a comprehension allocate). The message names each missing one.
+  assert std.objectHasEx(self, 'name', true) && std.objectHasEx(self, 'description', true) && std.objectHasEx(self, 'defaults', true) && std.objectHasEx(self, 'storageBackends', true) && std.objectHasEx(self, 'accelerator', true) && std.objectHasEx(self, 'localPlacement', true) && std.objectHasEx(self, 'placement', true) :
          'profile ' + (if std.objectHasEx(self, 'name', true) then self.name else '(no name)') + ' lacks '
          + std.join('; ', [required[m] for m in std.objectFields(required) if !std.objectHasEx(self, m, true)])
          + ' (libsonnet/profile.libsonnet lists what a profile provides)',

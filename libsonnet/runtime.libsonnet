@@ -22,7 +22,11 @@ local required = {
 };
 
 {
-  assert std.length([m for m in std.objectFields(required) if !std.objectHasEx(self, m, true)]) == 0 :
+  // libjsonnet 0.18 runs an object's assertions on every index of it (vm.cpp
+  // FRAME_INVARIANTS), and this object is indexed on every read of the
+  // runtime: the check is native calls only (issue #47; `==` would call
+  // std.equals, a comprehension allocate). The message names each missing one.
+  assert std.objectHasEx(self, 'name', true) && std.objectHasEx(self, 'describe', true) && std.objectHasEx(self, 'workload', true) && std.objectHasEx(self, 'objects', true) :
          'runtime ' + (if std.objectHasEx(self, 'name', true) then self.name else '(no name)') + ' lacks '
          + std.join('; ', [required[m] for m in std.objectFields(required) if !std.objectHasEx(self, m, true)])
          + ' (libsonnet/runtime.libsonnet lists what a runtime provides)',

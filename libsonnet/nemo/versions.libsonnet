@@ -22,7 +22,10 @@ local yymm(s) =
     local tag = if std.objectHasEx(image, 'tag', false) then image.tag else '';
     local parts = std.split(repository, '/');
     local name = parts[std.length(parts) - 1];
-    local embedded = [yymm(std.substr(tag, i + 4, std.length(tag))) for i in std.findSubstr('nemo', tag)];
+    // What follows each 'nemo' in the tag (std.findSubstr is Jsonnet code and
+    // this runs for every image read; issue #47): split at the occurrences.
+    local pieces = std.splitLimit(std.strReplace(tag, 'nemo', '\u0001'), '\u0001', -1);
+    local embedded = [yymm(std.join('nemo', pieces[i:])) for i in std.range(1, std.length(pieces) - 1)];
     local found = [r for r in embedded if r != null];
     if name == 'nemo' && yymm(tag) != null then yymm(tag)
     else if std.length(found) > 0 then found[0]

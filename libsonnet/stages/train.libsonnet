@@ -45,7 +45,9 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
                + '" in the checkpoint path (nemo_model_checkpoint.py / model_checkpoint.py nemo_topk_check_previous_run), '
                + 'so spec.stages.' + resuming[0] + ' would crash at every restart',
       hint: p.hint + ', or set checkpoint.resume: never on spec.stages.' + std.join(', spec.stages.', resuming),
-    } for p in parts if std.length(std.findSubstr($.monitor, p.value)) > 0],
+    } for p in parts
+      // contains: std.findSubstr is Jsonnet code, strReplace native (issue #47)
+      if !std.primitiveEquals(std.strReplace(p.value, $.monitor, ''), p.value)],
 
   // Output directory and app.kubernetes.io/component of the stage being built.
   dirOf(ctx):: order.dir[chain.key(ctx)],
