@@ -53,9 +53,11 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     'kubeflow.org/MPIJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', cel: true },
   },
 
+  // Native calls only (issue #47: called for every object; std.split's
+  // asserts and `==` are Jsonnet code).
   groupOf(apiVersion)::
-    local parts = std.split(apiVersion, '/');
-    if std.length(parts) == 1 then '' else parts[0],
+    local parts = std.splitLimit(apiVersion, '/', 1);
+    if std.primitiveEquals(std.length(parts), 1) then '' else parts[0],
   workloadKey(o):: $.groupOf(o.apiVersion) + '/' + o.kind,
   isWorkload(ctx, o):: std.objectHasEx(ctx.workloadKinds, $.workloadKey(o), false),
 

@@ -195,7 +195,8 @@ local builders = {
       // hostnames, for every file of a runtime's workload kind whose runtime
       // says (runtime.libsonnet podNameSuffix; output_verifier.cc checks it).
       podNameSuffixes: if rejected then {} else
-        local suffixes = [[p, $.podNameSuffix(runtimes, ctx.runtime, stageFiles[p])] for p in std.objectFields(stageFiles)];
+        local owners = $.workloadOwners(runtimes, ctx.runtime);
+        local suffixes = [[p, $.podNameSuffixBy(runtimes, owners, stageFiles[p])] for p in std.objectFields(stageFiles)];
         { [s[0]]: s[1] for s in suffixes if s[1] != null },
       summary: if rejected then {} else {
         profile: target.profile,
@@ -216,9 +217,19 @@ local builders = {
   // The suffix the runtime emitting `o` declares for its pods, or null: the
   // target's runtime when it emits that kind, else the first that does.
   podNameSuffix(runtimes, targetRuntime, o)::
+    $.podNameSuffixBy(runtimes, $.workloadOwners(runtimes, targetRuntime), o),
+  // Workload kind -> the runtime that emits it (the target's first), as
+  // plain data: computed once per target, not once per file and runtime
+  // (issue #47).
+  workloadOwners(runtimes, targetRuntime)::
+    std.parseJson('' + std.foldl(
+      function(acc, r)
+        local kind = runtimes[r].workload.kind;
+        if !std.isString(kind) || std.objectHasEx(acc, kind, false) then acc else acc + { [kind]: r },
+      [targetRuntime] + std.objectFields(runtimes), {})),
+  podNameSuffixBy(runtimes, owners, o)::
     local key = gitops.workloadKey(o);
-    local owners = [r for r in [targetRuntime] + std.objectFields(runtimes) if runtimes[r].workload.kind == key];
-    if std.length(owners) == 0 then null else runtimes[owners[0]].podNameSuffix(o),
+    if std.objectHasEx(owners, key, false) then runtimes[owners[key]].podNameSuffix(o) else null,
 
   build(spec, profiles, runtimes, only_target):: {
     local targets = spec.spec.targets,

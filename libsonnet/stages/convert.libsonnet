@@ -289,7 +289,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
                                    placement,
                                    resources=convert.resources,
                                    envRefs=hf.env(ctx))
-                     + { command: $.downloadArgs(ctx)[0:1], args: $.downloadArgs(ctx)[1:] };
+                     + (local download = $.downloadArgs(ctx); { command: download[0:1], args: download[1:] });
     pod.job(ctx, $.jobName(ctx), $.component, placement, container,
             upstream=pod.upstreamCheckpoint(ctx, convert),
             initContainers=if !$.nemo2(ctx) && $.downloads(ctx.spec.model.converters.toHuggingface) then [download] else []),
