@@ -12,9 +12,10 @@ Usage: scripts/triton_templates.py [upstream dir] > libsonnet/triton_templates.j
        scripts/triton_templates.py --compiled < libsonnet/triton_templates.json > libsonnet/triton_compiled.json
 
 --compiled writes what serve.libsonnet fills per target (issue #47): each version's model templates
-without their "$src" citations, and beside each the tree of the branches that lead to a placeholder
-({"name"} at a placeholder, {"obj": key -> tree}, {"arr": index -> tree}, null for none), read as
-data (std.parseJson of importstr) so no evaluation walks the templates.
+without their "$src" citations as JSON text cut at the placeholders ({"chunks": [text, ...],
+"names": [placeholder, ...]}, chunks[i] before names[i]), read as data (std.parseJson of importstr):
+a target joins the chunks with its values' JSON and parses the result, so no evaluation walks the
+templates.
 """
 import json
 import os
@@ -69,21 +70,27 @@ def strip(v):
     return v
 
 
-def holes(v):
+MARK = "@@nemoc-placeholder:"
+
+
+def marked(v):
     if isinstance(v, dict):
         if "$placeholder" in v:
-            return {"name": v["$placeholder"]}
-        inner = {k: h for k, x in v.items() if k != "$src" for h in [holes(x)] if h is not None}
-        return {"obj": inner} if inner else None
+            return MARK + v["$placeholder"] + "@@"
+        return {k: marked(x) for k, x in v.items()}
     if isinstance(v, list):
-        inner = {str(i): h for i, x in enumerate(v) for h in [holes(x)] if h is not None}
-        return {"arr": inner} if inner else None
-    return None
+        return [marked(x) for x in v]
+    return v
+
+
+def cut(template):
+    text = json.dumps(marked(strip(template)), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    parts = re.split(r'"' + re.escape(MARK) + r'(\w+)@@"', text)
+    return {"chunks": parts[0::2], "names": parts[1::2]}
 
 
 def compiled(table):
-    return {tag: {m: {"template": strip(t), "holes": holes(t)} for m, t in entry["models"].items()}
-            for tag, entry in table.items()}
+    return {tag: {m: cut(t) for m, t in entry["models"].items()} for tag, entry in table.items()}
 
 
 def main():

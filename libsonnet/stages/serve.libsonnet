@@ -12,20 +12,16 @@ local paths = import 'nemoc/paths.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
 
 // The model templates as a target fills them (issue #47): each version's
-// templates without their citations ('$src'), and beside each the tree of the
-// branches that lead to a placeholder ({name} at a placeholder, {obj: key ->
-// tree}, {arr: index -> tree}), so a target rebuilds those branches only.
-// scripts/triton_templates.py --compiled writes the file from
-// triton_templates.json (ctest serve.triton_templates checks that it does);
-// it is read as data, std.parseJson of its text: walking the templates in
-// Jsonnet cost ~65 ms per version, and every target did it.
-local isType(v, t) = std.primitiveEquals(std.type(v), t);
+// templates without their citations ('$src') as JSON text cut at the
+// placeholders ({chunks, names}: chunks[i] comes before names[i]). A target
+// joins the chunks with its values' JSON and parses that, native calls only:
+// walking the templates in Jsonnet cost ~65 ms per version, and every target
+// did it. scripts/triton_templates.py --compiled writes the file from
+// triton_templates.json (ctest serve.triton_templates checks that it does).
 local compiledTemplates = std.parseJson(importstr 'nemoc/triton_compiled.json');
-local fillHoles(t, h, value) =
-  if isType(h, 'null') then t
-  else if std.objectHasEx(h, 'name', false) then value(h.name)
-  else if std.objectHasEx(h, 'obj', false) then t + { [k]: fillHoles(t[k], h.obj[k], value) for k in std.objectFields(h.obj) }
-  else std.makeArray(std.length(t), function(i) local k = '' + i; if std.objectHasEx(h.arr, k, false) then fillHoles(t[i], h.arr[k], value) else t[i]);
+// JSON text of a value: the native serialisation of a one-element array,
+// brackets dropped.
+local jsonOf(v) = local text = '' + [v]; std.substr(text, 1, std.length(text) - 2);
 local pod = import 'nemoc/stages/pod.libsonnet';
 
 {
@@ -157,9 +153,13 @@ local pod = import 'nemoc/stages/pod.libsonnet';
   // and its citations dropped (compiledTemplates above).
   fill(version, m, values)::
     local compiled = compiledTemplates[version][m];
-    fillHoles(compiled.template, compiled.holes, function(name)
+    local valueOf(name) =
       if std.objectHasEx(values, name, false) then values[name]
-      else error 'serve.libsonnet fills no value for the tensorrtllm_backend placeholder ${' + name + '}'),
+      else error 'serve.libsonnet fills no value for the tensorrtllm_backend placeholder ${' + name + '}';
+    std.parseJson(compiled.chunks[0] + std.join('', [
+      jsonOf(valueOf(compiled.names[i])) + compiled.chunks[i + 1]
+      for i in std.range(0, std.length(compiled.names) - 1)
+    ])),
 
   // The model repository: tensorrt_llm, preprocessing, postprocessing and the ensemble
   // wiring them (named modelName), each as tensorrtllm_backend's template for the
