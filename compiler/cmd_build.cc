@@ -2,13 +2,10 @@
 // record them in Git.
 #include "commands.h"
 
-#include <filesystem>
-
-#include <unistd.h>
-
 #include <cstdio>
 
 #include "build_stamp.h"
+#include "cost.h"
 #include "cluster_bundle.h"
 #include "disk_interface.h"
 #include "drift.h"
@@ -233,10 +230,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     for (const auto& spec : compiled) {
       if (spec.pin_write.empty()) continue;
       std::string err;
-      const std::string dir = std::filesystem::path(spec.pin_path).parent_path().string();
-      const std::string temp = spec.pin_path + "." + std::to_string(getpid()) + ".nemoc-tmp";
-      if (!disk.MakeDirs(dir, &err) || !disk.WriteFile(temp, spec.pin_write, &err) ||
-          !disk.Rename(temp, spec.pin_path, &err)) {
+      if (!WritePins(disk, spec.pin_path, spec.pin_write, &err)) {
         diags.Warning("output.pins", "cannot pin the cost estimate's MFU priors in " + spec.pin_path + ": " + err +
                                          " (SUMMARY.md keeps them; a nemoc upgrade may change them)");
       }

@@ -10,10 +10,9 @@
 #include <limits>
 #include <sstream>
 
-#include <unistd.h>
-
 #include "cost.h"
 #include "disk_interface.h"
+#include "file_reader.h"
 #include "metrics.h"
 
 namespace nemoc {
@@ -158,11 +157,10 @@ int RunMetrics(const MetricsFlags& flags) {
     }
     const std::string path = PinPath(spec.path);
     nlohmann::json pins = nlohmann::json::object();
-    std::string text, read_err;
-    RealDisk disk;
-    std::error_code exists_ec;
-    if (std::filesystem::exists(path, exists_ec) &&
-        (!disk.ReadFile(path, &text, &read_err) || !ParsePins(text, &pins, &read_err))) {
+    std::string read_err;
+    RealFileReader reader;
+    const std::string text = ReadPins(&reader, spec.path, &read_err);
+    if (!read_err.empty() || (!text.empty() && !ParsePins(text, &pins, &read_err))) {
       diags.Error("metrics.pin", path + ": " + read_err, {path, 0, 0}, "fix or delete the file");
       return fail({});
     }
@@ -171,10 +169,9 @@ int RunMetrics(const MetricsFlags& flags) {
         {"source", "measured by nemoc metrics: " + std::filesystem::path(flags.log).filename().string() + ", steps " +
                        std::to_string(m.first_step) + ".." + std::to_string(m.last_step) + ", " +
                        std::to_string(input.gpus) + " GPUs"}};
-    const std::string temp = path + "." + std::to_string(getpid()) + ".nemoc-tmp";
     std::string write_err;
-    if (!disk.MakeDirs(std::filesystem::path(path).parent_path().string(), &write_err) ||
-        !disk.WriteFile(temp, PinsText(pins), &write_err) || !disk.Rename(temp, path, &write_err)) {
+    RealDisk disk;
+    if (!WritePins(disk, path, PinsText(pins), &write_err)) {
       diags.Error("metrics.pin", "cannot write " + path + ": " + write_err, {path, 0, 0});
       return fail({});
     }

@@ -376,27 +376,6 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   return expander;
 }
 
-namespace {
-
-// cost.h: the pin file beside a spec, "" when there is none (or it cannot be
-// read: Prepare reports that).
-std::string ReadPins(FileReader* reader, const std::string& spec_path, std::string* err) {
-  const std::string path = PinPath(spec_path);
-  std::string text;
-  FileReader::Failure failure;
-  switch (reader->ReadFile(path, kMaxTableBytes, &text, &failure)) {
-    case FileReader::Status::kOkay:
-      return text;
-    case FileReader::Status::kNotFound:
-      return "";
-    default:
-      *err = failure.action + " " + path + ": " + failure.reason;
-      return "";
-  }
-}
-
-}  // namespace
-
 bool Compiler::UpToDate(const std::string& path, CompiledSpec* out, JsonnetExpander* expander,
                         LoadedSpec* loaded) const {
   if (stamps_ == nullptr) return false;

@@ -5,6 +5,10 @@
 #include <filesystem>
 #include <limits>
 
+#include <unistd.h>
+
+#include "disk_interface.h"
+#include "file_reader.h"
 #include "metrics.h"
 #include "normalizer.h"
 
@@ -96,6 +100,21 @@ std::string PinPath(const std::string& spec_path) {
   return (spec.parent_path() / ".nemoc" / (spec.filename().string() + ".priors.json")).generic_string();
 }
 
+std::string ReadPins(FileReader* reader, const std::string& spec_path, std::string* err) {
+  const std::string path = PinPath(spec_path);
+  std::string text;
+  FileReader::Failure failure;
+  switch (reader->ReadFile(path, kMaxTableBytes, &text, &failure)) {
+    case FileReader::Status::kOkay:
+      return text;
+    case FileReader::Status::kNotFound:
+      return "";
+    default:
+      *err = failure.action + " " + path + ": " + failure.reason;
+      return "";
+  }
+}
+
 bool ParsePins(const std::string& text, nlohmann::json* pins, std::string* err) {
   *pins = nlohmann::json::object();
   const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
@@ -127,6 +146,12 @@ std::string PinsText(const nlohmann::json& pins) {
        "(or this file) to take nemoc's current table; build adds the rows it needs."},
       {"mfu", pins}};
   return file.dump(2) + "\n";
+}
+
+bool WritePins(Disk& disk, const std::string& path, const std::string& text, std::string* err) {
+  const std::string temp = path + "." + std::to_string(getpid()) + ".nemoc-tmp";
+  return disk.MakeDirs(std::filesystem::path(path).parent_path().string(), err) && disk.WriteFile(temp, text, err) &&
+         disk.Rename(temp, path, err);
 }
 
 nlohmann::json TrainingCost(const nlohmann::json& stage_plan, double peak_tflops, const MfuPrior& prior,

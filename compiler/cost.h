@@ -19,6 +19,8 @@
 
 namespace nemoc {
 
+class Disk;          // disk_interface.h
+class FileReader;    // file_reader.h
 class ModelCatalog;  // normalizer.h
 
 /// An MFU prior as chosen for one training stage.
@@ -50,12 +52,21 @@ double RowMfu(const nlohmann::json& row, const nlohmann::json& gpu, const std::s
 /// The pin file of a spec: <spec dir>/.nemoc/<spec file name>.priors.json.
 std::string PinPath(const std::string& spec_path);
 
+/// The pin file beside `spec_path` as read through `reader` ("" when there
+/// is none); `err` says why one that exists cannot be read.
+std::string ReadPins(FileReader* reader, const std::string& spec_path, std::string* err);
+
 /// Reads pins (the file's "mfu" object: key -> {mfu, source}); an absent
 /// file is no pins; false with `err` when it exists and is not valid.
 bool ParsePins(const std::string& text, nlohmann::json* pins, std::string* err);
 
 /// The pin file's text holding `pins` (deterministic).
 std::string PinsText(const nlohmann::json& pins);
+
+/// Writes the pin file `path` (its .nemoc/ directory made if missing) whole:
+/// a temporary file of this process renamed over it, so a reader sees the
+/// old file or the new one. `build` and `metrics --pin` write through it.
+bool WritePins(Disk& disk, const std::string& path, const std::string& text, std::string* err);
 
 /// The cost of one training stage of a plan (plan.cc's stage object: gpus,
 /// maxSteps, batch.global, modelFlopsPerSample, mode) as plan JSON:
