@@ -42,7 +42,9 @@ int RunMain(int argc, char** argv) {
                  "nemoc"};
     app.require_subcommand(1);
     app.set_help_all_flag("--help-all", "Help for every subcommand");
-    app.set_version_flag("--version", VersionText(), "Print nemoc's version, its data and Kubernetes schemas directories");
+    // A function: the directories are looked up only when --version is asked for.
+    app.set_version_flag("--version", std::function<std::string()>(VersionText),
+                         "Print nemoc's version, its data and Kubernetes schemas directories");
     app.footer("Exit codes: 0 ok, 1 invalid input (or drift for check), 2 usage error, 3 internal error.");
 
     CompileFlags build_flags;
