@@ -494,6 +494,40 @@ std::string UnclosedQuoteHint(const std::string& unclosed_flow = {}) {
          " is never closed; add the closing quote";
 }
 
+size_t Utf8SequenceLength(const std::string& text, size_t i);
+
+// yaml-cpp 0.7.0 (Debian bookworm's libyaml-cpp-dev) decodes the YAML escapes
+// "\N" and "\_" of a double-quoted scalar to the single bytes 0x85 and 0xA0
+// (jbeder/yaml-cpp yaml-cpp-0.7.0 src/exp.cpp, Escape: `case 'N': return
+// "\x85";`; later releases return "\xC2\x85"), which is not UTF-8: JSON
+// serialization of the spec then throws (found by fuzz_loader). The file was
+// checked to be UTF-8 before parsing and every other escape is encoded as
+// UTF-8, so a decoded byte that begins no valid sequence is such a code point
+// (U+0080..U+00FF): it is encoded as UTF-8 here. A newer yaml-cpp makes this a
+// copy.
+std::string Utf8OfDecodedScalar(const std::string& value) {
+  size_t i = 0;
+  while (i < value.size()) {
+    size_t len = Utf8SequenceLength(value, i);
+    if (len == 0) break;
+    i += len;
+  }
+  if (i == value.size()) return value;
+  std::string out = value.substr(0, i);
+  while (i < value.size()) {
+    size_t len = Utf8SequenceLength(value, i);
+    if (len != 0) {
+      out.append(value, i, len);
+      i += len;
+      continue;
+    }
+    const auto b = static_cast<unsigned char>(value[i++]);
+    out += static_cast<char>(0xC0 | (b >> 6));
+    out += static_cast<char>(0x80 | (b & 0x3F));
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // The event handler that builds the JSON value.
 
@@ -613,7 +647,8 @@ class SpecBuilder final : public YAML::EventHandler {
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag,
-                YAML::anchor_t anchor, const std::string& value) override {
+                YAML::anchor_t anchor, const std::string& decoded) override {
+    const std::string value = Utf8OfDecodedScalar(decoded);
     // Checked even after a fatal error: an unclosed quote explains a syntax
     // error at the end of the file.
     CountNode(mark);

@@ -642,6 +642,19 @@ TEST(SpecLoaderInput, InvalidUtf8) {
   EXPECT_TRUE(Load("a: \xE2\x82\xAC \xF0\x9F\x98\x80\n").ok);
 }
 
+// yaml-cpp 0.7.0 decodes "\N" and "\_" to the bytes 0x85 and 0xA0; the loader
+// hands on UTF-8 (U+0085, U+00A0), keys too, so the spec serializes as JSON
+// (fuzz_loader's crash of 2026-11-29).
+TEST(SpecLoaderInput, NextLineAndNoBreakSpaceEscapesAreUtf8) {
+  Loaded l = Load("\"k\\N\": \"a\\Nb\\_c\\x85\\u00e9\"\n");
+  ASSERT_TRUE(l.ok) << RenderText(l.diags, {});
+  const std::string key = "k\xC2\x85";
+  ASSERT_TRUE(l.doc.root.contains(key)) << l.doc.root.dump(-1, ' ', false,
+                                                             nlohmann::json::error_handler_t::replace);
+  EXPECT_EQ(l.doc.root[key].get<std::string>(), "a\xC2\x85" "b\xC2\xA0" "c\xC2\x85\xC3\xA9");
+  EXPECT_NO_THROW((void)l.doc.root.dump());
+}
+
 TEST(SpecLoaderInput, NulByte) {
   Loaded l = Load(std::string("a: 1\nb: x\0y\n", 12));
   EXPECT_FALSE(l.ok);
