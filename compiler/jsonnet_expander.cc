@@ -386,6 +386,38 @@ std::string DirOf(const std::string& path) {
 // are resolved by the same ResolveImport, so imports are still confined to the
 // roots and recorded for build stamps. Locals are lazy like imports; an import
 // that does not resolve becomes an error raised only if it is used.
+// libjsonnet 0.18 desugars `a == b` and `a != b` to `std.equals(a, b)`
+// through the variable `std` (google/jsonnet v0.18.0 core/desugarer.cpp:138,
+// :204, :731), and std.equals is Jsonnet code (stdlib/std.jsonnet:1518-1552:
+// two std.type calls, four primitiveEquals) -- 28 % of the evaluation steps of
+// a synthetic spec (issue #47's profile). std.isString and its siblings are
+// `std.type(v) == '...'` (std.jsonnet:28-33), so each costs a std.equals too.
+// The bundle shadows `std` with the standard library extended by the same
+// functions written with natives: for primitive operands `==` is one
+// primitiveEquals (false across types, as std.equals's first test), arrays
+// and objects still go to std.equals, whose recursion keeps using these. Same
+// results, errors included (functions: "cannot test equality of functions").
+// std.jsonnet's own functions call these too (its `std` is `self`,
+// std.jsonnet:25). startsWith compares with one primitiveEquals (std.jsonnet:45-49
+// takes strings only); flattenArrays is the native join with an empty array
+// separator (one pass, not std.jsonnet:853's foldl of `+`; it skips a null
+// element where the foldl would fail).
+constexpr std::string_view kFasterStd =
+    "local __nemocStd = std; local std = __nemocStd + {"
+    " equals(a, b):: local t = __nemocStd.type(a);"
+    " if __nemocStd.primitiveEquals(t, 'object') || __nemocStd.primitiveEquals(t, 'array')"
+    " then __nemocStd.equals(a, b) else __nemocStd.primitiveEquals(a, b),"
+    " isString(v):: __nemocStd.primitiveEquals(__nemocStd.type(v), 'string'),"
+    " isNumber(v):: __nemocStd.primitiveEquals(__nemocStd.type(v), 'number'),"
+    " isBoolean(v):: __nemocStd.primitiveEquals(__nemocStd.type(v), 'boolean'),"
+    " isObject(v):: __nemocStd.primitiveEquals(__nemocStd.type(v), 'object'),"
+    " isArray(v):: __nemocStd.primitiveEquals(__nemocStd.type(v), 'array'),"
+    " isFunction(v):: __nemocStd.primitiveEquals(__nemocStd.type(v), 'function'),"
+    " startsWith(a, b):: if __nemocStd.length(a) < __nemocStd.length(b) then false"
+    " else __nemocStd.primitiveEquals(__nemocStd.substr(a, 0, __nemocStd.length(b)), b),"
+    " flattenArrays(arrs):: __nemocStd.join([], arrs),"
+    " };";
+
 bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
   struct File {
     std::string path;     // canonical
@@ -449,7 +481,9 @@ bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
   std::string body = entry;
   if (!rewrite("", &body)) return false;
   if (files.empty()) return false;
-  std::string out = "local\n";
+  // Line 1 also shadows `std` for every bundled file (kFasterStd); the
+  // files' own lines follow unchanged.
+  std::string out = std::string(kFasterStd) + " local\n";
   for (size_t i = 0; i < files.size(); ++i) {
     out += "  __nemoc" + std::to_string(i) + " = (\n" + files[i].content + "\n),\n";
   }

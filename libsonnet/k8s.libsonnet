@@ -148,8 +148,12 @@
     std.max(1, std.ceil(seconds - 1e-9)),
 
   // Sorted strings without duplicates, like std.set, which sorts in Jsonnet
-  // code (std.sort); object fields are sorted by libjsonnet's C++.
-  stringSet(strings):: std.objectFields(std.foldl(function(acc, s) acc + { [s]: null }, strings, {})),
+  // code (std.sort); object fields are sorted by libjsonnet's C++. The object
+  // is one native parseJson of the strings as JSON keys (a later duplicate
+  // overwrites), not a chain of one extension per string (issue #47).
+  stringSet(strings)::
+    if std.length(strings) == 0 then []
+    else std.objectFields(std.parseJson('{' + std.join(':0,', [local t = '' + [s]; std.substr(t, 1, std.length(t) - 2) for s in strings]) + ':0}')),
 
   // {NAME: value} -> [{name, value}] sorted by name (deterministic).
   // A spec env value is a string, or {secretKeyRef: {name, key}}: the

@@ -3,7 +3,7 @@
 // Section layout follows the gpu-recipes / NeMo launcher configs.
 local chain = import 'nemoc/stages/chain.libsonnet';
 local loraModules = import 'nemoc/nemo/lora_modules.libsonnet';
-local defaultsTable = import 'nemoc/nemo/nemo1_defaults.json';
+local defaultsTable = std.parseJson(importstr 'nemoc/nemo/nemo1_defaults.json');  // data, not code: issue #47
 local versions = import 'nemoc/nemo/versions.libsonnet';
 local paths = import 'nemoc/paths.libsonnet';
 

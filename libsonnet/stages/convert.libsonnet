@@ -6,7 +6,7 @@
 local hf = import 'nemoc/huggingface.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local versions = import 'nemoc/nemo/versions.libsonnet';
-local converterArgs = import 'nemoc/nemo/converter_args.json';
+local converterArgs = std.parseJson(importstr 'nemoc/nemo/converter_args.json');  // data, not code: issue #47
 local paths = import 'nemoc/paths.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
 local pod = import 'nemoc/stages/pod.libsonnet';
