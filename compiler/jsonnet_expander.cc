@@ -401,7 +401,8 @@ std::string DirOf(const std::string& path) {
 // std.jsonnet:25). startsWith compares with one primitiveEquals (std.jsonnet:45-49
 // takes strings only); flattenArrays is the native join with an empty array
 // separator (one pass, not std.jsonnet:853's foldl of `+`; it skips a null
-// element where the foldl would fail).
+// element where the foldl would fail); split is the native splitLimit after
+// std.jsonnet:112-116's length assert (splitLimit checks the types itself).
 constexpr std::string_view kFasterStd =
     "local __nemocStd = std; local std = __nemocStd + {"
     " equals(a, b):: local t = __nemocStd.type(a);"
@@ -416,6 +417,9 @@ constexpr std::string_view kFasterStd =
     " startsWith(a, b):: if __nemocStd.length(a) < __nemocStd.length(b) then false"
     " else __nemocStd.primitiveEquals(__nemocStd.substr(a, 0, __nemocStd.length(b)), b),"
     " flattenArrays(arrs):: __nemocStd.join([], arrs),"
+    " split(str, c):: assert __nemocStd.primitiveEquals(__nemocStd.length(c), 1) :"
+    " 'std.split second parameter should have length 1, got ' + __nemocStd.length(c);"
+    " __nemocStd.splitLimit(str, c, -1),"
     " };";
 
 bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {

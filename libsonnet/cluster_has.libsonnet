@@ -9,7 +9,7 @@
   // {name: version} of the components the cluster runs.
   existing(ctx)::
     local merged = ctx.profile.clusterHas(ctx) + (if $.declaredAny(ctx) then ctx.target.clusterHas else {});
-    { [n]: merged[n] for n in std.objectFields(merged) if merged[n] != false },
+    { [n]: merged[n] for n in std.objectFields(merged) if !std.primitiveEquals(merged[n], false) },
   runs(ctx, name):: std.objectHasEx($.existing(ctx), name, false),
   declaredAny(ctx):: std.objectHasEx(ctx.target, 'clusterHas', false),
   // The target itself says (targets[].clusterHas.<name>), not its profile.

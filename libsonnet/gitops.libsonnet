@@ -69,13 +69,13 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   // libjsonnet 0.18 (std.split of a 60-character path: ~150 us): with
   // std.split here a 3-target build spent ~1.6 G instructions per pass.
   stageDirOf(path)::
-    if std.length(path) < 4 || path[2] != '-' || !std.objectHasEx(stageDirByPrefix, path[0] + path[1], true) then null
+    if std.length(path) < 4 || !std.primitiveEquals(path[2], '-') || !std.objectHasEx(stageDirByPrefix, path[0] + path[1], true) then null
     else
       local dir = stageDirByPrefix[path[0] + path[1]];
       if std.length(path) > std.length(dir) && path[std.length(dir)] == '/' then dir else null,
   wave(dir):: std.parseInt(dir[0] + dir[1]),
   stageName(dir):: std.substr(dir, 3, std.length(dir) - 3),
-  stageDirs(files):: k8s.stringSet([d for d in [$.stageDirOf(p) for p in std.objectFields(files)] if d != null]),
+  stageDirs(files):: k8s.stringSet([d for d in [$.stageDirOf(p) for p in std.objectFields(files)] if !std.primitiveEquals(d, null)]),
 
   enabled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false),
   engine(ctx, name):: std.member(ctx.spec.gitops.engines, name),
@@ -109,7 +109,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       // docs/operator-manual/health.md "Ignoring Child Resource Health
       // Check"); the Deployment's still counts, and the HPA's own status still
       // shows on its resource. Replay scenario C25-health-of-new-objects.
-      + (if $.engine(ctx, 'argocd') && o.kind == 'HorizontalPodAutoscaler'
+      + (if $.engine(ctx, 'argocd') && std.primitiveEquals(o.kind, 'HorizontalPodAutoscaler')
          then { 'argocd.argoproj.io/ignore-healthcheck': 'true' } else {})
       + $.keep(ctx, o)
       + (if $.engine(ctx, 'flux') && workload then {
@@ -120,7 +120,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
            'kustomize.toolkit.fluxcd.io/ssa': 'IfNotPresent',
          } else {});
     local checked = if workload then $.checkNoTtl(path, o) else o;
-    if dir != null && std.length(annotations) > 0
+    if !std.primitiveEquals(dir, null) && std.length(annotations) > 0
     then checked { metadata+: { annotations+: annotations } }
     else checked,
 
@@ -482,7 +482,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   onlyPath(path)::
     local segments = std.split(path, '/');
     std.join('\n', ['/*'] + std.flattenArrays([
-      (if k == 0 then [] else ['/' + std.join('/', segments[0:k]) + '/*'])
+      (if std.primitiveEquals(k, 0) then [] else ['/' + std.join('/', segments[0:k]) + '/*'])
       + ['!/' + std.join('/', segments[0:k + 1]) + '/']
       for k in std.range(0, std.length(segments) - 1)
     ])) + '\n',
@@ -614,12 +614,12 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   clusterServer(ctx):: $.destination(ctx, ctx.target.name).server,
   clusterKey(ctx)::
     local server = $.clusterServer(ctx);
-    if server == 'https://kubernetes.default.svc' then 'in-cluster' else 'c' + std.substr(std.md5(server), 0, 10),
+    if std.primitiveEquals(server, 'https://kubernetes.default.svc') then 'in-cluster' else 'c' + std.substr(std.md5(server), 0, 10),
   // The cluster's name (targets[].cluster, else derived from the server):
   // its platform bundle is out/_clusters/<name>/platform/.
   clusterName(ctx)::
     if std.objectHasEx(ctx.target, 'cluster', false) then ctx.target.cluster else $.clusterKey(ctx),
-  platformName(ctx, suffix):: k8s.boundedName('platform-' + $.clusterName(ctx) + (if suffix == '' then '' else '-' + suffix), 63),
+  platformName(ctx, suffix):: k8s.boundedName('platform-' + $.clusterName(ctx) + (if std.primitiveEquals(suffix, '') then '' else '-' + suffix), 63),
 
   // The libraries emit the bundle below gitops/platform/ of each target (so
   // every object is verified with the target's); compiler/cluster_bundle.cc
@@ -655,8 +655,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       { name: g, needs: k8s.stringSet(platform.objectNeeds([o for o in objects if $.objectGroup(o) == g][0])) }
       for g in k8s.stringSet([$.objectGroup(o) for o in objects])
     ],
-  objectsDir(group):: 'objects' + (if group == '' then '' else '/' + group),
-  objectsName(prefix, group):: prefix + 'objects' + (if group == '' then '' else '-' + group),
+  objectsDir(group):: 'objects' + (if std.primitiveEquals(group, '') then '' else '/' + group),
+  objectsName(prefix, group):: prefix + 'objects' + (if std.primitiveEquals(group, '') then '' else '-' + group),
 
   platformComponentApplication(ctx, name)::
     local c = platform.components[name];
@@ -673,8 +673,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
       spec: {
         project: 'default',
         source: { repoURL: c.repo, targetRevision: c.tag, path: c.path }
-                + (if c.kind == 'helm' then { helm: { releaseName: name } + (if std.length(values) > 0 then { valuesObject: values } else {}) } else {})
-                + (if c.kind == 'kustomize' && std.length(platform.kustomizePatches(name)) > 0 then { kustomize: { patches: platform.kustomizePatches(name) } } else {}),
+                + (if std.primitiveEquals(c.kind, 'helm') then { helm: { releaseName: name } + (if std.length(values) > 0 then { valuesObject: values } else {}) } else {})
+                + (if std.primitiveEquals(c.kind, 'kustomize') && std.length(platform.kustomizePatches(name)) > 0 then { kustomize: { patches: platform.kustomizePatches(name) } } else {}),
         destination: { server: $.clusterServer(ctx), namespace: c.namespace },
         // Large CRDs exceed the client-side apply annotation limit.
         syncPolicy: $.platformSyncPolicy(ctx, false),
@@ -881,7 +881,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
         kind: 'GitRepository',
         metadata: meta(source),
         spec: { interval: '1h', url: c.repo, ref: { tag: c.tag } },
-      }) + (if c.kind == 'helm' then k8s.file(dir + '/components/' + name, {
+      }) + (if std.primitiveEquals(c.kind, 'helm') then k8s.file(dir + '/components/' + name, {
         apiVersion: $.fluxHelmApiVersion,
         kind: 'HelmRelease',
         metadata: meta(source),
@@ -986,7 +986,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     else
       local bundled = ctx.spec.gitops.platform;
       // The project's own objects: the bundle owns the Namespace (sharedNamespace).
-      local files = if !bundled then all else { [p]: all[p] for p in std.objectFields(all) if all[p].kind != 'Namespace' };
+      local files = if !bundled then all else { [p]: all[p] for p in std.objectFields(all) if !std.primitiveEquals(all[p].kind, 'Namespace') };
       local decorated = { [p]: $.decorate(ctx, p, files[p]) for p in std.objectFields(files) };
       local components = platform.installed(ctx, files);
       local objects = platform.clusterObjects(ctx, files) + (if bundled then [$.sharedNamespace(ctx)] else []);
@@ -1086,7 +1086,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
            // (policy sync: argo-cd v3.5.1 applicationset/controllers/
            // applicationset_controller.go deleteInCluster).
            local others = [t.name for t in ctx.spec.targets if t.name != ctx.target.name];
-           if std.length(others) == 0
+           if std.primitiveEquals(std.length(others), 0)
            then 'Argo CD: this is the project\'s only target: `kubectl delete applicationset ' + ctx.project + ' -n ' + ctx.spec.gitops.argocd.namespace
                 + '`; the ApplicationSet `' + ctx.project + '` deletes root Application `' + $.rootName(ctx.project, ctx.target.name) + '` with it'
            else 'Argo CD: after the commit apply the ApplicationSet again (`kubectl apply --server-side -k ' + ctx.spec.gitops.path + '/' + ctx.project + '/' + others[0] + '/gitops/argocd/applicationset`: nothing syncs it from Git); the ApplicationSet `'

@@ -76,9 +76,9 @@ local paths = import 'nemoc/paths.libsonnet';
     // (No tokenizer: a preset without a default one, and no stage that reads it.)
     local tokenizer = std.get(ctx.spec.model, 'tokenizer', { library: '' });
     local train = if std.objectHasEx(stages, 'train', false) then stages.train else null;
-    local pretraining = [k for k in chain.present(ctx) if stages[k].mode == 'pretrain'];
+    local pretraining = [k for k in chain.present(ctx) if std.primitiveEquals(stages[k].mode, 'pretrain')];
     local tokenizerFromHub =
-      tokenizer.library == 'huggingface' && std.objectHasEx(tokenizer, 'type', false)
+      std.primitiveEquals(tokenizer.library, 'huggingface') && std.objectHasEx(tokenizer, 'type', false)
       && (std.objectHasEx(stages, 'dataPrep', false) || std.length(pretraining) > 0);
     local preset = if std.objectHasEx(ctx.spec.model, 'preset', false) then ctx.spec.model.preset else '';
     local hasRepo = std.objectHasEx(ctx.spec.model, 'huggingface', false);
@@ -91,7 +91,7 @@ local paths = import 'nemoc/paths.libsonnet';
     // .nemo's tokenizer (NVIDIA/NeMo r2.0.0rc1
     // scripts/checkpoint_converters/convert_llama_hf_to_nemo.py:292-297,
     // v2.4.0 :314-329), and NeMo 1 fine-tuning restores that tokenizer.
-    + (if train != null && train.framework != 'nemo2' && train.mode != 'pretrain'
+    + (if !std.primitiveEquals(train, null) && !std.primitiveEquals(train.framework, 'nemo2') && !std.primitiveEquals(train.mode, 'pretrain')
           && std.objectHasEx($.source(ctx), 'nemo', false) && std.startsWith(preset, 'llama3')
           && hasRepo && $.gated(ctx.spec.model.huggingface)
        then [{ repo: ctx.spec.model.huggingface, what: "tokenizer the .nemo names (NeMo's Llama 3 importer writes the Hub id)",
@@ -112,7 +112,7 @@ local paths = import 'nemoc/paths.libsonnet';
                  + ') and the spec names no token Secret; the download fails with 401',
         hint: 'create a Secret with key HF_TOKEN (kubectl create secret generic hf-token --from-literal=HF_TOKEN=...) '
               + 'and set spec.model.source.hfTokenSecret: hf-token'
-              + (if u.what == 'tokenizer'
+              + (if std.primitiveEquals(u.what, 'tokenizer')
                  then ', or use a tokenizer on shared storage (tokenizer: {library: huggingface, type: /data/tokenizer-dir} '
                       + 'or {library: sentencepiece, model: /data/tokenizer.model})'
                  else ''),

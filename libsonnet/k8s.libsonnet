@@ -49,7 +49,7 @@
   metadata(ctx, name, component=null, namespaced=true)::
     {
       name: name,
-      labels: ctx.labels + (if component == null then {} else { 'app.kubernetes.io/component': component }),
+      labels: ctx.labels + (if std.primitiveEquals(component, null) then {} else { 'app.kubernetes.io/component': component }),
     }
     + (if namespaced then { namespace: ctx.namespace } else {})
     + (if std.length(ctx.annotations) > 0 then { annotations: ctx.annotations } else {}),
@@ -95,19 +95,19 @@
     else
       local isDigit(c) = c >= '0' && c <= '9';
       local n = std.length(q);
-      local go(i) = if i < n && (isDigit(q[i]) || q[i] == '.') then go(i + 1) else i;
+      local go(i) = if i < n && (isDigit(q[i]) || std.primitiveEquals(q[i], '.')) then go(i + 1) else i;
       local i = go(0);
       local number = std.parseJson(std.substr(q, 0, i));
       local unit = std.substr(q, i, n - i);
-      if unit == '' then number else number * $.quantitySuffixes[unit],
+      if std.primitiveEquals(unit, '') then number else number * $.quantitySuffixes[unit],
 
   // A number back to a quantity: memory-like in the largest exact binary
   // unit, cpu in cores or millicores, counts as numbers.
   quantityText(resource, value)::
-    if resource == 'cpu' then (
+    if std.primitiveEquals(resource, 'cpu') then (
       local milli = std.round(value * 1000);
       if milli % 1000 == 0 then std.toString(milli / 1000) else std.toString(milli) + 'm'
-    ) else if resource == 'memory' || std.startsWith(resource, 'hugepages-') || resource == 'ephemeral-storage' then (
+    ) else if std.primitiveEquals(resource, 'memory') || std.startsWith(resource, 'hugepages-') || std.primitiveEquals(resource, 'ephemeral-storage') then (
       local gi = $.quantitySuffixes.Gi;
       local mi = $.quantitySuffixes.Mi;
       if value % gi == 0 then std.toString(value / gi) + 'Gi'
@@ -126,10 +126,10 @@
     // [digits without trailing zeros, how many of the 6 places they fill]
     local strip(f, places) =
       if f - std.floor(f / 10) * 10 != 0 then [f, places] else strip(std.floor(f / 10), places - 1) tailstrict;
-    local significant = if fraction == 0 then [0, 0] else strip(fraction, 6);
+    local significant = if std.primitiveEquals(fraction, 0) then [0, 0] else strip(fraction, 6);
     local digits = std.toString(significant[0]);
     local zeros = ['', '0', '00', '000', '0000', '00000'][significant[1] - std.length(digits)];
-    if fraction == 0 then std.toString(whole)
+    if std.primitiveEquals(fraction, 0) then std.toString(whole)
     else std.toString(whole) + '.' + zeros + digits,
 
   // A Go duration (schemas/project.schema.json #/definitions/duration:
@@ -137,12 +137,12 @@
   // activeDeadlineSeconds takes.
   durationSeconds(d)::
     local unit = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
-    local isNum(c) = c == '.' || (c >= '0' && c <= '9');
+    local isNum(c) = std.primitiveEquals(c, '.') || (c >= '0' && c <= '9');
     // [[number text, unit text], ...], the parts of d in order.
     local parts = std.foldl(function(acc, c)
-      local last = if std.length(acc) == 0 then null else acc[std.length(acc) - 1];
+      local last = if std.primitiveEquals(std.length(acc), 0) then null else acc[std.length(acc) - 1];
       if isNum(c) then
-        (if last != null && last[1] == '' then acc[:std.length(acc) - 1] + [[last[0] + c, '']] else acc + [[c, '']])
+        (if !std.primitiveEquals(last, null) && std.primitiveEquals(last[1], '') then acc[:std.length(acc) - 1] + [[last[0] + c, '']] else acc + [[c, '']])
       else acc[:std.length(acc) - 1] + [[last[0], last[1] + c]], std.stringChars(d), []);
     local seconds = std.foldl(function(total, p) total + std.parseJson(p[0]) * unit[p[1]], parts, 0);
     std.max(1, std.ceil(seconds - 1e-9)),
@@ -152,7 +152,7 @@
   // is one native parseJson of the strings as JSON keys (a later duplicate
   // overwrites), not a chain of one extension per string (issue #47).
   stringSet(strings)::
-    if std.length(strings) == 0 then []
+    if std.primitiveEquals(std.length(strings), 0) then []
     else std.objectFields(std.parseJson('{' + std.join(':0,', [local t = '' + [s]; std.substr(t, 1, std.length(t) - 2) for s in strings]) + ':0}')),
 
   // {NAME: value} -> [{name, value}] sorted by name (deterministic).

@@ -76,12 +76,12 @@ local defaultIntegrations = [
   // enables), with the check an operator can run.
   existingNote(ctx)::
     local integration = ctx.runtimeImpl.kueueIntegration;
-    if !$.enabled(ctx) || integration == null then ''
+    if !$.enabled(ctx) || std.primitiveEquals(integration, null) then ''
     else ': its configuration must enable the integration ' + integration
          + ' (kubectl get configmap kueue-manager-config -n kueue-system -o yaml)',
   integrations(ctx)::
     local k = $.of(ctx.target);
-    if k != null && std.objectHasEx(k, 'integrations', false) then k.integrations
+    if !std.primitiveEquals(k, null) && std.objectHasEx(k, 'integrations', false) then k.integrations
     // Installed by nemoc: one Kueue per cluster (decision F3) serves every
     // target naming the cluster, so it enables every integration a nemoc
     // runtime uses, whichever targets there are. Kueue waits for a missing
@@ -90,7 +90,7 @@ local defaultIntegrations = [
     // registers the webhook and starts the controller from WaitForAPI).
     else if $.bundled(ctx) then defaultIntegrations + [
       n
-      for n in k8s.stringSet([ctx.runtimes[r].kueueIntegration for r in std.objectFields(ctx.runtimes) if ctx.runtimes[r].kueueIntegration != null])
+      for n in k8s.stringSet([ctx.runtimes[r].kueueIntegration for r in std.objectFields(ctx.runtimes) if !std.primitiveEquals(ctx.runtimes[r].kueueIntegration, null)])
       if !std.member(defaultIntegrations, n)
     ]
     else defaultIntegrations,
@@ -103,7 +103,7 @@ local defaultIntegrations = [
   queueLabel: 'kueue.x-k8s.io/queue-name',
 
   of(target):: if std.objectHasEx(target, 'kueue', false) then target.kueue else null,
-  enabled(ctx):: $.of(ctx.target) != null,
+  enabled(ctx):: !std.primitiveEquals($.of(ctx.target), null),
 
   // The LocalQueue the workloads name: the target's, else the project's own
   // (unique per project in a shared namespace).
@@ -120,13 +120,13 @@ local defaultIntegrations = [
   // cluster's ClusterQueue covers (B3; F1 b). Unqueued pods keep everything.
   admissible(ctx, resources)::
     local k = $.of(ctx.target);
-    if k == null || k.clusterObjects then resources
+    if std.primitiveEquals(k, null) || k.clusterObjects then resources
     else { [r]: resources[r] for r in std.objectFields(resources) if std.member(k.covers, r) },
 
   // Resource names a queued pod would request but may not (SUMMARY risk).
   dropped(ctx, resources)::
     local k = $.of(ctx.target);
-    if k == null || k.clusterObjects then []
+    if std.primitiveEquals(k, null) || k.clusterObjects then []
     else [r for r in std.objectFields(resources) if !std.member(k.covers, r)],
 
   // ---- pod sets of the emitted workloads (what Kueue's jobframework sees) ----
@@ -147,17 +147,17 @@ local defaultIntegrations = [
   local or1(o, f) = if std.objectHasEx(o, f, false) then o[f] else 1,
   podSets(o)::
     local key = (if std.length(std.split(o.apiVersion, '/')) == 1 then '' else std.split(o.apiVersion, '/')[0]) + '/' + o.kind;
-    if key == 'batch/Job' then [{ count: or1(o.spec, 'parallelism'), requests: podRequests(o.spec.template.spec) }]
-    else if key == 'jobset.x-k8s.io/JobSet' then [
+    if std.primitiveEquals(key, 'batch/Job') then [{ count: or1(o.spec, 'parallelism'), requests: podRequests(o.spec.template.spec) }]
+    else if std.primitiveEquals(key, 'jobset.x-k8s.io/JobSet') then [
       { count: or1(rj, 'replicas') * or1(rj.template.spec, 'parallelism'), requests: podRequests(rj.template.spec.template.spec) }
       for rj in o.spec.replicatedJobs
     ]
-    else if key == 'kubeflow.org/PyTorchJob' then [
+    else if std.primitiveEquals(key, 'kubeflow.org/PyTorchJob') then [
       local rs = o.spec.pytorchReplicaSpecs[n];
       { count: or1(rs, 'replicas'), requests: podRequests(rs.template.spec) }
       for n in std.objectFields(o.spec.pytorchReplicaSpecs)
     ]
-    else if key == 'trainer.kubeflow.org/TrainJob' then [
+    else if std.primitiveEquals(key, 'trainer.kubeflow.org/TrainJob') then [
       // Trainer puts resourcesPerNode on the node container of each node pod.
       local req = containerRequests({ resources: o.spec.trainer.resourcesPerNode });
       { count: or1(o.spec.trainer, 'numNodes'), requests: { [k]: amount(req[k]) for k in std.objectFields(req) } },
@@ -189,10 +189,10 @@ local defaultIntegrations = [
   // profile knows the levels) Topology.
   objects(ctx, files)::
     local k = $.of(ctx.target);
-    if k == null then [] else
+    if std.primitiveEquals(k, null) then [] else
       local quotas = $.quotas(files);
       local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
-      local topology = k.clusterObjects && levels != null && std.objectHasEx(k, 'topology', false);
+      local topology = k.clusterObjects && !std.primitiveEquals(levels, null) && std.objectHasEx(k, 'topology', false);
       [{
         apiVersion: 'kueue.x-k8s.io/v1beta2',
         kind: 'LocalQueue',
@@ -237,7 +237,7 @@ local defaultIntegrations = [
   // SUMMARY.md: the queue the workloads wait in.
   describe(ctx)::
     local k = $.of(ctx.target);
-    if k == null then 'none: pods go straight to kube-scheduler'
+    if std.primitiveEquals(k, null) then 'none: pods go straight to kube-scheduler'
     else 'LocalQueue ' + $.localQueue(ctx) + ' (namespace ' + ctx.namespace + ') -> ClusterQueue ' + k.clusterQueue
          + (if k.clusterObjects then " (nemoc's, covering every resource the queued workloads request)"
             else " (the cluster's, covering " + std.join(', ', k.covers) + ')'),
@@ -250,10 +250,10 @@ local defaultIntegrations = [
     // The training stage spanning the most nodes (stages/chain.libsonnet).
     local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages[chain.widest(ctx)] else null;
     local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
-    local integrations = if k != null then $.integrations(ctx) else [];
+    local integrations = if !std.primitiveEquals(k, null) then $.integrations(ctx) else [];
     // The kind of the runtime's workload as Kueue names the integration (runtime.libsonnet).
     local integration = ctx.runtimeImpl.kueueIntegration;
-    if k == null then [] else
+    if std.primitiveEquals(k, null) then [] else
       (if !k.clusterObjects && !std.objectHasEx(k, 'covers', false) then [{
          code: 'kueue.covers',
          pointer: pointer,
@@ -267,22 +267,22 @@ local defaultIntegrations = [
            message: "covers describes the cluster's ClusterQueue; with clusterObjects: true nemoc's ClusterQueue covers what the workloads request",
            hint: 'remove covers, or clusterObjects',
          }] else [])
-      + (if std.objectHasEx(k, 'topology', false) && levels == null then [{
+      + (if std.objectHasEx(k, 'topology', false) && std.primitiveEquals(levels, null) then [{
            code: 'kueue.topology',
            pointer: pointer + '/topology',
            message: 'topology-aware scheduling needs the node labels of each topology level; profile ' + ctx.profile.name + ' names none (topologyLevels)',
            hint: 'remove topology',
          }] else [])
       // B4: all pods of a pod set in one domain of a level of single nodes.
-      + (if std.objectHasEx(k, 'topology', false) && levels != null && k.required
-            && std.member(ctx.profile.singleNodeLevels, k.topology) && train != null && train.nodes > 1 then [{
+      + (if std.objectHasEx(k, 'topology', false) && !std.primitiveEquals(levels, null) && k.required
+            && std.member(ctx.profile.singleNodeLevels, k.topology) && !std.primitiveEquals(train, null) && train.nodes > 1 then [{
            code: 'kueue.topology-required',
            pointer: pointer + '/topology',
            message: 'required topology ' + k.topology + ' puts all ' + train.nodes + ' training pods on one node: Kueue never admits it (kueue v0.19.2 apis/kueue/v1beta1/topology_types.go:22-28)',
            hint: 'require a level that holds ' + train.nodes + ' nodes (' + std.join(', ', [l for l in ctx.profile.topologyOrder if !std.member(ctx.profile.singleNodeLevels, l)]) + '), or set required: false',
          }] else [])
       // B5: the runtime's kind must be an enabled integration.
-      + (if integration != null && !std.member(integrations, integration) then [{
+      + (if !std.primitiveEquals(integration, null) && !std.member(integrations, integration) then [{
            code: 'kueue.integration',
            pointer: ctx.targetPointer + (if std.objectHasEx(ctx.target, 'runtime', false) then '/runtime' else ''),
            message: 'Kueue ' + $.version + ' does not manage ' + integration + ' workloads unless its configuration enables that integration (kueue v0.19.2 charts/kueue/values.yaml:165-184 leaves it off): the training would stay suspended',

@@ -10,7 +10,7 @@
 
   container(torchrunArgs, program, prologue)::
     local args = torchrunArgs + [$.escapeKubeVars(a) for a in program];
-    if prologue == null then {
+    if std.primitiveEquals(prologue, null) then {
       command: ['torchrun'],
       args: args,
     } else {

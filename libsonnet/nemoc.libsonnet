@@ -59,7 +59,7 @@ local builders = {
     local workloadKinds = std.foldl(
       function(acc, r)
         local w = runtimes[r].workload;
-        if w.health == null then acc
+        if std.primitiveEquals(w.health, null) then acc
         else if std.objectHasEx(acc, w.kind, false) && acc[w.kind] != w.health
         then error ('runtime ' + r + ' judges ' + w.kind + ' otherwise than another runtime or gitops.libsonnet: '
                     + 'one kind has one health (workload.health)')
@@ -97,12 +97,12 @@ local builders = {
   // builder with enabled(ctx) decides itself (implied stages), the others
   // run when spec.stages names them.
   present(ctx, key)::
-    if key == 'base' then true
+    if std.primitiveEquals(key, 'base') then true
     else if std.objectHasEx(builders[key], 'enabled', true) then builders[key].enabled(ctx)
     else std.objectHasEx(ctx.spec.stages, key, false),
 
   // A training stage is built with ctx.trainKey naming it (stages/chain.libsonnet).
-  stages(ctx):: [builders[s.key].files(if s.key == 'pretrain' || s.key == 'train' then chain.at(ctx, s.key) else ctx)
+  stages(ctx):: [builders[s.key].files(if std.primitiveEquals(s.key, 'pretrain') || std.primitiveEquals(s.key, 'train') then chain.at(ctx, s.key) else ctx)
                  for s in order.stages if $.present(ctx, s.key)],
 
   // One line per stage for SUMMARY.md (training has its own rows).
@@ -110,7 +110,7 @@ local builders = {
   stageSummaries(ctx):: {
     [s.dir]: builders[s.key].summary(ctx)
     for s in order.stages
-    if s.key != 'base' && s.key != 'train' && s.key != 'pretrain' && $.present(ctx, s.key)
+    if !std.primitiveEquals(s.key, 'base') && !std.primitiveEquals(s.key, 'train') && !std.primitiveEquals(s.key, 'pretrain') && $.present(ctx, s.key)
   } + (if std.length(chain.present(ctx)) > 1 then {
          [order.dir[k]]: train.chainSummary(chain.at(ctx, k))
          for k in chain.present(ctx)
@@ -158,10 +158,10 @@ local builders = {
     local pretrainBuilt = if !std.objectHasEx(spec.spec.stages, 'pretrain', false) then null else
       local at = chain.at(base, 'pretrain');
       train.built(chain.at(withPlacements, 'pretrain') { placement: std.parseJson('' + base.profile.placement(at, base.runtimeImpl)) });
-    local states2 = states1 + (if pretrainBuilt == null then {} else { pretrain: pretrainBuilt.state });
+    local states2 = states1 + (if std.primitiveEquals(pretrainBuilt, null) then {} else { pretrain: pretrainBuilt.state });
     local withPretrain = withPlacements { trainingBuilt: { pretrain: pretrainBuilt }, states: states2 };
     local trainBuilt = if std.objectHasEx(spec.spec.stages, 'train', false) then train.built(chain.at(withPretrain, 'train')) else null;
-    local states3 = states2 + (if trainBuilt == null then {} else { train: trainBuilt.state });
+    local states3 = states2 + (if std.primitiveEquals(trainBuilt, null) then {} else { train: trainBuilt.state });
     local trained = withPretrain { trainBuilt: trainBuilt, trainingBuilt: { pretrain: pretrainBuilt, train: trainBuilt }, states: states3 };
     local states4 = states3 + stateOf(trained, 'mergeLora');
     local withTrain = trained { states: states4 };
@@ -182,7 +182,7 @@ local builders = {
                         + pod.stageNodesDiagnostics(ctx) + pod.schedulingDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).
-    local rejected = std.length([d for d in diagnostics if !std.objectHasEx(d, 'severity', false) || d.severity == 'error']) > 0;
+    local rejected = std.length([d for d in diagnostics if !std.objectHasEx(d, 'severity', false) || std.primitiveEquals(d.severity, 'error')]) > 0;
     local workloadFiles = if rejected then {} else k8s.files($.stages(ctx));
     // The Kueue objects sized from the queued workloads (kueue.libsonnet) join 00-base.
     local stageFiles = workloadFiles + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), kueue.objects(ctx, workloadFiles), {});
@@ -197,7 +197,7 @@ local builders = {
       podNameSuffixes: if rejected then {} else
         local owners = $.workloadOwners(runtimes, ctx.runtime);
         local suffixes = [[p, $.podNameSuffixBy(runtimes, owners, stageFiles[p])] for p in std.objectFields(stageFiles)];
-        { [s[0]]: s[1] for s in suffixes if s[1] != null },
+        { [s[0]]: s[1] for s in suffixes if !std.primitiveEquals(s[1], null) },
       summary: if rejected then {} else {
         profile: target.profile,
         accelerator: ctx.profile.accelerator(ctx),
@@ -238,7 +238,7 @@ local builders = {
     targets: {
       [targets[i].name]: $.buildTarget(specFor(targets[i].name), profiles, runtimes, specFor(targets[i].name).spec.targets[i], i)
       for i in std.range(0, std.length(targets) - 1)
-      if only_target == '' || targets[i].name == only_target
+      if std.primitiveEquals(only_target, '') || targets[i].name == only_target
     },
   },
 }

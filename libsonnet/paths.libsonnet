@@ -91,7 +91,7 @@ local chain = import 'nemoc/stages/chain.libsonnet';
   // pretraining from random weights.
   restoreNemo(ctx)::
     local upstream = chain.upstream(ctx);
-    if upstream != null then $.trainedNemo(chain.at(ctx, upstream))
+    if !std.primitiveEquals(upstream, null) then $.trainedNemo(chain.at(ctx, upstream))
     else if std.objectHasEx(ctx.spec.model, 'source', false)
             && (std.objectHasEx(ctx.spec.model.source, 'nemo', false) || std.objectHasEx(ctx.spec.model.source, 'huggingface', false))
     then $.sourceNemo(ctx)
@@ -109,7 +109,7 @@ local chain = import 'nemoc/stages/chain.libsonnet';
   // fine-tune, the merged model (the merge stage is present exactly then).
   nemoCheckpoint(ctx, stage)::
     if std.objectHasEx(stage, 'checkpoint', false) then $.resultsFile(ctx, stage.checkpoint)
-    else if std.objectHasEx(ctx, 'mergeBuilt', true) && ctx.mergeBuilt != null then $.mergedNemo(ctx)
+    else if std.objectHasEx(ctx, 'mergeBuilt', true) && !std.primitiveEquals(ctx.mergeBuilt, null) then $.mergedNemo(ctx)
     else $.trainedNemo(ctx),
 
   evaluateDir(ctx):: $.stateDir(ctx, 'evaluate', 'evaluate'),

@@ -217,7 +217,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // the deepest component it needs (Argo CD sync wave; Flux dependsOn).
   depth(name)::
     local needs = $.components[name].needs;
-    if std.length(needs) == 0 then 0 else 1 + std.foldl(std.max, [$.depth(n) for n in needs], 0),
+    if std.primitiveEquals(std.length(needs), 0) then 0 else 1 + std.foldl(std.max, [$.depth(n) for n in needs], 0),
 
   // ---- values ----------------------------------------------------------------
 
@@ -231,7 +231,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
   local rdmaOf(ctx) = if has(ctx.target, 'rdma') then ctx.target.rdma else null,
   // The values a target needs on top of the release pins (C9).
   targetValues(ctx, name)::
-    if name == 'gpu-operator' then {
+    if std.primitiveEquals(name, 'gpu-operator') then {
       // One NFD in the cluster: the GPU Operator's (the Network Operator's is off).
       nfd: { enabled: true },
       // dcgm-exporter labels each GPU series with the workload's pod and
@@ -246,13 +246,13 @@ local releases = (import 'nemoc/platform_releases.json').components;
       driver: {
         // Clouds whose GPU node images ship the driver (profile.shipsGpuDriver).
         enabled: !ctx.profile.shipsGpuDriver,
-      } + (if rdmaOf(ctx) != null then {
+      } + (if !std.primitiveEquals(rdmaOf(ctx), null) then {
              // GPUDirect RDMA: nvidia-peermem against the Network Operator's MOFED
              // (NVIDIA/gpu-operator@v26.7.0:deployments/gpu-operator/values.yaml:164-166).
              rdma: { enabled: true, useHostMofed: false },
            } else {}),
     }
-    else if name == 'nvidia-device-plugin' then {
+    else if std.primitiveEquals(name, 'nvidia-device-plugin') then {
       // The chart's default affinity needs NFD labels (pci-10de.present,
       // NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/values.yaml:64-85);
       // EKS has no NFD, so select the GPU instance types instead
@@ -265,8 +265,8 @@ local releases = (import 'nemoc/platform_releases.json').components;
         matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ctx.profile.gpuInstanceTypes }],
       }] } } },
     }
-    else if name == 'kueue' then kueue.chartValues(ctx)
-    else if name == 'efa-device-plugin' then {
+    else if std.primitiveEquals(name, 'kueue') then kueue.chartValues(ctx)
+    else if std.primitiveEquals(name, 'efa-device-plugin') then {
       // GPU nodes are tainted nvidia.com/gpu (the eks-efa profile tolerates it);
       // the chart tolerates nothing (aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin/values.yaml:332).
       tolerations: [
@@ -305,11 +305,11 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // target's rdma option requests (vanilla-k8s platformObjects), or nothing.
   nicClusterPolicy(ctx)::
     local rdma = rdmaOf(ctx);
-    local sriov = rdma != null && std.startsWith(rdma.resourceName, 'nvidia.com/');
+    local sriov = !std.primitiveEquals(rdma, null) && std.startsWith(rdma.resourceName, 'nvidia.com/');
     // RoCE/IB shared by all pods of a node: the RDMA shared device plugin
     // (resource prefix "rdma"), Mellanox/network-operator@v26.4.1:
     // example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:45-63.
-    local shared = rdma != null && std.startsWith(rdma.resourceName, 'rdma/');
+    local shared = !std.primitiveEquals(rdma, null) && std.startsWith(rdma.resourceName, 'rdma/');
     if sriov || shared then [{
       // Mellanox/network-operator@v26.4.1:example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:63-80
       // (sriovDevicePlugin resourcePrefix nvidia.com, resourceName hostdev,
@@ -368,7 +368,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
   objectNeeds(o)::
     local key = groupOf(o.apiVersion) + '/' + o.kind;
     if std.objectHasEx($.byKind, key, false) then $.byKind[key]
-    else if groupOf(o.apiVersion) == 'kueue.x-k8s.io' then ['kueue']
+    else if std.primitiveEquals(groupOf(o.apiVersion), 'kueue.x-k8s.io') then ['kueue']
     else [],
 
   // ---- what the bundle installs, what the cluster must already have ---------
@@ -407,7 +407,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // tests/platform/cluster_needs.py).
   prerequisites(ctx):: ctx.profile.prerequisites(ctx) + (
     local claims = storage.existingClaims(ctx.storage, 'pvc');
-    if std.length(claims) == 0 then [] else [{
+    if std.primitiveEquals(std.length(claims), 0) then [] else [{
       what: 'the PersistentVolumeClaims storage.*.pvc names, in namespace ' + ctx.namespace + ' (ReadWriteMany; nemoc mounts them, never creates them)',
       provides: ['PersistentVolumeClaim/' + c for c in claims],
     }]
@@ -424,12 +424,12 @@ local releases = (import 'nemoc/platform_releases.json').components;
     local kinds = k8s.stringSet([o.kind for o in objects]);
     local monitored = std.length(std.setInter(kinds, ['PodMonitor', 'PrometheusRule', 'ServiceMonitor'])) > 0;
     local hpaMetrics = k8s.stringSet(std.flattenArrays([
-      [m.pods.metric.name for m in o.spec.metrics if m.type == 'Pods']
+      [m.pods.metric.name for m in o.spec.metrics if std.primitiveEquals(m.type, 'Pods')]
       for o in objects
-      if o.kind == 'HorizontalPodAutoscaler'
+      if std.primitiveEquals(o.kind, 'HorizontalPodAutoscaler')
     ]));
     // The nemo-training group's alerts read DCGM series (stages/monitoring.libsonnet).
-    local dcgm = std.length([g for o in objects if o.kind == 'PrometheusRule' for g in o.spec.groups if g.name == 'nemo-training']) > 0;
+    local dcgm = std.length([g for o in objects if std.primitiveEquals(o.kind, 'PrometheusRule') for g in o.spec.groups if std.primitiveEquals(g.name, 'nemo-training')]) > 0;
     (if monitored then [{
        what: 'a Prometheus (e.g. kube-prometheus-stack) whose serviceMonitorSelector and ruleSelector select these ServiceMonitors and PrometheusRules in namespace ' + ctx.spec.namespace,
        provides: ['Prometheus'],
@@ -453,7 +453,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
     local c = $.components[name];
     local repo = std.strReplace(std.strReplace(c.repo, 'https://github.com/', ''), '.git', '');
     name + ' ' + c.version + ' ('
-    + (if installed && c.kind == 'helm'
+    + (if installed && std.primitiveEquals(c.kind, 'helm')
        then 'Helm chart from git ' + repo + '@' + c.tag + ':' + c.path + ' with the values of its release, ' + releases[name].release
        else releases[name].release)
     + ')' + $.patchesSummary(name),
@@ -470,7 +470,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
     local already = [
       {
         what: n + ' ' + e[n] + ' (already on the cluster, ' + clusterHas.why(ctx, n) + '; nemoc installs nothing for it)'
-              + (if n == 'kueue' then kueue.existingNote(ctx) else ''),
+              + (if std.primitiveEquals(n, 'kueue') then kueue.existingNote(ctx) else ''),
         provides: $.provides[n],
       }
       for n in $.needed(ctx, files)
@@ -483,7 +483,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
               + (if $.clustersOwn(ctx, o) then " (the cluster's own: its " + $.singletons[groupOf(o.apiVersion) + '/' + o.kind]
                                             + ' is already there and reads that one policy; nemoc applies none) must advertise' else ''),
         own:: $.clustersOwn(ctx, o),
-        provides: if o.kind == 'NicClusterPolicy' then (
+        provides: if std.primitiveEquals(o.kind, 'NicClusterPolicy') then (
           if has(o.spec, 'sriovDevicePlugin') then [
             r.resourcePrefix + '/' + r.resourceName
             for r in std.parseJson(o.spec.sriovDevicePlugin.config).resourceList

@@ -30,18 +30,18 @@ local k8s = import 'nemoc/k8s.libsonnet';
 
   volumeSource(ctx, name, volume)::
     local backend = $.backendOf(volume);
-    if backend == 'nfs' then
+    if std.primitiveEquals(backend, 'nfs') then
       { nfs: { server: volume.nfs.server, path: volume.nfs.path, readOnly: volume.nfs.readOnly } }
-    else if backend == 'pvc' then
+    else if std.primitiveEquals(backend, 'pvc') then
       { persistentVolumeClaim: { claimName: volume.pvc.claimName } }
-    else if backend == 'hostPath' then
+    else if std.primitiveEquals(backend, 'hostPath') then
       { hostPath: { path: volume.hostPath.path, type: 'Directory' } }
-    else if backend == 'fsxLustre' then
+    else if std.primitiveEquals(backend, 'fsxLustre') then
       { persistentVolumeClaim: { claimName: if std.objectHasEx(volume.fsxLustre, 'claimName', false)
                                  then volume.fsxLustre.claimName else $.claimName(ctx, name) } }
-    else if backend == 's3' then
+    else if std.primitiveEquals(backend, 's3') then
       { persistentVolumeClaim: { claimName: $.claimName(ctx, name) } }
-    else if backend == 'gcs' then
+    else if std.primitiveEquals(backend, 'gcs') then
       {
         csi: {
           driver: 'gcsfuse.csi.storage.gke.io',
@@ -61,7 +61,7 @@ local k8s = import 'nemoc/k8s.libsonnet';
     local storage = ctx.storage,
     volumes: [{ name: n } + $.volumeSource(ctx, n, storage[n]) for n in $.volumeNames(storage)],
     mounts: [{ name: n, mountPath: storage[n].mountPath } + $.subPath(storage[n]) for n in $.volumeNames(storage)],
-    usesGcsFuse: std.length([n for n in $.volumeNames(storage) if $.backendOf(storage[n]) == 'gcs']) > 0,
+    usesGcsFuse: std.length([n for n in $.volumeNames(storage) if std.primitiveEquals($.backendOf(storage[n]), 'gcs')]) > 0,
   },
 
   // FSx for Lustre without an existing claim: a dynamically provisioned RWX PVC.
@@ -70,7 +70,7 @@ local k8s = import 'nemoc/k8s.libsonnet';
     std.flattenArrays([
       local volume = ctx.storage[n];
       local backend = $.backendOf(volume);
-      if backend == 'fsxLustre' && !std.objectHasEx(volume.fsxLustre, 'claimName', false) then [{
+      if std.primitiveEquals(backend, 'fsxLustre') && !std.objectHasEx(volume.fsxLustre, 'claimName', false) then [{
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: k8s.metadata(ctx, $.claimName(ctx, n)),
@@ -80,7 +80,7 @@ local k8s = import 'nemoc/k8s.libsonnet';
           resources: { requests: { storage: if std.objectHasEx(volume.fsxLustre, 'size', false) then volume.fsxLustre.size else '1200Gi' } },
         },
       }]
-      else if backend == 's3' then
+      else if std.primitiveEquals(backend, 's3') then
         local pvName = ctx.namespace + '-' + $.claimName(ctx, n);
         [
           {
@@ -128,12 +128,12 @@ local k8s = import 'nemoc/k8s.libsonnet';
 
   describe(volume)::
     local backend = $.backendOf(volume);
-    (if backend == 'nfs' then 'NFS ' + volume.nfs.server + ':' + volume.nfs.path
-     else if backend == 'pvc' then 'PVC ' + volume.pvc.claimName
-     else if backend == 'hostPath' then 'hostPath ' + volume.hostPath.path
-     else if backend == 'fsxLustre' then 'FSx for Lustre (fsx.csi.aws.com)'
+    (if std.primitiveEquals(backend, 'nfs') then 'NFS ' + volume.nfs.server + ':' + volume.nfs.path
+     else if std.primitiveEquals(backend, 'pvc') then 'PVC ' + volume.pvc.claimName
+     else if std.primitiveEquals(backend, 'hostPath') then 'hostPath ' + volume.hostPath.path
+     else if std.primitiveEquals(backend, 'fsxLustre') then 'FSx for Lustre (fsx.csi.aws.com)'
                                          + (if std.objectHasEx(volume.fsxLustre, 'claimName', false) then ' PVC ' + volume.fsxLustre.claimName else '')
-     else if backend == 's3' then 'S3 bucket ' + volume.s3.bucket + ' (Mountpoint for Amazon S3 CSI, read-only use)'
+     else if std.primitiveEquals(backend, 's3') then 'S3 bucket ' + volume.s3.bucket + ' (Mountpoint for Amazon S3 CSI, read-only use)'
      else 'GCS bucket ' + volume.gcs.bucket + ' (Cloud Storage FUSE CSI)')
     + ' at ' + volume.mountPath,
 
@@ -147,7 +147,7 @@ local k8s = import 'nemoc/k8s.libsonnet';
     // B9: Mountpoint for S3 does not rename or append on general-purpose buckets
     // (awslabs/mountpoint-s3 v1.23.0 doc/SEMANTICS.md:8,18-21): checkpoints and
     // results (written by every stage) cannot live there; datasets can.
-    (if std.objectHasEx(ctx.storage, 'results', false) && $.backendOf(ctx.storage.results) == 's3' then [{
+    (if std.objectHasEx(ctx.storage, 'results', false) && std.primitiveEquals($.backendOf(ctx.storage.results), 's3') then [{
        code: 'storage.s3-results',
        pointer: ctx.storagePointer + '/results/s3',
        atKey: true,

@@ -98,7 +98,7 @@ profile + {
   // on, the pod requests them with memory (awsome-distributed-training
   // nccl-tests.yaml).
   hugepages: '5120Mi',
-  usesHugepages:: fabrics.efa.FI_EFA_USE_HUGE_PAGE != '0',
+  usesHugepages:: !std.primitiveEquals(fabrics.efa.FI_EFA_USE_HUGE_PAGE, '0'),
   defaultMemory: '32000Mi',
 
   local efaOf(target) = if std.objectHasEx(target, 'efa', false) then target.efa else null,
@@ -112,7 +112,7 @@ profile + {
     local parts = std.split(std.split(v, '-')[0], '.');
     local major = std.parseInt(parts[0]);
     local minor = std.parseInt(parts[1]);
-    if major > 1 || (major == 1 && minor >= 13) then 'Libfabric' else 'AWS Libfabric',
+    if major > 1 || (std.primitiveEquals(major, 1) && minor >= 13) then 'Libfabric' else 'AWS Libfabric',
 
   local instanceOf(ctx) =
     if std.objectHasEx(ctx.target, 'instanceType', false) && std.objectHasEx($.instances, ctx.target.instanceType, false)
@@ -120,7 +120,7 @@ profile + {
 
   accelerator(ctx)::
     local instance = instanceOf(ctx);
-    if instance == null then null else instance.gpu,
+    if std.primitiveEquals(instance, null) then null else instance.gpu,
 
   // Placement of single-node stage pods (data preparation, evaluation,
   // conversion, engine build, serving): the instance type's GPU nodes and
@@ -142,9 +142,9 @@ profile + {
         'vpc.amazonaws.com/efa': instance.efa,
         memory: $.defaultMemory,
       } + (if $.usesHugepages then { 'hugepages-2Mi': $.hugepages } else {}),
-      env: fabrics.efa + (if efaOf(ctx.target) != null then { NCCL_NET: $.ncclNet(efaOf(ctx.target).awsOfiNccl) } else {}),
+      env: fabrics.efa + (if !std.primitiveEquals(efaOf(ctx.target), null) then { NCCL_NET: $.ncclNet(efaOf(ctx.target).awsOfiNccl) } else {}),
       // The EFA-capable image runs the multi-node pods (B8).
-      [if efaOf(ctx.target) != null then 'image']: efaOf(ctx.target).image,
+      [if !std.primitiveEquals(efaOf(ctx.target), null) then 'image']: efaOf(ctx.target).image,
       fabric: 'EFA: ' + instance.efa + ' × vpc.amazonaws.com/efa per ' + ctx.target.instanceType
               + (if $.usesHugepages then ', hugepages-2Mi ' + $.hugepages else ', no hugepages (FI_EFA_USE_HUGE_PAGE=0)')
               + ', libfabric provider efa',
@@ -184,7 +184,7 @@ profile + {
        message: 'eks-efa needs instanceType (the EC2 type of the GPU nodes)',
        hint: 'known types: ' + std.join(', ', std.objectFields($.instances)),
      }]
-     else if instance == null then [{
+     else if std.primitiveEquals(instance, null) then [{
        code: 'profile.instance-type',
        pointer: ctx.targetPointer + '/instanceType',
        message: 'unknown EFA instance type ' + target.instanceType,
@@ -217,7 +217,7 @@ profile + {
     // over TCP. The awsome-distributed-training NeMo image is built FROM
     // nvcr.io/nvidia/nemo with the EFA installer and aws-ofi-nccl
     // (3.test_cases/megatron/nemo/kubernetes/Dockerfile).
-    + (if train != null && efaOf(target) == null then [{
+    + (if !std.primitiveEquals(train, null) && std.primitiveEquals(efaOf(target), null) then [{
          code: 'profile.efa-image',
          pointer: ctx.targetPointer,
          message: 'eks-efa training needs an EFA-capable image: ' + k8s.imageRef(train.image)
@@ -229,34 +229,34 @@ profile + {
     // every release rule (NeMo 1 scripts until 25.07, a recipe's first
     // release, fp8 on Blackwell) are the training image's: the EFA image must
     // be built from that release, declared (efa.nemoRelease) or in its tag.
-    + (if train != null && efaOf(target) != null && !std.startsWith(efaOf(target).image.repository, 'nvcr.io/nvidia/') then
+    + (if !std.primitiveEquals(train, null) && !std.primitiveEquals(efaOf(target), null) && !std.startsWith(efaOf(target).image.repository, 'nvcr.io/nvidia/') then
          local efa = efaOf(target);
          local declared = if std.objectHasEx(efa, 'nemoRelease', false) then efa.nemoRelease else null;
          // nemo25.02-efa (versions.libsonnet), or a tag that starts with the release (25.02-efa).
          local tag = efa.image.tag;
          local digit(c) = c >= '0' && c <= '9';
-         local leading = if std.length(tag) >= 5 && digit(tag[0]) && digit(tag[1]) && tag[2] == '.' && digit(tag[3]) && digit(tag[4])
-                            && (std.length(tag) == 5 || !digit(tag[5])) then std.substr(tag, 0, 5) else null;
-         local fromTag = if versions.release(efa.image) != null then versions.release(efa.image) else leading;
-         local built = if declared != null then declared else fromTag;
+         local leading = if std.length(tag) >= 5 && digit(tag[0]) && digit(tag[1]) && std.primitiveEquals(tag[2], '.') && digit(tag[3]) && digit(tag[4])
+                            && (std.primitiveEquals(std.length(tag), 5) || !digit(tag[5])) then std.substr(tag, 0, 5) else null;
+         local fromTag = if !std.primitiveEquals(versions.release(efa.image), null) then versions.release(efa.image) else leading;
+         local built = if !std.primitiveEquals(declared, null) then declared else fromTag;
          local wanted = versions.release(train.image);
-         if built == null then [{
+         if std.primitiveEquals(built, null) then [{
            code: 'profile.efa-release',
            pointer: ctx.targetPointer + '/efa/image/tag',
            message: 'efa.image ' + k8s.imageRef(efa.image) + ' does not say which NeMo release it is built from; nemoc writes the training for '
-                    + (if wanted != null then 'NeMo ' + wanted + ' (' + k8s.imageRef(train.image) + ')' else k8s.imageRef(train.image)),
-           hint: 'set efa.nemoRelease: "' + (if wanted != null then wanted else 'YY.MM') + '", or tag the image with it (nemo' + (if wanted != null then wanted else 'YY.MM') + '-efa)',
+                    + (if !std.primitiveEquals(wanted, null) then 'NeMo ' + wanted + ' (' + k8s.imageRef(train.image) + ')' else k8s.imageRef(train.image)),
+           hint: 'set efa.nemoRelease: "' + (if !std.primitiveEquals(wanted, null) then wanted else 'YY.MM') + '", or tag the image with it (nemo' + (if !std.primitiveEquals(wanted, null) then wanted else 'YY.MM') + '-efa)',
          }]
-         else if wanted != null && built != wanted then [{
+         else if !std.primitiveEquals(wanted, null) && built != wanted then [{
            code: 'profile.efa-release',
-           pointer: ctx.targetPointer + (if declared != null then '/efa/nemoRelease' else '/efa/image/tag'),
-           message: 'efa.image is built from NeMo ' + built + (if declared != null then ' (efa.nemoRelease)' else ' (its tag)')
+           pointer: ctx.targetPointer + (if !std.primitiveEquals(declared, null) then '/efa/nemoRelease' else '/efa/image/tag'),
+           message: 'efa.image is built from NeMo ' + built + (if !std.primitiveEquals(declared, null) then ' (efa.nemoRelease)' else ' (its tag)')
                     + ', but the training is written for NeMo ' + wanted + ' (' + k8s.imageRef(train.image) + '), whose config and command line the EFA image would run',
            hint: 'build the EFA image FROM ' + k8s.imageRef(train.image) + ', or set the training image to nvcr.io/nvidia/nemo:' + built,
          }]
          else []
        else [])
-    + (if efaOf(target) != null && std.startsWith(efaOf(target).image.repository, 'nvcr.io/nvidia/') then [{
+    + (if !std.primitiveEquals(efaOf(target), null) && std.startsWith(efaOf(target).image.repository, 'nvcr.io/nvidia/') then [{
          code: 'profile.efa-image',
          pointer: ctx.targetPointer + '/efa/image',
          message: 'efa.image ' + efaOf(target).image.repository + ' is a stock NGC image without libfabric/aws-ofi-nccl',

@@ -89,7 +89,7 @@ profile + {
   gibTag(ctx)::
     // The training stage being placed (stages/chain.libsonnet; the last by default).
     local release = if std.objectHasEx(ctx.spec.stages, chain.key(ctx), false) then nemoVersions.release(chain.stage(ctx).image) else null;
-    [v.tag for v in $.gib.versions if release == null || v.release <= release][0],
+    [v.tag for v in $.gib.versions if std.primitiveEquals(release, null) || v.release <= release][0],
   gibImage(ctx):: $.gib.repository + ':' + $.gibTag(ctx),
 
   // Placement of single-node stage pods (data preparation, evaluation,
@@ -122,7 +122,7 @@ profile + {
     local single = $.localPlacement(ctx);
     single {
       annotations:
-        (if kueue != null && std.objectHasEx(kueue, 'topology', false) then {
+        (if !std.primitiveEquals(kueue, null) && std.objectHasEx(kueue, 'topology', false) then {
            [if kueue.required then 'kueue.x-k8s.io/podset-required-topology'
            else 'kueue.x-k8s.io/podset-preferred-topology']: $.topologyLevels[kueue.topology],
          }
@@ -159,7 +159,7 @@ profile + {
       // GoogleCloudPlatform/gcs-fuse-csi-driver v1.24.0 docs/authentication.md:29-40,
       // pkg/csi_driver/utils.go:63); without it the node's identity is used.
       volumes: [{ name: 'gib', emptyDir: {} }] + [
-        if hostNetwork && std.objectHasEx(v, 'csi', false) && v.csi.driver == 'gcsfuse.csi.storage.gke.io'
+        if hostNetwork && std.objectHasEx(v, 'csi', false) && std.primitiveEquals(v.csi.driver, 'gcsfuse.csi.storage.gke.io')
         then v { csi+: { volumeAttributes+: { hostNetworkPodKSA: 'true' } } }
         else v
         for v in single.volumes
@@ -174,7 +174,7 @@ profile + {
       ]),
       fabric: 'GPUDirect RDMA over RoCE with the gIB NCCL plugin ' + $.gibTag(ctx) + ' ('
               + (if hostNetwork then 'hostNetwork' else 'GKE multi-networking eth0..eth9') + ')'
-              + (if kueue != null && std.objectHasEx(kueue, 'topology', false)
+              + (if !std.primitiveEquals(kueue, null) && std.objectHasEx(kueue, 'topology', false)
                  then '; Kueue topology ' + kueue.topology + (if kueue.required then ' (required)' else ' (preferred)')
                  else ''),
     },
@@ -198,7 +198,7 @@ profile + {
     { what: 'GKE GPU node pool with automatic GPU driver installation (advertises nvidia.com/gpu)', provides: ['nvidia.com/gpu'] },
     { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)',
       provides: if std.objectHasEx(ctx.target, 'hostNetwork', true) && !ctx.target.hostNetwork
-      then ['network/' + i.network for i in $.interfaces if i.network != 'default'] else [] },
+      then ['network/' + i.network for i in $.interfaces if !std.primitiveEquals(i.network, 'default')] else [] },
   ] + (if storage.usesBackend(ctx.storage, 'gcs') then [
     { what: 'Cloud Storage FUSE CSI driver (GKE add-on GcsFuseCsiDriver, Workload Identity)', provides: ['gcsfuse.csi.storage.gke.io'] },
   ] else []),
@@ -229,7 +229,7 @@ profile + {
          message: 'runtime ' + ctx.runtime + ' cannot run with hostNetwork',
          hint: 'set hostNetwork: false to use GKE multi-networking, or use runtime jobset',
        }] else [])
-    + (if kueueOf(target) == null then [{
+    + (if std.primitiveEquals(kueueOf(target), null) then [{
          severity: 'warning',
          code: 'profile.no-kueue',
          pointer: ctx.targetPointer,

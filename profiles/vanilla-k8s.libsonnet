@@ -79,14 +79,14 @@ profile + {
   // NicClusterPolicy the target's rdma option needs. No clusterHas default: a
   // cluster that runs them already says so (targets[].clusterHas, issue #43),
   // and then nemoc applies no NicClusterPolicy of its own.
-  platform(ctx):: ['gpu-operator'] + (if rdmaOf(ctx.target) != null then ['network-operator'] else []),
+  platform(ctx):: ['gpu-operator'] + (if !std.primitiveEquals(rdmaOf(ctx.target), null) then ['network-operator'] else []),
   // The Network Operator's NicClusterPolicy creating the RDMA resource the target requests.
   platformObjects(ctx):: platform.nicClusterPolicy(ctx),
   prerequisites(ctx)::
     local rdma = rdmaOf(ctx.target);
     [
       { what: 'a pod network (CNI) and, for RDMA targets, the Multus secondary networks named in rdma.networks (HostDeviceNetwork / NetworkAttachmentDefinition)',
-        provides: if rdma != null && std.objectHasEx(rdma, 'networks', false) then ['network/' + n for n in rdma.networks] else [] },
+        provides: if !std.primitiveEquals(rdma, null) && std.objectHasEx(rdma, 'networks', false) then ['network/' + n for n in rdma.networks] else [] },
       { what: 'the NFS servers, PersistentVolumeClaims or host paths the storage section names', provides: [] },
     ],
 
@@ -103,27 +103,27 @@ profile + {
   // placement plus the RDMA fabric.
   placement(ctx, runtime)::
     local rdma = rdmaOf(ctx.target);
-    local fabric = if rdma == null then 'tcp' else 'infiniband';
-    local networks = if rdma != null && std.objectHasEx(rdma, 'networks', false) then rdma.networks else [];
+    local fabric = if std.primitiveEquals(rdma, null) then 'tcp' else 'infiniband';
+    local networks = if !std.primitiveEquals(rdma, null) && std.objectHasEx(rdma, 'networks', false) then rdma.networks else [];
     $.localPlacement(ctx) + {
       annotations: if std.length(networks) > 0
       then { 'k8s.v1.cni.cncf.io/networks': std.join(',', networks) }
       else {},
-      resources: if rdma == null then {} else { [rdma.resourceName]: rdma.count },
+      resources: if std.primitiveEquals(rdma, null) then {} else { [rdma.resourceName]: rdma.count },
       // Registering RDMA memory pins pages: IPC_LOCK is the one capability needed.
-      capabilities: if rdma == null then [] else ['IPC_LOCK'],
+      capabilities: if std.primitiveEquals(rdma, null) then [] else ['IPC_LOCK'],
       privilegeReason: 'registering RDMA memory pins pages (IPC_LOCK)',
       env: fabrics[fabric] + (
-        if rdma != null && std.objectHasEx(rdma, 'hcas', false) then { NCCL_IB_HCA: rdma.hcas } else {}
+        if !std.primitiveEquals(rdma, null) && std.objectHasEx(rdma, 'hcas', false) then { NCCL_IB_HCA: rdma.hcas } else {}
       ),
-      fabric: if rdma == null then 'TCP sockets on the pod network (no RDMA devices requested)'
+      fabric: if std.primitiveEquals(rdma, null) then 'TCP sockets on the pod network (no RDMA devices requested)'
       else 'InfiniBand/RoCE: ' + rdma.count + ' × ' + rdma.resourceName
            + (if std.length(networks) > 0 then ' on Multus networks ' + std.join(', ', networks) else '')
            + '; IPC_LOCK to pin RDMA memory',
     },
 
   checks(ctx)::
-    (if std.length([k for k in chain.present(ctx) if ctx.spec.stages[k].nodes > 1]) > 0 && rdmaOf(ctx.target) == null then [{
+    (if std.length([k for k in chain.present(ctx) if ctx.spec.stages[k].nodes > 1]) > 0 && std.primitiveEquals(rdmaOf(ctx.target), null) then [{
        severity: 'warning',
        code: 'profile.no-rdma',
        pointer: ctx.targetPointer,

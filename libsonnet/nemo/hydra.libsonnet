@@ -9,7 +9,7 @@ local paths = import 'nemoc/paths.libsonnet';
 
 // One table row as an overlay: "model.optim.lr" = v -> {model+: {optim+: {lr: v}}}.
 local overlay(path, i, value) =
-  if i == std.length(path) - 1 then { [path[i]]: value } else { [path[i]]+: overlay(path, i + 1, value) };
+  if std.primitiveEquals(i, std.length(path) - 1) then { [path[i]]: value } else { [path[i]]+: overlay(path, i + 1, value) };
 
 // b laid over a, recursively for objects; null is a value (std.mergePatch
 // would delete the key). Only b's fields are visited (native inheritance
@@ -44,7 +44,7 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
     finetune: '/opt/NeMo/examples/nlp/language_modeling/tuning/megatron_gpt_finetuning.py',
   },
 
-  script(train):: if train.mode == 'pretrain' then $.scripts.pretrain else $.scripts.finetune,
+  script(train):: if std.primitiveEquals(train.mode, 'pretrain') then $.scripts.pretrain else $.scripts.finetune,
 
   // The NVIDIA/NeMo tag whose base config the run's container carries
   // (nemo/versions.json): the image's release, else the newest table release
@@ -52,7 +52,7 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
   nemoTag(train)::
     local release = versions.release(train.image);
     local known = std.objectFields(versions.releases);  // sorted
-    local older = if release == null then known else [r for r in known if r <= release];
+    local older = if std.primitiveEquals(release, null) then known else [r for r in known if r <= release];
     versions.releases[if std.length(older) > 0 then older[std.length(older) - 1] else known[0]].nemo,
 
   // NeMo's own defaults for that tag and script (nemo/nemo1_defaults.json,
@@ -124,7 +124,7 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
       verbose: true,
       stdout: true,
     },
-    resume_if_exists: checkpoint.resume == 'auto',
+    resume_if_exists: std.primitiveEquals(checkpoint.resume, 'auto'),
     resume_ignore_no_checkpoint: true,
     create_checkpoint_callback: checkpoint.enabled,
     checkpoint_callback_params: {
@@ -149,8 +149,8 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
       save_best_model: false,
       // Evaluation and conversion read the final .nemo (paths.trainedNemo),
       // and so does the next stage of a training chain (paths.restoreNemo).
-      save_nemo_on_train_end: train.mode != 'pretrain'
-                              || chain.key(ctx) != 'train'
+      save_nemo_on_train_end: !std.primitiveEquals(train.mode, 'pretrain')
+                              || !std.primitiveEquals(chain.key(ctx), 'train')
                               || std.objectHasEx(ctx.spec.stages, 'evaluate', false)
                               || std.objectHasEx(ctx.spec.stages, 'convert', false),
       filename: 'megatron_gpt--{step}-{consumed_samples}',
@@ -176,7 +176,7 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
   precision(train):: {
     megatron_amp_O2: true,
     transformer_engine: true,
-    fp8: train.precision == 'fp8',
+    fp8: std.primitiveEquals(train.precision, 'fp8'),
     fp8_e4m3: false,
     fp8_hybrid: true,
     fp8_margin: 0,
@@ -241,7 +241,7 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
   // F.gelu and swiglu/fast-swiglu to F.silu; Megatron fuses bias+activation
   // only for those two (core_r0.8.0 transformer_config.py:404, core_r0.13.0
   // :1044: "activation function should be either gelu or swiglu").
-  gelu(activation):: activation == 'gelu',
+  gelu(activation):: std.primitiveEquals(activation, 'gelu'),
   fusableActivation(activation)::
     std.member(['gelu', 'geglu', 'fast-geglu', 'swiglu', 'fast-swiglu'], activation),
 
@@ -279,7 +279,7 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
   //   v2.4.0 :367); NeMo-Framework-Launcher conf/training/mixtral/mixtral_8x7b.yaml uses it.
   // - otherwise Apex distributed_fused_adam (the launcher's GPT/Llama configs).
   optimizerName(train)::
-    if train.mode == 'lora' then 'fused_adam'
+    if std.primitiveEquals(train.mode, 'lora') then 'fused_adam'
     else if train.parallelism.expert > 1 then 'mcore_distributed_optim'
     else 'distributed_fused_adam',
 
@@ -300,14 +300,14 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
     } + (
       // fused_adam (apex FusedAdam) takes every remaining optim key as a
       // constructor argument: it gets none of the distributed ones.
-      if name == 'distributed_fused_adam' then {
+      if std.primitiveEquals(name, 'distributed_fused_adam') then {
         bucket_cap_mb: 125,
         overlap_grad_sync: true,
         overlap_param_sync: true,
         contiguous_grad_buffer: true,
         contiguous_param_buffer: true,
         grad_sync_dtype: 'bf16',
-      } else if name == 'mcore_distributed_optim' then {
+      } else if std.primitiveEquals(name, 'mcore_distributed_optim') then {
         // modelPT.setup_megatron_optimization reads these two from cfg.optim.
         overlap_grad_sync: true,
         overlap_param_sync: true,
@@ -364,7 +364,7 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
          else {}),
 
   peft(train)::
-    if train.mode == 'lora' then {
+    if std.primitiveEquals(train.mode, 'lora') then {
       local lora = train.peft,
       peft_scheme: 'lora',
       restore_from_path: null,
@@ -397,13 +397,13 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
   // values laid over them, so every key NeMo reads without a default exists.
   config(ctx)::
     local train = chain.stage(ctx);
-    deepMerge($.defaults($.nemoTag(train), if train.mode == 'pretrain' then 'pretrain' else 'finetune'), $.values(ctx)),
+    deepMerge($.defaults($.nemoTag(train), if std.primitiveEquals(train.mode, 'pretrain') then 'pretrain' else 'finetune'), $.values(ctx)),
 
   // What nemoc decides.
   values(ctx):: {
     local train = chain.stage(ctx),
     local model = ctx.spec.model,
-    local finetune = train.mode != 'pretrain',
+    local finetune = !std.primitiveEquals(train.mode, 'pretrain'),
     trainer: $.trainer(train),
     exp_manager: $.expManager(ctx, train),
     model:
@@ -433,7 +433,7 @@ local defaultsCache = std.makeArray(std.length(defaultsKeys), function(i) comput
           // examples/nlp/language_modeling/megatron_gpt_pretraining.py:44-52,
           // v2.4.0 :44-55, merge_cfg_with); the optimizer starts fresh.
           local restore = paths.restoreNemo(ctx);
-          if restore != null then { restore_from_path: restore } else {}
+          if !std.primitiveEquals(restore, null) then { restore_from_path: restore } else {}
         )
       ),
   },

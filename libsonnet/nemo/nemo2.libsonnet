@@ -27,7 +27,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
   call(fn, args=[], kwargs={}):: { '$call': fn } + (if std.length(args) > 0 then { args: args } else {})
                                  + (if std.length(kwargs) > 0 then { kwargs: kwargs } else {}),
   set(target, value, comment=null):: { assign: target, value: value }
-                                     + (if comment == null then {} else { comment: comment }),
+                                     + (if std.primitiveEquals(comment, null) then {} else { comment: comment }),
   comment(text):: { comment: text },
   blank:: { blank: true },
 
@@ -43,7 +43,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
   program(ctx)::
     local run = versions.nemoRun(chain.stage(ctx).image);
     [paths.configDir + '/' + $.moduleFile, '--factory', 'recipe()']
-    + (if run != null && run.cli == 'swallows-unless-verbose' then [$.verboseFlag] else [])
+    + (if !std.primitiveEquals(run, null) && std.primitiveEquals(run.cli, 'swallows-unless-verbose') then [$.verboseFlag] else [])
     + chain.stage(ctx).overrides,
 
   // NeMo 24.12's NeMo-Run CLI swallows a failed run's exception and has no
@@ -52,7 +52,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
     std.flattenArrays([
       local t = ctx.spec.stages[key];
       local run = versions.nemoRun(t.image);
-      if t.framework == 'nemo2' && run != null && run.cli == 'swallows' then [{
+      if std.primitiveEquals(t.framework, 'nemo2') && !std.primitiveEquals(run, null) && std.primitiveEquals(run.cli, 'swallows') then [{
         code: 'train.nemo-run-exit',
         severity: 'warning',
         pointer: '/spec/stages/' + key + '/framework',
@@ -64,7 +64,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
       for key in chain.present(ctx)
     ]),
 
-  entry(train):: if train.mode == 'pretrain' then 'pretrain' else 'finetune',
+  entry(train):: if std.primitiveEquals(train.mode, 'pretrain') then 'pretrain' else 'finetune',
 
   // Megatron's even pipeline split (NVIDIA/Megatron-LM core_v0.13.0
   // megatron/core/transformer/transformer_config.py:993-1040 and
@@ -74,7 +74,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
   // (num_layers + counted) % PP == 0, then ((num_layers + counted) / PP) % VPP == 0
   // when VPP is set.
   splitFits(layers, pp, vpp)::
-    layers % pp == 0 && (vpp == null || pp == 1 || std.floor(layers / pp) % vpp == 0),
+    layers % pp == 0 && (std.primitiveEquals(vpp, null) || std.primitiveEquals(pp, 1) || std.floor(layers / pp) % vpp == 0),
 
   // True when the recipe's trainer() counts embedding and loss in the split:
   // llama31_405b.pretrain_recipe from NeMo 25.02 (NVIDIA/NeMo v2.2.1, v2.4.0
@@ -83,7 +83,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
   // since when (accountForEmbeddingAndLossSince).
   recipeCountsEmbeddingAndLoss(ctx, train)::
     local nemo2 = ctx.spec.model.nemo2;
-    train.mode == 'pretrain'
+    std.primitiveEquals(train.mode, 'pretrain')
     && std.objectHasEx(nemo2, 'accountForEmbeddingAndLossSince', false)
     && versions.atLeast(train.image, nemo2.accountForEmbeddingAndLossSince),
 
@@ -102,7 +102,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
     ] else [
       $.comment('Megatron cannot split ' + layers + ' layers + embedding + loss = ' + (layers + 2)
                 + ' over ' + p.pipeline + ' stages'
-                + (if vpp == null then '' else ' × ' + vpp + ' virtual')
+                + (if std.primitiveEquals(vpp, null) then '' else ' × ' + vpp + ' virtual')
                 + "; split the model's " + layers + ' layers only'),
       $.set('recipe.trainer.strategy.account_for_embedding_in_pipeline_split', false),
       $.set('recipe.trainer.strategy.account_for_loss_in_pipeline_split', false),
@@ -153,9 +153,9 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
     [$.comment('Data and batch sizes (sequence length must agree in model and data)')]
     + [$.set('recipe.model.config.seq_length', train.seqLength)]
     + (
-      if train.mode == 'pretrain' && std.objectHasEx(train.data, 'mock', false) then
+      if std.primitiveEquals(train.mode, 'pretrain') && std.objectHasEx(train.data, 'mock', false) then
         [$.set('recipe.data', $.call('run.Config', [$.name('llm.MockDataModule')], batch))]
-      else if train.mode == 'pretrain' then
+      else if std.primitiveEquals(train.mode, 'pretrain') then
         // Megatron indexed datasets (NVIDIA/NeMo v2.1.0-v2.4.0
         // nemo/collections/llm/gpt/data/pre_training.py PreTrainingDataModule.__init__:
         // paths, seq_length, tokenizer, micro/global_batch_size, split). Without a
@@ -239,31 +239,31 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
   // AutoResume(restore_config=RestoreConfig(path=...)) on pretrain_recipe).
   restorePath(ctx, train)::
     local source = if std.objectHasEx(ctx.spec.model, 'source', false) then ctx.spec.model.source else {};
-    if chain.upstream(ctx) != null then $.call($.upstreamFunction)
+    if !std.primitiveEquals(chain.upstream(ctx), null) then $.call($.upstreamFunction)
     else if std.objectHasEx(source, 'nemo', false) then paths.resultsFile(ctx, source.nemo)
     else if std.objectHasEx(source, 'huggingface', false) then paths.importedNemo2(ctx)
     else null,
 
   restoreComment(ctx, train)::
     local upstream = chain.upstream(ctx);
-    if upstream != null then "; start from spec.stages." + upstream + "'s last checkpoint"
-    else if train.mode == 'pretrain' then '; continue pretraining from the NeMo 2 checkpoint'
+    if !std.primitiveEquals(upstream, null) then "; start from spec.stages." + upstream + "'s last checkpoint"
+    else if std.primitiveEquals(train.mode, 'pretrain') then '; continue pretraining from the NeMo 2 checkpoint'
     else '; start from the NeMo 2 checkpoint',
 
   resume(ctx, train)::
-    local auto = train.checkpoint.resume == 'auto';
+    local auto = std.primitiveEquals(train.checkpoint.resume, 'auto');
     local restore = $.restorePath(ctx, train);
     [
       $.comment(
         (if auto then 'Resume from the newest checkpoint in the log directory, if any'
          else 'Always start fresh')
-        + (if restore == null then '' else $.restoreComment(ctx, train))
+        + (if std.primitiveEquals(restore, null) then '' else $.restoreComment(ctx, train))
       ),
       $.set('recipe.resume', $.call('run.Config', [$.name('nl.AutoResume')], {
         resume_if_exists: auto,
         resume_ignore_no_checkpoint: true,
       } + (
-        if restore != null then {
+        if !std.primitiveEquals(restore, null) then {
           restore_config: $.call('run.Config', [$.name('nl.RestoreConfig')], { path: restore }),
         } else {}
       ))),
@@ -295,7 +295,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
     },
 
   peft(train)::
-    if train.mode == 'lora' then
+    if std.primitiveEquals(train.mode, 'lora') then
       local lora = train.peft;
       [
         $.comment('LoRA on ' + std.join(', ', lora.targetModules)),
@@ -316,8 +316,8 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
       num_nodes: train.nodes,
       num_gpus_per_node: train.gpusPerNode,
     } + (
-      if train.mode == 'pretrain' then {}
-      else { peft_scheme: if train.mode == 'lora' then 'lora' else null }
+      if std.primitiveEquals(train.mode, 'pretrain') then {}
+      else { peft_scheme: if std.primitiveEquals(train.mode, 'lora') then 'lora' else null }
     )),
 
   section(statements):: [$.blank] + statements,
@@ -334,7 +334,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
   tokenizer(t)::
     local k = $.tokenizers[t.library];
     $.call('run.Config', [$.name(k.class)], { [k.arg]: t[k.field] }),
-  readsPreparedData(train):: train.mode == 'pretrain' && !std.objectHasEx(train.data, 'mock', false),
+  readsPreparedData(train):: std.primitiveEquals(train.mode, 'pretrain') && !std.objectHasEx(train.data, 'mock', false),
 
   // The whole module as data.
   module(ctx)::
@@ -358,7 +358,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
       ] + (if $.readsPreparedData(train) then
              local k = $.tokenizers[model.tokenizer.library];
              [{ from: k.module, 'import': [k.class] }] else []),
-      functions: (if chain.upstream(ctx) != null then [$.upstreamCheckpoint(ctx)] else []) + [{
+      functions: (if !std.primitiveEquals(chain.upstream(ctx), null) then [$.upstreamCheckpoint(ctx)] else []) + [{
         name: 'recipe',
         docstring: "NeMo's " + recipeModule + ' recipe with the values of the nemoc spec.',
         body:
@@ -371,7 +371,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
           + $.section($.logging(ctx, train))
           + $.section($.checkpoint(ctx, train))
           + $.section($.resume(ctx, train))
-          + (if train.mode == 'lora' then $.section($.peft(train)) else []),
+          + (if std.primitiveEquals(train.mode, 'lora') then $.section($.peft(train)) else []),
         returns: $.name('recipe'),
       }],
       main: $.call('run.cli.main', [$.name('llm.' + $.entry(train))], { default_factory: $.name('recipe') }),

@@ -40,7 +40,7 @@ runtime + {
   // restarts 0 keeps backoffLimit 0: the first failed pod fails the Job.
   // Choose the jobset runtime for whole-gang restarts.
   restartPolicy(w)::
-    if w.restarts == 0 then { backoffLimit: 0 }
+    if std.primitiveEquals(w.restarts, 0) then { backoffLimit: 0 }
     else {
       backoffLimitPerIndex: w.restarts,
       maxFailedIndexes: 0,

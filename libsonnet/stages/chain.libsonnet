@@ -15,7 +15,7 @@
   present(ctx):: [k for k in $.keys if std.objectHasEx(ctx.spec.stages, k, false)],
   // The training stage whose checkpoint the stage being built restores, or null.
   upstream(ctx)::
-    if $.key(ctx) == 'train' && std.objectHasEx(ctx.spec.stages, 'pretrain', false) then 'pretrain' else null,
+    if std.primitiveEquals($.key(ctx), 'train') && std.objectHasEx(ctx.spec.stages, 'pretrain', false) then 'pretrain' else null,
   // The stage spanning the most nodes (the first on a tie): the NCCL
   // preflight tests its nodes and fabric.
   widest(ctx)::

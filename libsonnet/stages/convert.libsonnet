@@ -98,7 +98,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
       '--hf_input_path=' + $.hubRepo(ctx),
       '--hf_output_path=' + out,
       precision,
-    ] + (if convert.gpus == 0 then ['--cpu-only'] else [])
+    ] + (if std.primitiveEquals(convert.gpus, 0) then ['--cpu-only'] else [])
     else [
       input,
       '--output_path=' + paths.convertScratchFile(ctx),
@@ -106,7 +106,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
       '--hf_input_path=' + $.hubDir(ctx),
       '--hf_output_path=' + out,
       precision,
-    ] + (if convert.gpus == 0 then ['--cpu-only'] else []),
+    ] + (if std.primitiveEquals(convert.gpus, 0) then ['--cpu-only'] else []),
 
   // NeMo 2: the train stage (framework nemo2) saves checkpoint directories,
   // not a .nemo. The Job exports one with llm.export_ckpt(path, target="hf",
@@ -132,7 +132,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
   // retry would "export" nothing and succeed. Both are removed first, and
   // <out> is not created beforehand.
   nemo2(ctx):: nemo2Checkpoint.reads(ctx, 'convert'),
-  nemo2Lora(ctx):: ctx.spec.stages.train.mode == 'lora',
+  nemo2Lora(ctx):: std.primitiveEquals(ctx.spec.stages.train.mode, 'lora'),
   nemo2Program:: nemo2Checkpoint.pick + |||
     import shutil
     from nemo.collections import llm
@@ -194,12 +194,12 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
       local script = ctx.spec.model.converters.toHuggingface;
       local tag = versions.tag(convert.image);
       local scripts = converterArgs.scripts;
-      local row = if tag != null && std.objectHasEx(scripts, script, false) && std.objectHasEx(scripts[script].tags, tag, false)
+      local row = if !std.primitiveEquals(tag, null) && std.objectHasEx(scripts, script, false) && std.objectHasEx(scripts[script].tags, tag, false)
       then scripts[script].tags[tag] else null;
       local names = [std.split(a, '=')[0] for a in $.args(ctx) if std.startsWith(a, '--')];
-      local cpuOnly = row != null && std.objectHasEx(row, 'cpuOnly', false);
-      if tag == null then []
-      else if cpuOnly && convert.gpus != 0 then [{
+      local cpuOnly = !std.primitiveEquals(row, null) && std.objectHasEx(row, 'cpuOnly', false);
+      if std.primitiveEquals(tag, null) then []
+      else if cpuOnly && !std.primitiveEquals(convert.gpus, 0) then [{
         code: 'convert.cpu-only',
         pointer: '/spec/stages/convert',
         atKey: true,
@@ -208,7 +208,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
         hint: 'set spec.stages.convert.gpus: 0 and resources.memory for the whole model in float32 twice over '
               + '(the NeMo model and the Hugging Face model it fills)',
       }]
-      else if row == null && std.objectHasEx(scripts, script, false) && std.objectHasEx(scripts[script], 'since', false) then [{
+      else if std.primitiveEquals(row, null) && std.objectHasEx(scripts, script, false) && std.objectHasEx(scripts[script], 'since', false) then [{
         code: 'convert.arguments',
         pointer: '/spec/stages/convert',
         atKey: true,
@@ -217,7 +217,7 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
         hint: 'use a NeMo ' + [r for r in std.objectFields(versions.releases) if versions.releases[r].nemo == scripts[script].since][0]
               + ' or newer image for stages.convert (stages.convert.image)',
       }]
-      else if row == null then [{
+      else if std.primitiveEquals(row, null) then [{
         code: 'convert.arguments',
         pointer: '/spec/stages/convert',
         atKey: true,
@@ -309,5 +309,5 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
               else (if script == $.llamaScript then 'config, weights and tokenizer' else 'config and tokenizer')
                    + ' of ' + $.hubRepo(ctx) + ' downloaded to ' + $.hubDir(ctx) + ' first')
     + (if std.length($.scratchFiles(ctx)) > 0 then '; the raw state dict the converter saves first goes to ' + paths.convertScratchFile(ctx) + ' and is removed' else '')
-    + (if convert.gpus == 0 then '; on CPU' else '') + ')',
+    + (if std.primitiveEquals(convert.gpus, 0) then '; on CPU' else '') + ')',
 }

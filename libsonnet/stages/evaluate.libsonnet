@@ -159,8 +159,8 @@ local pod = import 'nemoc/stages/pod.libsonnet';
                + 'between pipeline stages',
       hint: 'set spec.stages.evaluate.pipelineParallel: 1 and spread the model with tensorParallel (one node)',
     }] else [])
-    + (if nemo2 && ctx.spec.stages.train.mode == 'pretrain' && std.objectHasEx(ctx.spec.model, 'tokenizer', false)
-          && std.objectHasEx(ctx.spec.model.tokenizer, 'library', false) && ctx.spec.model.tokenizer.library == 'sentencepiece' then [{
+    + (if nemo2 && std.primitiveEquals(ctx.spec.stages.train.mode, 'pretrain') && std.objectHasEx(ctx.spec.model, 'tokenizer', false)
+          && std.objectHasEx(ctx.spec.model.tokenizer, 'library', false) && std.primitiveEquals(ctx.spec.model.tokenizer.library, 'sentencepiece') then [{
       code: 'evaluate.nemo2',
       pointer: '/spec/model/tokenizer/library',
       message: "NeMo 2's in-framework deployment fails on every request with a SentencePiece tokenizer (it reads "
@@ -225,7 +225,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
     local evaluate = ctx.spec.stages.evaluate;
     if $.nemo2(ctx) then
       'lm-evaluation-harness ' + std.join(', ', evaluate.tasks) + ' (NVIDIA Evals Factory, llm.evaluate) on the newest finished *-last checkpoint in '
-      + paths.checkpointDir(ctx) + (if ctx.spec.stages.train.mode == 'lora' then ' (base + LoRA adapter)' else '')
+      + paths.checkpointDir(ctx) + (if std.primitiveEquals(ctx.spec.stages.train.mode, 'lora') then ' (base + LoRA adapter)' else '')
       + ', served in-framework (' + $.gpus(evaluate) + ' GPUs, results in ' + paths.evaluateDir(ctx) + ')'
     else
     'lm-eval-harness ' + std.join(', ', evaluate.tasks) + ' on ' + paths.nemoCheckpoint(ctx, evaluate)

@@ -40,7 +40,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
   llama31Arg(ctx)::
     local model = ctx.spec.model;
     local tag = versions.tag($.reader(ctx).image);
-    if model.converters.fromHuggingface != $.llamaScript || tag == 'r2.0.0rc1' then []
+    if model.converters.fromHuggingface != $.llamaScript || std.primitiveEquals(tag, 'r2.0.0rc1') then []
     else
       local preset = if std.objectHasEx(model, 'preset', false) then model.preset else '';
       ['--llama31=' + (if std.startsWith(preset, 'llama3.1-') then 'True' else '')],
@@ -126,7 +126,7 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
     out.with_suffix(".lock").unlink(missing_ok=True)
     llm.import_ckpt(model=model, source="hf://" + repo, output_path=out, overwrite=True)
   |||,
-  nemo2(ctx):: $.reader(ctx).framework == 'nemo2',
+  nemo2(ctx):: std.primitiveEquals($.reader(ctx).framework, 'nemo2'),
 
   args(ctx)::
     local model = ctx.spec.model;

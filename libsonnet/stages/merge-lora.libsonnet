@@ -46,8 +46,8 @@ local table = import 'nemoc/nemo/merge_lora.json';
 
   enabled(ctx)::
     std.objectHasEx(ctx.spec.stages, 'train', false)
-    && ctx.spec.stages.train.mode == 'lora'
-    && ctx.spec.stages.train.framework == 'nemo1'
+    && std.primitiveEquals(ctx.spec.stages.train.mode, 'lora')
+    && std.primitiveEquals(ctx.spec.stages.train.framework, 'nemo1')
     && std.length($.readers(ctx)) > 0,
 
   // spec.stages.mergeLora with the schema's defaults when the spec leaves it out.
@@ -60,7 +60,7 @@ local table = import 'nemoc/nemo/merge_lora.json';
     local m = $.settings(ctx);
     [
       'trainer.devices=1',
-      'trainer.accelerator=' + (if m.gpus == 0 then 'cpu' else 'gpu'),
+      'trainer.accelerator=' + (if std.primitiveEquals(m.gpus, 0) then 'cpu' else 'gpu'),
       'trainer.precision=bf16',
       'gpt_model_file=' + paths.restoreNemo(ctx),
       'lora_model_path=' + paths.trainedNemo(ctx),
@@ -72,7 +72,7 @@ local table = import 'nemoc/nemo/merge_lora.json';
   // The tag's conf, or null when nemoc cannot tell the image's NeMo release.
   confFor(ctx)::
     local tag = versions.tag(ctx.spec.stages.train.image);
-    if tag != null && std.objectHasEx(table.tags, tag, false) then table.tags[tag] else null,
+    if !std.primitiveEquals(tag, null) && std.objectHasEx(table.tags, tag, false) then table.tags[tag] else null,
 
   // Located errors instead of a Hydra exit in the cluster: an override of a
   // key the tag's conf lacks. A warning where the merge restores the base at
@@ -84,14 +84,14 @@ local table = import 'nemoc/nemo/merge_lora.json';
       local has(conf, key) =
         local parts = std.split(key, '.');
         std.objectHasEx(conf, parts[0], false)
-        && (std.length(parts) == 1 || std.objectHasEx(conf[parts[0]], parts[1], false));
+        && (std.primitiveEquals(std.length(parts), 1) || std.objectHasEx(conf[parts[0]], parts[1], false));
       local keys = [std.split(o, '=')[0] for o in $.overrides(ctx)];
-      (if row == null then [] else [{
+      (if std.primitiveEquals(row, null) then [] else [{
          code: 'mergeLora.arguments',
          pointer: '/spec/stages/train/mode',
          message: 'the LoRA merge (' + table.confPath + ') at NeMo ' + tag + ' has no key ' + k,
        } for k in keys if !has(row.conf, k)])
-      + (if row != null && row.loadsBaseAt == 'base' && !std.objectHasEx(ctx.spec.stages, 'pretrain', false) && std.objectHasEx(ctx.spec.model, 'source', false) && std.objectHasEx(ctx.spec.model.source, 'nemo', false) then [{
+      + (if !std.primitiveEquals(row, null) && std.primitiveEquals(row.loadsBaseAt, 'base') && !std.objectHasEx(ctx.spec.stages, 'pretrain', false) && std.objectHasEx(ctx.spec.model, 'source', false) && std.objectHasEx(ctx.spec.model.source, 'nemo', false) then [{
            code: 'mergeLora.base-parallelism',
            severity: 'warning',
            pointer: '/spec/model/source/nemo',
@@ -102,7 +102,7 @@ local table = import 'nemoc/nemo/merge_lora.json';
          }] else [])
       // The base is the chain's pretraining output, saved at the
       // parallelism nemoc generated: known, so a certain failure.
-      + (if row != null && row.loadsBaseAt == 'base' && std.objectHasEx(ctx.spec.stages, 'pretrain', false)
+      + (if !std.primitiveEquals(row, null) && std.primitiveEquals(row.loadsBaseAt, 'base') && std.objectHasEx(ctx.spec.stages, 'pretrain', false)
             && ctx.spec.stages.pretrain.parallelism.tensor * ctx.spec.stages.pretrain.parallelism.pipeline > 1 then [{
            code: 'mergeLora.base-parallelism',
            pointer: '/spec/stages/pretrain/parallelism',
@@ -136,6 +136,6 @@ local table = import 'nemoc/nemo/merge_lora.json';
 
   summary(ctx)::
     'LoRA adapter ' + paths.trainedNemo(ctx) + ' merged into ' + paths.restoreNemo(ctx) + ' -> '
-    + paths.mergedNemo(ctx) + ' (on ' + (if $.settings(ctx).gpus == 0 then 'CPU' else '1 GPU')
+    + paths.mergedNemo(ctx) + ' (on ' + (if std.primitiveEquals($.settings(ctx).gpus, 0) then 'CPU' else '1 GPU')
     + '; read by ' + std.join(' and ', $.readers(ctx)) + ')',
 }

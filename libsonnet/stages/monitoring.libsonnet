@@ -32,7 +32,7 @@ local train = import 'nemoc/stages/train.libsonnet';
   // share the workload's name prefix).
   local trainingPods(ctx) =
     local names = [train.jobName(chain.at(ctx, k)) for k in chain.present(ctx)];
-    'namespace="' + ctx.namespace + '",pod=~"' + (if std.length(names) == 1 then names[0] else '(' + std.join('|', names) + ')') + '-.*"',
+    'namespace="' + ctx.namespace + '",pod=~"' + (if std.primitiveEquals(std.length(names), 1) then names[0] else '(' + std.join('|', names) + ')') + '-.*"',
 
   trainingRules(ctx, t)::
     // Bound once: the name hashes the whole training workload.

@@ -94,7 +94,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
     // Training's, as built once per target (the preflight needs training):
     // of a chain, the stage spanning the most nodes.
     local widest = chain.at(ctx, chain.widest(ctx));
-    local training = if ctx.trainBuilt == null then train.workloadContent(widest) else ctx.trainingBuilt[widest.trainKey].content;
+    local training = if std.primitiveEquals(ctx.trainBuilt, null) then train.workloadContent(widest) else ctx.trainingBuilt[widest.trainKey].content;
     training + {
       component: $.component,
       restarts: 0,

@@ -13,7 +13,7 @@
   reads(ctx, key)::
     local stages = ctx.spec.stages;
     !std.objectHasEx(stages[key], 'checkpoint', false)
-    && std.objectHasEx(stages, 'train', false) && stages.train.framework == 'nemo2',
+    && std.objectHasEx(stages, 'train', false) && std.primitiveEquals(stages.train.framework, 'nemo2'),
 
   pick: |||
     import sys

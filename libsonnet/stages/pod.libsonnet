@@ -75,12 +75,12 @@ local kueue = import 'nemoc/kueue.libsonnet';
   // absent when there are none (names of unpatched workloads stay).
   patchDeterminants(placement)::
     local patches = std.get(placement, 'patches', {});
-    if std.length(patches) == 0 then {} else { patches: patches },
+    if std.primitiveEquals(std.length(patches), 0) then {} else { patches: patches },
 
   // The scheduling fields of a pod spec from a placement.
   schedulingSpec(placement)::
-    (if std.get(placement, 'affinity', null) != null then { affinity: placement.affinity } else {})
-    + (if std.get(placement, 'priorityClassName', null) != null then { priorityClassName: placement.priorityClassName } else {}),
+    (if !std.primitiveEquals(std.get(placement, 'affinity', null), null) then { affinity: placement.affinity } else {})
+    + (if !std.primitiveEquals(std.get(placement, 'priorityClassName', null), null) then { priorityClassName: placement.priorityClassName } else {}),
 
   // Scheduling additions that would undo what nemoc or the profile set: a
   // node selector or annotation the placement has with another value, a
@@ -142,7 +142,7 @@ local kueue = import 'nemoc/kueue.libsonnet';
     local stages = ctx.spec.stages;
     (if std.objectHasEx(stages, 'serve', false) && std.objectHasEx(stages, 'tensorrtLLM', false) && nodesOf('serve') != nodesOf('tensorrtLLM') then [{
        code: 'spec.stage-nodes',
-       pointer: pointer + (if nodesOf('serve') != null then '/serve' else '/tensorrtLLM'),
+       pointer: pointer + (if !std.primitiveEquals(nodesOf('serve'), null) then '/serve' else '/tensorrtLLM'),
        message: 'serve and tensorrtLLM run on different nodes, but a TensorRT-LLM engine runs only on the GPU model it was built on',
        hint: 'give tensorrtLLM the same stageNodes as serve',
      }] else [])
@@ -180,10 +180,10 @@ local kueue = import 'nemoc/kueue.libsonnet';
       // Extended resources must be limits; requests = limits everywhere.
       // Memory is requested, not limited: /dev/shm is a Memory emptyDir that counts
       // against a memory limit (B6, see stages/train.libsonnet container()).
-      [if std.length(all) > 0 then 'resources']: { requests: all, [if std.length(std.objectFields(all)) > (if std.objectHasEx(all, 'memory', false) then 1 else 0) then 'limits']: { [k]: all[k] for k in std.objectFields(all) if k != 'memory' } },
+      [if std.length(all) > 0 then 'resources']: { requests: all, [if std.length(std.objectFields(all)) > (if std.objectHasEx(all, 'memory', false) then 1 else 0) then 'limits']: { [k]: all[k] for k in std.objectFields(all) if !std.primitiveEquals(k, 'memory') } },
       [if std.length(envList) > 0 then 'env']: envList,
       securityContext: { allowPrivilegeEscalation: false }
-                       + (if nonRoot != null then { capabilities: { drop: ['ALL'] } } else {}),
+                       + (if !std.primitiveEquals(nonRoot, null) then { capabilities: { drop: ['ALL'] } } else {}),
       volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }] + placement.mounts + mounts,
     },
 
@@ -199,14 +199,14 @@ local kueue = import 'nemoc/kueue.libsonnet';
         serviceAccountName: ctx.serviceAccountName,
         enableServiceLinks: false,
         securityContext: { seccompProfile: { type: 'RuntimeDefault' } } + (
-          if nonRoot != null then { runAsNonRoot: true, runAsUser: nonRoot, runAsGroup: nonRoot } else {}
+          if !std.primitiveEquals(nonRoot, null) then { runAsNonRoot: true, runAsUser: nonRoot, runAsGroup: nonRoot } else {}
         ),
         volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: $.shmSize } }] + placement.volumes + volumes,
         containers: containers,
       } + (
         if std.length(initContainers) > 0 then { initContainers: initContainers } else {}
       ) + (
-        if restartPolicy != null then { restartPolicy: restartPolicy } else {}
+        if !std.primitiveEquals(restartPolicy, null) then { restartPolicy: restartPolicy } else {}
       ) + (
         if std.length(ctx.spec.imagePullSecrets) > 0
         then { imagePullSecrets: [{ name: s } for s in ctx.spec.imagePullSecrets] }
@@ -235,17 +235,17 @@ local kueue = import 'nemoc/kueue.libsonnet';
     };
     local bound = if job.wrapsInJobSet(ctx, placement.suspend) then job.maxNameInJobSet else 63;
     local hashed = k8s.hashed(base, bound, { spec: spec, labels: placement.workloadLabels, suspend: placement.suspend }
-                                        + (if upstream == null then {} else { upstream: upstream })
+                                        + (if std.primitiveEquals(upstream, null) then {} else { upstream: upstream })
                                         + $.patchDeterminants(placement));
     job.stageJob(ctx, hashed.name, component, hashed.value.spec, hashed.value.labels, hashed.value.suspend),
 
   // The training workload a downstream stage consumes, for Job(upstream=).
-  upstreamTraining(ctx):: if ctx.trainBuilt == null then null else [ctx.trainBuilt.name],
+  upstreamTraining(ctx):: if std.primitiveEquals(ctx.trainBuilt, null) then null else [ctx.trainBuilt.name],
   // What makes the .nemo evaluate or convert reads (paths.nemoCheckpoint):
   // the LoRA merge Job when there is one (its name hashes training's), else
   // the training workload.
   upstreamCheckpoint(ctx, stage)::
-    if !std.objectHasEx(stage, 'checkpoint', false) && std.objectHasEx(ctx, 'mergeBuilt', true) && ctx.mergeBuilt != null
+    if !std.objectHasEx(stage, 'checkpoint', false) && std.objectHasEx(ctx, 'mergeBuilt', true) && !std.primitiveEquals(ctx.mergeBuilt, null)
     then [ctx.mergeBuilt.metadata.name] else $.upstreamTraining(ctx),
 
   // The run of a stage that produces a state directory once (everything but

@@ -65,7 +65,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
   backendVersion(ctx)::
     local release = $.release(ctx);
     local found = [v for v in $.served if std.member($.templates[v].tritonReleases, release)];
-    if std.length(found) == 0 then null else found[0],
+    if std.primitiveEquals(std.length(found), 0) then null else found[0],
 
   // The tokenizer the pre/postprocessing models load: the HuggingFace checkpoint the
   // engine was built from (the convert stage's output unless the tensorrtLLM stage names one).
@@ -201,7 +201,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
          message: "Triton's preprocessing and postprocessing models need the model's tokenizer: no tensorrtLLM or convert stage writes a HuggingFace checkpoint",
          hint: 'set spec.stages.serve.tokenizer (a HuggingFace tokenizer directory on the results volume)',
        }])
-    + if $.backendVersion(ctx) != null then [] else [{
+    + if !std.primitiveEquals($.backendVersion(ctx), null) then [] else [{
       code: 'serve.triton_release',
       pointer: '/spec/stages/serve/triton/image/tag',
       message: 'nemoc writes the Triton model repository of tensorrtllm_backend '
@@ -223,7 +223,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
       '--metrics-port=' + $.ports.metrics,
       '--disable-auto-complete-config',
     ];
-    if tp == 1 then server
+    if std.primitiveEquals(tp, 1) then server
     else ['mpirun', '--allow-run-as-root', '-n', '1'] + server
          + std.flattenArrays([
            [

@@ -103,7 +103,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
   // training).
   upstream(ctx)::
     local trt = ctx.spec.stages.tensorrtLLM;
-    if ctx.convertBuilt != null && paths.huggingfaceSource(ctx, trt) == paths.huggingfaceDir(ctx)
+    if !std.primitiveEquals(ctx.convertBuilt, null) && paths.huggingfaceSource(ctx, trt) == paths.huggingfaceDir(ctx)
     then [ctx.convertBuilt.metadata.name]
     else pod.upstreamTraining(ctx),
 

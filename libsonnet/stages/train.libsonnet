@@ -31,13 +31,13 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
     local checkpoint(k) = if std.objectHasEx(ctx.spec.stages[k], 'checkpoint', false) then ctx.spec.stages[k].checkpoint else {};
     local resuming = [k for k in chain.present(ctx)
                       if std.objectHasEx(checkpoint(k), 'enabled', false) && checkpoint(k).enabled
-                         && std.objectHasEx(checkpoint(k), 'resume', false) && checkpoint(k).resume == 'auto'];
+                         && std.objectHasEx(checkpoint(k), 'resume', false) && std.primitiveEquals(checkpoint(k).resume, 'auto')];
     local parts = [
       { value: ctx.storage.results.mountPath, what: 'the results mount path', pointer: ctx.storagePointer + '/results/mountPath', hint: 'mount the results volume at a path without it (storage.results.mountPath)' },
       { value: ctx.project, what: 'the project name', pointer: '/metadata/name', hint: 'name the project without it' },
       { value: ctx.target.name, what: 'the target name', pointer: ctx.targetPointer + '/name', hint: 'name the target without it' },
     ];
-    if std.length(resuming) == 0 then [] else [{
+    if std.primitiveEquals(std.length(resuming), 0) then [] else [{
       code: 'train.checkpoint-path',
       pointer: p.pointer,
       message: 'the checkpoint directory ' + paths.checkpointDir(chain.at(ctx, resuming[0])) + ' contains "' + $.monitor + '" ('
@@ -111,7 +111,7 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
       runtime: ctx.runtime,
       workload: $.workloadContent(withConfig),
       config: config,
-    } + (if upstream != null then { upstream: ctx.trainingBuilt[upstream].name } else {})
+    } + (if !std.primitiveEquals(upstream, null) then { upstream: ctx.trainingBuilt[upstream].name } else {})
       + (if std.length(patches) > 0 then { patches: patches } else {}));
     local workload = hashed.value.workload { name: hashed.name };
     { name: hashed.name, content: hashed.value.workload, workload: workload, config: hashed.value.config, configMap: configMap },
@@ -128,7 +128,7 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
   // The framework hook: NeMo 1 runs a Hydra script with config.yaml, NeMo 2
   // a generated recipe module (nemo/nemo2.libsonnet). Overrides are single
   // argv entries either way: no shell ever sees them.
-  nemo2(ctx):: chain.stage(ctx).framework == 'nemo2',
+  nemo2(ctx):: std.primitiveEquals(chain.stage(ctx).framework, 'nemo2'),
 
   program(ctx):: if $.nemo2(ctx) then nemo2.program(ctx) else [
     hydra.script(chain.stage(ctx)),
@@ -185,7 +185,7 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
       // training PyTorchJobs; extended resources stay requests = limits.
       // (k8s.io/api core/v1 types.go EmptyDirVolumeSource.SizeLimit: usage of a memory
       // medium emptyDir is bounded by "the sum of memory limits of all containers in a pod".)
-      resources: { requests: resources, [if std.length(std.objectFields(resources)) > (if std.objectHasEx(resources, 'memory', false) then 1 else 0) then 'limits']: { [k]: resources[k] for k in std.objectFields(resources) if k != 'memory' } },
+      resources: { requests: resources, [if std.length(std.objectFields(resources)) > (if std.objectHasEx(resources, 'memory', false) then 1 else 0) then 'limits']: { [k]: resources[k] for k in std.objectFields(resources) if !std.primitiveEquals(k, 'memory') } },
       securityContext: if placement.privileged then { privileged: true } else {
         allowPrivilegeEscalation: false,
       } + (
@@ -282,7 +282,7 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
     local resources = kueue.admissible(ctx, requested);
     local dropped = kueue.dropped(ctx, requested);
     local list(o) = std.join(', ', [k + ' ' + o[k] for k in std.objectFields(o)]);
-    local limits = { [k]: resources[k] for k in std.objectFields(resources) if k != 'memory' };
+    local limits = { [k]: resources[k] for k in std.objectFields(resources) if !std.primitiveEquals(k, 'memory') };
     // core/v1 QoS: Guaranteed needs cpu and memory limits = requests (memory is
     // never limited here), BestEffort has no request at all.
     local qos = if !std.objectHasEx(resources, 'memory', false) && !std.objectHasEx(resources, 'cpu', false) then 'BestEffort' else 'Burstable';
@@ -292,7 +292,7 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
     + '; QoS ' + qos
     + (if std.length(dropped) > 0 then '; RISK: ' + std.join(', ', dropped) + ' not requested because ClusterQueue ' + kueue.of(ctx.target).clusterQueue
                                         + ' covers only ' + std.join(', ', kueue.of(ctx.target).covers)
-                                        + (if qos == 'BestEffort' then ' -- BestEffort pods are evicted first under memory pressure' else '')
+                                        + (if std.primitiveEquals(qos, 'BestEffort') then ' -- BestEffort pods are evicted first under memory pressure' else '')
        else ''),
 
   // The stage-table line of a training chain's stage (SUMMARY.md): what
@@ -300,19 +300,19 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
   chainSummary(ctx)::
     local t = chain.stage(ctx);
     local p = t.parallelism;
-    local nemo2Run = t.framework == 'nemo2';
+    local nemo2Run = std.primitiveEquals(t.framework, 'nemo2');
     local restore = if nemo2Run then nemo2.restorePath(ctx, t) else paths.restoreNemo(ctx);
     local upstream = chain.upstream(ctx);
     local last = 'the newest finished *-last checkpoint in ';
     t.mode + ' (' + (if nemo2Run then 'NeMo 2' else 'NeMo 1') + ', ' + t.nodes + ' × ' + t.gpusPerNode + ' GPUs, TP '
     + p.tensor + ' · PP ' + p.pipeline + ', ' + t.maxSteps + ' steps) '
-    + (if upstream != null then
+    + (if !std.primitiveEquals(upstream, null) then
          'restores ' + (if nemo2Run then last + paths.checkpointDir(chain.at(ctx, upstream)) + ', the last checkpoint'
                         else restore + ', the final checkpoint')
          + ' of ' + order.dir[upstream]
-       else if restore != null then 'continues from ' + restore
+       else if !std.primitiveEquals(restore, null) then 'continues from ' + restore
        else 'from random weights')
-    + (if chain.key(ctx) != 'train' then
+    + (if !std.primitiveEquals(chain.key(ctx), 'train') then
          '; saves ' + (if nemo2Run then 'checkpoints in ' + paths.checkpointDir(ctx) else paths.trainedNemo(ctx))
          + ' for ' + order.dir.train
        else ''),
