@@ -16,9 +16,8 @@ local overlay(path, i, value) =
 // keeps the rest of a): a is NeMo's whole default config, b nemoc's values
 // (issue #47: visiting every default key per target was a fifth of a
 // target's evaluation).
-local isObject(v) = std.primitiveEquals(std.type(v), 'object');
 local deepMerge(a, b) =
-  if isObject(a) && isObject(b) then a + {
+  if std.primitiveEquals(std.type(b), 'object') && std.primitiveEquals(std.type(a), 'object') then a + {
     [k]: if std.objectHasEx(a, k, false) then deepMerge(a[k], b[k]) else b[k]
     for k in std.objectFields(b)
   } else b;

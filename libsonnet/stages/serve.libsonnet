@@ -171,12 +171,19 @@ local pod = import 'nemoc/stages/pod.libsonnet';
     local version = $.backendVersion(ctx);
     local templates = $.templates[version].models;
     local values = $.placeholderValues(ctx);
+    // fill returns plain data (parseJson) and locals are evaluated once, so
+    // the fields below cost a variable read each: no serialise-and-parse
+    // round trip is needed to read them many times (issue #47).
     local filled = { [m]: $.fill(version, m, values) for m in std.objectFields(templates) };
+    local engine = filled.tensorrt_llm;
+    local preprocessing = filled.preprocessing;
+    local postprocessing = filled.postprocessing;
+    local ensemble = filled.ensemble { name: $.modelName(ctx) };
     {
-      [$.engineModel]: filled.tensorrt_llm,
-      preprocessing: filled.preprocessing,
-      postprocessing: filled.postprocessing,
-      [$.modelName(ctx)]: filled.ensemble { name: $.modelName(ctx) },
+      [$.engineModel]: engine,
+      preprocessing: preprocessing,
+      postprocessing: postprocessing,
+      [$.modelName(ctx)]: ensemble,
     },
 
   // Python models nemoc writes itself (the image ships the Python backend and
@@ -366,7 +373,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
 
   files(ctx)::
     local triton = ctx.spec.stages.serve.triton;
-    local models = std.parseJson(std.toString($.models(ctx)));
+    local models = $.models(ctx);
     local configMap = $.configMap(ctx, models);
     std.foldl(function(acc, o) acc + k8s.file($.dir, o),
               [configMap, $.deployment(ctx, models, configMap), $.service(ctx), $.podDisruptionBudget(ctx)]

@@ -98,7 +98,11 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
     } + (if std.objectHasEx(train, 'dataVersion', false) then { dataVersion: train.dataVersion } else {}));
     local withState = ctx { states+: { [key]: state } };
     local config = if $.nemo2(ctx) then $.configData(withState)
-    else { 'config.yaml': k8s.yamlDocument(std.parseJson('' + hydra.withOwnDirectories(draftHydra, withState))) };
+    // draftHydra is plain data: only the two directories withOwnDirectories
+    // lays over it are evaluated again when the config is read twice (hashed,
+    // then emitted), cheaper than a serialise-and-parse round trip of the
+    // whole config (issue #47).
+    else { 'config.yaml': k8s.yamlDocument(hydra.withOwnDirectories(draftHydra, withState)) };
     $.builtWithState(withState, config) { state: state },
 
   builtWithState(ctx, config)::
