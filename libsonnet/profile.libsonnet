@@ -71,6 +71,7 @@ local required = {
   placementDefaults(ctx):: {
     local pod = storage.pod(ctx),
     annotations: {},  // pod annotations
+    podLabels: {},  // pod labels, e.g. Azure Workload Identity's azure.workload.identity/use (nemoc's own labels win)
     workloadLabels: kueue.workloadLabels(ctx),  // the workload object's labels (Kueue queue)
     suspend: kueue.suspend(ctx),  // created suspended: Kueue admits it
     resources: {},  // extra container resources (fabric devices), requests = limits

@@ -73,6 +73,9 @@ TEST_F(ExtendingTest, AProfileAndARuntimeOnlyUnderJpathUseEveryMemberOfTheirCont
   EXPECT_NE(jobset.find("example.com/gpu: 8"), std::string::npos) << jobset;  // gpuResource
   EXPECT_NE(jobset.find("name: NCCL_SOCKET_IFNAME"), std::string::npos);
   EXPECT_NE(jobset.find("example.com/pod-sets: several"), std::string::npos);   // my-runtime
+  // The placement's pod labels reach the pods of every runtime (podLabels).
+  EXPECT_NE(jobset.find("example.com/workload-identity: \"true\""), std::string::npos) << jobset;
+  EXPECT_NE(jobset2.find("example.com/workload-identity: \"true\""), std::string::npos) << jobset2;
   EXPECT_NE(jobset2.find("example.com/pod-sets: one"), std::string::npos);      // the default runtime, jobset
   const std::string account = FileStartingWith(lab + "/00-base", "serviceaccount-");
   EXPECT_NE(account.find("example.com/zone: b"), std::string::npos) << account;  // serviceAccountAnnotations
@@ -136,6 +139,8 @@ TEST_F(ExtendingTest, TheContractsRulesAreLocatedErrors) {
   const std::string host_path = Replace(spec, "nfs: {server: nfs.lab.internal, path: /export/nemo}",
                                         "hostPath: {path: /mnt/nemo}");
   const std::string long_suffix = Replace(spec, "runtime: my-runtime", "runtime: long-suffix");
+  const std::string relabel = Replace(spec, "  gitops:\n",
+                                      "  scheduling:\n    labels: {example.com/workload-identity: \"false\"}\n  gitops:\n");
   for (const Case& c : std::vector<Case>{
            // options: the profile's schema (enum), every problem in one run
            {"zone", bad_zone, "my-cloud.yaml:" + PositionOf(bad_zone, "c\n") + ": error: spec.targets[0].zone: \"c\" is not one of: a, b"},
@@ -145,6 +150,9 @@ TEST_F(ExtendingTest, TheContractsRulesAreLocatedErrors) {
            {"storage", host_path, "hostPath"},
            // the runtime's pod-name suffix reaches the output check
            {"suffix", long_suffix, "JobSet my-cloud-demo-train-"},
+           // a pod label of the profile's placement is not the spec's to change
+           {"pod label", relabel, "my-cloud.yaml:" + PositionOf(relabel, "example.com/workload-identity:") +
+                                      ": error: target lab: pod label example.com/workload-identity is set by profile my-cloud"},
        }) {
     RunResult r = Build(c.spec);
     EXPECT_EQ(r.exit_code, 1) << c.name << ":\n" << r.err;

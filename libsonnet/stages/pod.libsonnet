@@ -60,7 +60,7 @@ local kueue = import 'nemoc/kueue.libsonnet';
       nodeSelector: placement.nodeSelector + s.nodeSelector,
       tolerations: placement.tolerations + s.tolerations,
       annotations: placement.annotations + s.annotations,
-      podLabels: s.labels,
+      podLabels: std.get(placement, 'podLabels', {}) + s.labels,
       affinity: s.affinity,
       priorityClassName: s.priorityClassName,
       patches: $.patchesOf(ctx, key),
@@ -129,6 +129,16 @@ local kueue = import 'nemoc/kueue.libsonnet';
         }
         for k in std.objectFields(std.get(s, 'annotations', {}))
         if std.length([p for p in placements if std.objectHasEx(p.annotations, k, false) && p.annotations[k] != s.annotations[k]]) > 0
+      ] + [
+        {
+          code: 'spec.scheduling-conflict',
+          pointer: pointer + '/labels/' + escape(k),
+          atKey: true,
+          message: 'pod label ' + k + ' is set by profile ' + ctx.profile.name + ' (the pods need its value) and cannot be changed here',
+        }
+        for k in std.objectFields(std.get(s, 'labels', {}))
+        if !ownLabel(k)
+           && std.length([p for p in placements if std.objectHasEx(std.get(p, 'podLabels', {}), k, false) && p.podLabels[k] != s.labels[k]]) > 0
       ]
       for b in blocks
     ]),

@@ -40,6 +40,9 @@ profile + {
   localPlacement(ctx):: $.placementDefaults(ctx) + {
     nodeSelector: { 'example.com/zone': ctx.target.zone } + ctx.target.nodeSelector,
     tolerations: [{ key: 'example.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+    // A pod label the cloud's identity webhook selects pods by (as Azure
+    // Workload Identity's azure.workload.identity/use: "true").
+    podLabels: { 'example.com/workload-identity': 'true' },
   },
   placement(ctx, runtime):: $.localPlacement(ctx) + {
     // What the runtime says about itself reaches the pods.
