@@ -228,8 +228,10 @@ local releases = (import 'nemoc/platform_releases.json').components;
     local pins = releases[name].pins;
     std.foldl(function(acc, p) std.mergePatch(acc, nest(p, pins[p])), std.objectFields(pins), {}),
 
-  local rdmaOf(ctx) = if has(ctx.target, 'rdma') then ctx.target.rdma else null,
-  // The values a target needs on top of the release pins (C9).
+  // The values nemoc gives a component whatever the cloud, on top of the
+  // release pins (C9); a cloud's own come from its profile
+  // (profile.componentValues, issue #48: this library reads no cloud's
+  // options or labels).
   targetValues(ctx, name)::
     if std.primitiveEquals(name, 'gpu-operator') then {
       // One NFD in the cluster: the GPU Operator's (the Network Operator's is off).
@@ -246,37 +248,13 @@ local releases = (import 'nemoc/platform_releases.json').components;
       driver: {
         // Clouds whose GPU node images ship the driver (profile.shipsGpuDriver).
         enabled: !ctx.profile.shipsGpuDriver,
-      } + (if !std.primitiveEquals(rdmaOf(ctx), null) then {
-             // GPUDirect RDMA: nvidia-peermem against the Network Operator's MOFED
-             // (NVIDIA/gpu-operator@v26.7.0:deployments/gpu-operator/values.yaml:164-166).
-             rdma: { enabled: true, useHostMofed: false },
-           } else {}),
-    }
-    else if std.primitiveEquals(name, 'nvidia-device-plugin') then {
-      // The chart's default affinity needs NFD labels (pci-10de.present,
-      // NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/values.yaml:64-85);
-      // EKS has no NFD, so select the GPU instance types instead
-      // (profile.gpuInstanceTypes): every one the profile knows, not only the
-      // target's, because one device plugin serves every target naming the
-      // cluster (decision F3) -- on eks-efa the training types and the G types
-      // single-node stages may run on (stageNodes: the engine build and Triton
-      // on g6e; B20).
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{
-        matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ctx.profile.gpuInstanceTypes }],
-      }] } } },
+      },
     }
     else if std.primitiveEquals(name, 'kueue') then kueue.chartValues(ctx)
-    else if std.primitiveEquals(name, 'efa-device-plugin') then {
-      // GPU nodes are tainted nvidia.com/gpu (the eks-efa profile tolerates it);
-      // the chart tolerates nothing (aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin/values.yaml:332).
-      tolerations: [
-        { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
-        { key: 'aws.amazon.com/efa', operator: 'Exists', effect: 'NoSchedule' },
-      ],
-    }
     else {},
 
-  values(ctx, name):: std.mergePatch($.pinValues(name), $.targetValues(ctx, name)),
+  // Release pins < nemoc's values < the profile's (JSON merge patches).
+  values(ctx, name):: std.mergePatch(std.mergePatch($.pinValues(name), $.targetValues(ctx, name)), ctx.profile.componentValues(ctx, name)),
 
   // Kustomize patches a kustomize component's release needs (platform_releases.json
   // "patches", reviewed with "patchesAt"): Argo CD source.kustomize.patches, Flux
@@ -301,10 +279,10 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // The cluster objects the bundle applies.
   clusterObjects(ctx, files):: [o for o in $.clusterObjectList(ctx, files) if !$.clustersOwn(ctx, o)],
 
-  // The Network Operator's NicClusterPolicy creating the RDMA resource a
-  // target's rdma option requests (vanilla-k8s platformObjects), or nothing.
-  nicClusterPolicy(ctx)::
-    local rdma = rdmaOf(ctx);
+  // The Network Operator's NicClusterPolicy creating the RDMA resource `rdma`
+  // requests ({resourceName, networks?}: vanilla-k8s's rdma option, given by
+  // its platformObjects), or nothing for null.
+  nicClusterPolicy(rdma)::
     local sriov = !std.primitiveEquals(rdma, null) && std.startsWith(rdma.resourceName, 'nvidia.com/');
     // RoCE/IB shared by all pods of a node: the RDMA shared device plugin
     // (resource prefix "rdma"), Mellanox/network-operator@v26.4.1:

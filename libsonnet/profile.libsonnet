@@ -109,10 +109,11 @@ local required = {
   // The clusters' GPU node images ship the NVIDIA driver (the GPU Operator,
   // where installed, leaves it alone).
   shipsGpuDriver:: false,
-  // Node types (node.kubernetes.io/instance-type) nemoc's GPU pods may run on,
-  // where the cluster's NVIDIA device plugin selects its nodes by type (EKS has
-  // no NFD): by default the keys of the profile's `instances` table, if any.
-  gpuInstanceTypes:: if std.objectHasEx(self, 'instances', true) then std.objectFields(self.instances) else [],
+  // Helm/kustomize values the profile's clusters need for platform component
+  // `name` (a key of platform.components), laid over the release pins and
+  // nemoc's cloud-neutral values as a JSON merge patch (platform.values): an
+  // RDMA driver option, a device plugin's tolerations or node affinity.
+  componentValues(ctx, name):: {},
 
   // ---- checks ------------------------------------------------------------------
   // The profile's own rules: [{code, pointer, message, hint?, severity?,

@@ -83,7 +83,7 @@ profile + {
   // a 1-GPU engine build and Triton need no p5): the G families' sizes as
   // Amazon EC2's accelerated-computing instance table lists them (g5: A10G,
   // g6: L4, g6e: L40S). The bundle's NVIDIA device plugin selects these and
-  // the training types (platform.libsonnet, B20); a stage node type outside
+  // the training types (componentValues, B20); a stage node type outside
   // both would never get nvidia.com/gpu, so it is a located error.
   stageInstances:: [family + '.' + size
                     for family in ['g5', 'g6', 'g6e']
@@ -161,6 +161,28 @@ profile + {
   // Bottlerocket AMIs carry it. A cluster built that way declares
   // clusterHas: {'nvidia-device-plugin': <version>} (issue #43).
   platform(ctx):: ['nvidia-device-plugin', 'efa-device-plugin'],
+  componentValues(ctx, name)::
+    if std.primitiveEquals(name, 'nvidia-device-plugin') then {
+      // The chart's default affinity needs NFD labels (pci-10de.present,
+      // NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/values.yaml:64-85);
+      // EKS has no NFD, so select the GPU instance types instead: every one
+      // the profile knows, not only the target's, because one device plugin
+      // serves every target naming the cluster (decision F3) -- the training
+      // types and the G types single-node stages may run on (stageNodes: the
+      // engine build and Triton on g6e; B20).
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{
+        matchExpressions: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: $.gpuInstanceTypes }],
+      }] } } },
+    }
+    else if std.primitiveEquals(name, 'efa-device-plugin') then {
+      // GPU nodes are tainted nvidia.com/gpu (this profile tolerates it); the
+      // chart tolerates nothing (aws/eks-charts@v0.0.242:stable/aws-efa-k8s-device-plugin/values.yaml:332).
+      tolerations: [
+        { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+        { key: 'aws.amazon.com/efa', operator: 'Exists', effect: 'NoSchedule' },
+      ],
+    }
+    else {},
   // EKS accelerated AMIs carry the NVIDIA driver.
   shipsGpuDriver:: true,
   // Huge pages only when a pod requests them (B24: none does since B7, FI_EFA_USE_HUGE_PAGE=0).

@@ -81,7 +81,13 @@ profile + {
   // and then nemoc applies no NicClusterPolicy of its own.
   platform(ctx):: ['gpu-operator'] + (if !std.primitiveEquals(rdmaOf(ctx.target), null) then ['network-operator'] else []),
   // The Network Operator's NicClusterPolicy creating the RDMA resource the target requests.
-  platformObjects(ctx):: platform.nicClusterPolicy(ctx),
+  platformObjects(ctx):: platform.nicClusterPolicy(rdmaOf(ctx.target)),
+  componentValues(ctx, name)::
+    if std.primitiveEquals(name, 'gpu-operator') && !std.primitiveEquals(rdmaOf(ctx.target), null) then {
+      // GPUDirect RDMA: nvidia-peermem against the Network Operator's MOFED
+      // (NVIDIA/gpu-operator@v26.7.0:deployments/gpu-operator/values.yaml:164-166).
+      driver: { rdma: { enabled: true, useHostMofed: false } },
+    } else {},
   prerequisites(ctx)::
     local rdma = rdmaOf(ctx.target);
     [

@@ -106,6 +106,7 @@ TEST_F(ExtendingTest, AProfileAndARuntimeOnlyUnderJpathUseEveryMemberOfTheirCont
       ReadFile(cluster + "/platform/apps/argocd/application-platform-in-cluster-gpu-operator.yaml");
   EXPECT_NE(operator_app.find("driver:\n"), std::string::npos) << operator_app;
   EXPECT_NE(operator_app.find("enabled: false"), std::string::npos) << operator_app;  // shipsGpuDriver
+  EXPECT_NE(operator_app.find("defaultRuntime: containerd"), std::string::npos) << operator_app;  // componentValues
   const std::string argocd_cm = ReadFile(cluster + "/platform/argocd/configmap-argocd-cm.yaml");
   EXPECT_NE(argocd_cm.find("resource.customizations.health.jobset.x-k8s.io_JobSet"), std::string::npos);
 

@@ -56,6 +56,8 @@ profile + {
   // one), a Kueue ResourceFlavor per zone, and what the cluster must have.
   platform(ctx):: ['gpu-operator'],
   shipsGpuDriver:: true,
+  // The cloud's own chart values: its nodes run containerd.
+  componentValues(ctx, name):: if name == 'gpu-operator' then { operator: { defaultRuntime: 'containerd' } } else {},
   platformObjects(ctx):: [{
     apiVersion: 'kueue.x-k8s.io/v1beta1',
     kind: 'ResourceFlavor',
