@@ -89,6 +89,10 @@ local required = {
     fabric: 'none (single node)',  // one line for SUMMARY.md
   },
   gpuResource: 'nvidia.com/gpu',
+  // The node selector of a single-node stage's pods from its targets[].stageNodes
+  // entry (stages/pod.libsonnet nodesFor): its nodeSelector; a profile with
+  // its own way to name nodes adds it (eks-efa: instanceType).
+  stageNodeSelector(ctx, nodes):: if std.objectHasEx(nodes, 'nodeSelector', false) then nodes.nodeSelector else {},
   serviceAccountAnnotations(ctx):: {},
 
   // ---- platform needs (libsonnet/platform.libsonnet) -------------------------

@@ -88,6 +88,10 @@ profile + {
   stageInstances:: [family + '.' + size
                     for family in ['g5', 'g6', 'g6e']
                     for size in ['xlarge', '2xlarge', '4xlarge', '8xlarge', '12xlarge', '16xlarge', '24xlarge', '48xlarge']],
+  // A stageNodes entry's instanceType is the node label EKS sets on every node.
+  stageNodeSelector(ctx, nodes)::
+    (if std.objectHasEx(nodes, 'instanceType', false) then { 'node.kubernetes.io/instance-type': nodes.instanceType } else {})
+    + super.stageNodeSelector(ctx, nodes),
   // Every GPU node type an eks-efa cluster schedules nemoc's pods on.
   gpuInstanceTypes:: k8s.stringSet(std.objectFields($.instances) + $.stageInstances),
 

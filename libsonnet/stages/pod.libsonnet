@@ -24,11 +24,9 @@ local kueue = import 'nemoc/kueue.libsonnet';
     local all = if std.objectHasEx(ctx.target, 'stageNodes', false) then ctx.target.stageNodes else {};
     if !std.objectHasEx(all, key, false) then p
     else
-      local nodes = all[key];
-      p {
-        nodeSelector: (if std.objectHasEx(nodes, 'instanceType', false) then { 'node.kubernetes.io/instance-type': nodes.instanceType } else {})
-                      + (if std.objectHasEx(nodes, 'nodeSelector', false) then nodes.nodeSelector else {}),
-      },
+      // The profile turns the entry into node labels (stageNodeSelector:
+      // eks-efa's instanceType is its node.kubernetes.io/instance-type).
+      p { nodeSelector: ctx.profile.stageNodeSelector(ctx, all[key]) },
 
   // D3: the spec's scheduling additions for stage `key` (schemas/
   // project.schema.json scheduling): spec.scheduling, then
