@@ -191,7 +191,7 @@ local defaultIntegrations = [
     local k = $.of(ctx.target);
     if std.primitiveEquals(k, null) then [] else
       local quotas = $.quotas(files);
-      local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
+      local levels = ctx.profile.topologyLevels;
       local topology = k.clusterObjects && !std.primitiveEquals(levels, null) && std.objectHasEx(k, 'topology', false);
       [{
         apiVersion: 'kueue.x-k8s.io/v1beta2',
@@ -249,7 +249,7 @@ local defaultIntegrations = [
     local pointer = ctx.targetPointer + '/kueue';
     // The training stage spanning the most nodes (stages/chain.libsonnet).
     local train = if std.objectHasEx(ctx.spec.stages, 'train', false) then ctx.spec.stages[chain.widest(ctx)] else null;
-    local levels = if std.objectHasEx(ctx.profile, 'topologyLevels', false) then ctx.profile.topologyLevels else null;
+    local levels = ctx.profile.topologyLevels;
     local integrations = if !std.primitiveEquals(k, null) then $.integrations(ctx) else [];
     // The kind of the runtime's workload as Kueue names the integration (runtime.libsonnet).
     local integration = ctx.runtimeImpl.kueueIntegration;

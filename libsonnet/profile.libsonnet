@@ -95,6 +95,17 @@ local required = {
   stageNodeSelector(ctx, nodes):: if std.objectHasEx(nodes, 'nodeSelector', false) then nodes.nodeSelector else {},
   serviceAccountAnnotations(ctx):: {},
 
+  // ---- topology (Kueue Topology-Aware Scheduling, libsonnet/kueue.libsonnet) --
+  // The topology levels a target's kueue.topology may name -> the node label
+  // Kueue reads for each, or null where the clusters label no topology (a
+  // target asking for one is then a located error); topologyOrder: the levels
+  // from the widest to the narrowest (nemoc's Topology object);
+  // singleNodeLevels: levels whose every domain is one node (a required
+  // topology there holds one pod).
+  topologyLevels:: null,
+  topologyOrder:: [],
+  singleNodeLevels:: [],
+
   // ---- platform needs (libsonnet/platform.libsonnet) -------------------------
   // Bundle components the profile's clusters need whatever the workloads are
   // (names of platform.components).
