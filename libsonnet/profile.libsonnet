@@ -94,6 +94,10 @@ local required = {
   // its own way to name nodes adds it (eks-efa: instanceType).
   stageNodeSelector(ctx, nodes):: if std.objectHasEx(nodes, 'nodeSelector', false) then nodes.nodeSelector else {},
   serviceAccountAnnotations(ctx):: {},
+  // Whether the target's pods run with a cloud identity of their own (a role
+  // bound to their service account): storage drivers then mount with the
+  // pod's credentials (storage.libsonnet, Mountpoint for S3).
+  workloadIdentity(ctx):: false,
 
   // ---- topology (Kueue Topology-Aware Scheduling, libsonnet/kueue.libsonnet) --
   // The topology levels a target's kueue.topology may name -> the node label

@@ -112,11 +112,12 @@ local k8s = import 'nemoc/k8s.libsonnet';
               csi: {
                 driver: 's3.csi.aws.com',
                 volumeHandle: pvName,
-                // With an IAM role for the target's service account, Mountpoint mounts
+                // With an IAM role for the target's service account (the profile's
+                // workloadIdentity: eks-efa's iamRoleArn), Mountpoint mounts
                 // with the pod's credentials, not the driver's role (B9;
                 // awslabs/mountpoint-s3-csi-driver v2.7.0 docs/CONFIGURATION.md:43,375).
                 volumeAttributes: { bucketName: volume.s3.bucket }
-                                  + (if std.objectHasEx(ctx.target, 'iamRoleArn', false) then { authenticationSource: 'pod' } else {}),
+                                  + (if ctx.profile.workloadIdentity(ctx) then { authenticationSource: 'pod' } else {}),
               },
             },
           },

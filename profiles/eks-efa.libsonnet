@@ -156,6 +156,7 @@ profile + {
 
   serviceAccountAnnotations(ctx)::
     if std.objectHasEx(ctx.target, 'iamRoleArn', false) then { 'eks.amazonaws.com/role-arn': ctx.target.iamRoleArn } else {},
+  workloadIdentity(ctx):: std.objectHasEx(ctx.target, 'iamRoleArn', false),
 
   // EKS has no NFD and no GPU Operator here: the NVIDIA and EFA device plugins.
   // The default is to install them: with the EKS-optimized AL2023 accelerated
