@@ -406,5 +406,54 @@ TEST(LibsonnetTest, RunOnceKeepsArgumentsOutOfTheShell) {
   EXPECT_EQ(nlohmann::json({"/m", "/a b", "/c", "python3", "x; rm -rf /"}), c["args"]);
 }
 
+// #48: a workload kind's health is code (libsonnet/health.libsonnet): the
+// condition-type helper writes the Lua and CEL the engines read, a runtime
+// may give its own, and a runtime written in the earlier condition form is
+// read as code; a record in neither form names its runtime.
+TEST(HealthLibsonnetTest, HealthIsCodeWithTheConditionFormAsAHelper) {
+  const nlohmann::json h = Eval("(import 'health.libsonnet').conditions('/spec/suspend', 'Done', 'Broken')");
+  EXPECT_EQ(h["suspend"], "/spec/suspend");
+  const std::string lua = h["lua"].get<std::string>();
+  EXPECT_NE(lua.find("if c.type == \"Broken\" and c.status == \"True\" then\n      hs.status = \"Degraded\""),
+            std::string::npos)
+      << lua;
+  EXPECT_NE(lua.find("if c.type == \"Done\" and c.status == \"True\" then\n      hs.status = \"Healthy\""),
+            std::string::npos);
+  EXPECT_EQ(h["cel"]["current"],
+            "has(status.conditions) && status.conditions.exists(e, e.type == 'Done' && e.status == 'True')");
+  EXPECT_EQ(h["cel"]["failed"],
+            "has(status.conditions) && status.conditions.exists(e, e.type == 'Broken' && e.status == 'True')");
+  EXPECT_FALSE(h.contains("mutatedBy"));
+  EXPECT_TRUE(Eval("(import 'health.libsonnet').conditions('/s', 'A', 'B', cel=false)")["cel"].is_null());
+
+  // The earlier form is the helper's record; code passes through as given.
+  EXPECT_EQ(Eval("(import 'health.libsonnet').normalized('old', {suspend: '/spec/suspend', success: 'Done', "
+                 "failure: 'Broken', cel: true, mutatedBy: ['/spec/x']})"),
+            Eval("(import 'health.libsonnet').conditions('/spec/suspend', 'Done', 'Broken', mutatedBy=['/spec/x'])"));
+  const std::string own = "{suspend: '/spec/suspend', lua: 'hs = {status = \"Healthy\"} return hs', "
+                          "cel: {current: \"status.phase == 'Completed'\", failed: \"status.phase == 'Failed'\"}}";
+  EXPECT_EQ(Eval("(import 'health.libsonnet').normalized('own', " + own + ")"), Eval(own));
+
+  // What the engines get from a kind whose runtime wrote its own code.
+  const nlohmann::json cm = Eval(
+      "local g = import 'gitops.libsonnet'; g.argocdHealthConfig({spec: {gitops: {argocd: {namespace: 'argocd'}}}, "
+      "workloadKinds: {'batch.volcano.sh/Job': " + own + "}})");
+  EXPECT_EQ(cm["data"]["resource.customizations.health.batch.volcano.sh_Job"], "hs = {status = \"Healthy\"} return hs");
+  const nlohmann::json expr = Eval("(import 'gitops.libsonnet').healthCheckExpr('batch.volcano.sh/v1alpha1', 'Job', " + own + ")");
+  EXPECT_EQ(expr, nlohmann::json({{"apiVersion", "batch.volcano.sh/v1alpha1"}, {"kind", "Job"},
+                                  {"current", "status.phase == 'Completed'"}, {"failed", "status.phase == 'Failed'"}}));
+
+  // Neither form: the runtime is named.
+  JsonnetVm* vm = jsonnet_make();
+  AddLibraryPaths(vm);
+  int failed = 0;
+  char* out = jsonnet_evaluate_snippet(vm, "test", "(import 'health.libsonnet').normalized('volcano', {kind: 'x'})", &failed);
+  const std::string text = out;
+  jsonnet_realloc(vm, out, 0);
+  jsonnet_destroy(vm);
+  EXPECT_EQ(1, failed);
+  EXPECT_NE(text.find("runtime volcano: workload.health needs suspend, lua and cel"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace nemoc

@@ -16,6 +16,7 @@
 // Facts: ../shared/reference/gitops-engines.md.
 local clusterHas = import 'nemoc/cluster_has.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
+local health = import 'nemoc/health.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
 
@@ -32,13 +33,13 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   // Workload kinds: run-to-completion objects with a suspend field Kueue
   // flips and terminal conditions. Argo CD has a built-in health check only
   // for batch Jobs and Flux's kstatus understands only Jobs; the others get
-  // Lua (Argo CD) and CEL (Flux) from this table.
+  // Lua (Argo CD) and CEL (Flux) from their health records (health.libsonnet).
   // Argo CD: every workload kind gets a Lua health check, batch/v1 Job too:
   // the built-in one (argo-cd 37ee009 gitops-engine pkg/health/health_job.go)
   // reads any `Suspended` condition, also Kueue's Suspended=False/JobResumed,
   // as finished (field review C3); a resource.customizations.health key
   // replaces the built-in check (argo-cd docs/operator-manual/health.md).
-  // Flux: `cel` marks kinds read through healthCheckExprs. batch/v1 Job is
+  // Flux: kinds with `cel` are read through healthCheckExprs. batch/v1 Job is
   // not: kustomize-controller v1.9.4 internal/controller/
   // kustomization_controller.go getClientAndPoller puts fluxcd/pkg's Job
   // status reader (runtime/statusreaders/job.go) before the CEL reader, and
@@ -49,8 +50,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   // runtime's workload) and the MPIJob the training operator also serves
   // (the cluster's Argo CD judges it for whoever creates one).
   coreWorkloads:: {
-    'batch/Job': { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: false },
-    'kubeflow.org/MPIJob': { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', cel: true },
+    'batch/Job': health.conditions('/spec/suspend', 'Complete', 'Failed', cel=false),
+    'kubeflow.org/MPIJob': health.conditions('/spec/runPolicy/suspend', 'Succeeded', 'Failed'),
   },
 
   // Native calls only (issue #47: called for every object; std.split's
@@ -504,23 +505,9 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     },
   },
 
-  // CEL over the object (Flux matches the group of apiVersion only). The
-  // conditions are the workload's terminal ones; anything else is progress.
-  // has(status.conditions): a running TrainJob (Trainer removed its Created
-  // condition, kubeflow/trainer#2621) or a JobSet that was never suspended
-  // has a status without conditions, and selecting a missing key is an
-  // evaluation error, which Flux reads Unknown for the whole run (fluxcd/pkg
-  // runtime v0.110.1 runtime/cel/expression.go:70-127 parses without
-  // declarations and evaluates over the object; cli-utils
-  // statusreaders/common.go:181-186). Only an object without any status (the
-  // seconds before its controller's first reconcile) still reads Unknown
-  // (field review C25; replay scenario C25-health-of-new-objects).
-  healthCheckExpr(apiVersion, kind, w):: {
-    apiVersion: apiVersion,
-    kind: kind,
-    current: "has(status.conditions) && status.conditions.exists(e, e.type == '" + w.success + "' && e.status == 'True')",
-    failed: "has(status.conditions) && status.conditions.exists(e, e.type == '" + w.failure + "' && e.status == 'True')",
-  },
+  // Flux's healthCheckExprs entry of a kind (Flux matches the group of
+  // apiVersion only): the CEL of its health record (health.libsonnet).
+  healthCheckExpr(apiVersion, kind, w):: { apiVersion: apiVersion, kind: kind } + w.cel,
 
   // A reference to `o` for spec.healthChecks.
   healthCheckRef(o):: {
@@ -548,7 +535,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     local paths = [p for p in std.objectFields(files) if $.stageDirOf(p) == dir];
     local objects = [files[p] for p in paths];
     local workloads = [o for o in objects if $.isWorkload(ctx, o)];
-    local custom = k8s.stringSet([$.workloadKey(o) for o in workloads if ctx.workloadKinds[$.workloadKey(o)].cel]);
+    local custom = k8s.stringSet([$.workloadKey(o) for o in workloads if !std.primitiveEquals(ctx.workloadKinds[$.workloadKey(o)].cel, null)]);
     local apiVersionOf(key) = [o.apiVersion for o in workloads if $.workloadKey(o) == key][0];
     {
       apiVersion: $.fluxKustomizeApiVersion,
@@ -808,35 +795,12 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     },
     data: {
       ['resource.customizations.health.' + std.split(key, '/')[0] + '_' + std.split(key, '/')[1]]:
-        $.healthLua(ctx.workloadKinds[key])
+        ctx.workloadKinds[key].lua
       for key in std.objectFields(ctx.workloadKinds)
     } + {
       'resource.customizations.health.argoproj.io_Application': $.applicationHealthLua,
     },
   },
-
-  healthLua(w)::
-    'hs = {}\n'
-    + 'hs.status = "Progressing"\n'
-    + 'hs.message = "waiting for the workload to finish"\n'
-    + 'if obj.spec ~= nil and (obj.spec.suspend == true or (obj.spec.runPolicy ~= nil and obj.spec.runPolicy.suspend == true)) then\n'
-    + '  hs.status = "Suspended"\n'
-    + '  hs.message = "suspended (waiting for Kueue admission)"\n'
-    + 'end\n'
-    + 'if obj.status ~= nil and obj.status.conditions ~= nil then\n'
-    + '  for _, c in ipairs(obj.status.conditions) do\n'
-    + '    if c.type == "' + w.failure + '" and c.status == "True" then\n'
-    + '      hs.status = "Degraded"\n'
-    + '      hs.message = c.message or "' + w.failure + '"\n'
-    + '      return hs\n'
-    + '    end\n'
-    + '    if c.type == "' + w.success + '" and c.status == "True" then\n'
-    + '      hs.status = "Healthy"\n'
-    + '      hs.message = c.message or "' + w.success + '"\n'
-    + '    end\n'
-    + '  end\n'
-    + 'end\n'
-    + 'return hs\n',
 
   // Flux: every component is a Kustomization, so dependsOn orders them all
   // (kustomize-controller v1.9.4 api/v1/kustomization_types.go:52-56:

@@ -5,6 +5,7 @@
 // diagnostics its profile raised (located by JSON pointer into the spec),
 // summary facts and the pod-name suffix of each runtime workload file.
 local gitops = import 'nemoc/gitops.libsonnet';
+local health = import 'nemoc/health.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local hf = import 'nemoc/huggingface.libsonnet';
@@ -59,11 +60,12 @@ local builders = {
     local workloadKinds = std.foldl(
       function(acc, r)
         local w = runtimes[r].workload;
-        if std.primitiveEquals(w.health, null) then acc
-        else if std.objectHasEx(acc, w.kind, false) && acc[w.kind] != w.health
+        local h = health.normalized(r, w.health);
+        if std.primitiveEquals(h, null) then acc
+        else if std.objectHasEx(acc, w.kind, false) && acc[w.kind] != h
         then error ('runtime ' + r + ' judges ' + w.kind + ' otherwise than another runtime or gitops.libsonnet: '
                     + 'one kind has one health (workload.health)')
-        else acc + { [w.kind]: w.health },
+        else acc + { [w.kind]: h },
       std.objectFields(runtimes),
       gitops.coreWorkloads
     );

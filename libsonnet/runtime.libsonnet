@@ -14,6 +14,8 @@
 //
 // The members without a default below are required: a runtime lacking one
 // fails with an error naming each missing member (the assert).
+local health = import 'nemoc/health.libsonnet';
+
 local required = {
   name: 'name: the runtime name (the file name without .libsonnet)',
   describe: 'describe:: one line for nemoc schema, explain and SUMMARY.md',
@@ -36,16 +38,21 @@ local required = {
   // ---- the workload object -----------------------------------------------------
   // workload:: {
   //   kind: 'group/Kind' of the run-to-completion object objects() emits,
-  //   // How Argo CD (a Lua health check) and Flux (healthCheckExprs, when cel)
-  //   // judge it: the JSON pointer of its suspend field (Kueue flips it) and
-  //   // its terminal condition types. null: a kind gitops.libsonnet judges
-  //   // itself (batch/Job).
-  //   health: { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true },
-  //   // health.mutatedBy (optional): JSON pointers of fields other
-  //   // controllers' webhooks write at creation; Argo CD neither compares nor
-  //   // re-applies them (gitops.libsonnet ignoreDifferences). E.g. a
-  //   // TrainJob's ['/spec/runtimePatches'] (runtimes/trainjob.libsonnet).
+  //   // How Argo CD and Flux judge it, as code: {suspend, lua, cel, mutatedBy?}
+  //   // (libsonnet/health.libsonnet documents each). conditionHealth below
+  //   // writes it for a kind that ends with terminal status conditions; a kind
+  //   // that reports otherwise writes its own Lua and CEL. null: a kind
+  //   // gitops.libsonnet judges itself (batch/Job).
+  //   health: $.conditionHealth('/spec/suspend', 'Complete', 'Failed'),
+  //   // mutatedBy: JSON pointers of fields other controllers' webhooks write
+  //   // at creation; Argo CD neither compares nor re-applies them
+  //   // (gitops.libsonnet ignoreDifferences). E.g. a TrainJob's
+  //   // ['/spec/runtimePatches'] (runtimes/trainjob.libsonnet).
   // }
+  // conditionHealth(suspend pointer, success condition type, failure
+  // condition type, cel=true (false: Flux's own readers judge the kind),
+  // mutatedBy=null).
+  conditionHealth:: health.conditions,
 
   // objects(ctx, w) bounds the run by w.deadlineSeconds when w has it
   // (stages.train.timeout, field-review.md F17): the kind's own deadline,

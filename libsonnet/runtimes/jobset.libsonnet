@@ -11,7 +11,7 @@ runtime + {
   describe:: 'JobSet (jobset.x-k8s.io/v1alpha2), torchrun with static rendezvous on pod 0',
   workload:: {
     kind: 'jobset.x-k8s.io/JobSet',
-    health: { suspend: '/spec/suspend', success: 'Completed', failure: 'Failed', cel: true },
+    health: $.conditionHealth('/spec/suspend', 'Completed', 'Failed'),
   },
   platform:: { 'jobset.x-k8s.io/JobSet': ['jobset'] },
   kueueIntegration:: 'jobset.x-k8s.io/jobset',

@@ -11,7 +11,7 @@ runtime + {
   workload:: {
     kind: 'kubeflow.org/PyTorchJob',
     // The training operator's conditions; Kueue suspends through runPolicy.
-    health: { suspend: '/spec/runPolicy/suspend', success: 'Succeeded', failure: 'Failed', cel: true },
+    health: $.conditionHealth('/spec/runPolicy/suspend', 'Succeeded', 'Failed'),
   },
   platform:: { 'kubeflow.org/PyTorchJob': ['training-operator'] },
   kueueIntegration:: 'kubeflow.org/pytorchjob',

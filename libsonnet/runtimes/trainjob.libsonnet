@@ -29,7 +29,7 @@ runtime + {
     // patch, so it was never admitted (tests/gitops/replay scenario
     // B21-trainjob-kueue-runtime-patch). A TrainJob's name is content-hashed:
     // a changed runtimePatches is a new TrainJob, created with Git's value.
-    health: { suspend: '/spec/suspend', success: 'Complete', failure: 'Failed', cel: true, mutatedBy: ['/spec/runtimePatches'] },
+    health: $.conditionHealth('/spec/suspend', 'Complete', 'Failed', mutatedBy=['/spec/runtimePatches']),
   },
   // TrainJobs refer to the TrainingRuntime nemoc emits beside them (B14),
   // not to the ClusterTrainingRuntimes of trainer-runtimes.
