@@ -66,6 +66,15 @@ bool Compiler::Init(Diagnostics* diags) {
       diags->Error("usage.jpath", "--jpath " + jpath + " is not a directory");
       return false;
     }
+    // The schemas of the kinds a --jpath directory's runtimes, profiles or
+    // components emit (a Volcano Job, a CRD of your own): its kube-schemas/,
+    // the layout of the shipped bundle. Validated like Kubernetes' own kinds.
+    const std::string bundle = (std::filesystem::path(jpath) / "kube-schemas").string();
+    if (kube_schemas_ && std::filesystem::exists(bundle + "/index.json", ec) &&
+        !kube_schemas_->AddBundle(bundle, &err)) {
+      diags->Error("usage.jpath", "--jpath " + jpath + ": " + err);
+      return false;
+    }
   }
   contracts_ = Contracts::FromEnvironment(data_.contracts(), &err);
   if (contracts_ == nullptr && !err.empty()) {

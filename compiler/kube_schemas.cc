@@ -652,6 +652,7 @@ struct KubeSchemas::Impl {
   struct Entry {
     std::string api_version;
     std::string kind;
+    std::string dir;  // the bundle it comes from
     std::string file;
     bool namespaced = true;
 
@@ -663,7 +664,7 @@ struct KubeSchemas::Impl {
   };
 
   std::string dir;
-  std::map<std::string, std::unique_ptr<Entry>> by_file;
+  std::map<std::string, std::unique_ptr<Entry>> by_file;  // bundle dir + "/" + file
   std::map<std::pair<std::string, std::string>, Entry*> by_gvk;
   std::map<std::string, std::vector<std::string>> versions_by_kind;
   std::atomic<size_t> loaded{0};
@@ -687,7 +688,7 @@ struct KubeSchemas::Impl {
   }
 
   void LoadLocked(Entry* e) {
-    const std::string path = dir + "/" + e->file;
+    const std::string path = e->dir + "/" + e->file;
     std::string text;
     if (!ReadFile(path, &text)) {
       e->error = "cannot read schema file " + path;
@@ -718,6 +719,13 @@ struct KubeSchemas::Impl {
 KubeSchemas::KubeSchemas(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KubeSchemas::~KubeSchemas() = default;
 
+namespace {
+
+// Reads bundle `dir`'s index.json into `impl` (entries of that directory).
+bool AddIndex(KubeSchemas::Impl* impl, const std::string& dir, std::string* err);
+
+}  // namespace
+
 std::unique_ptr<KubeSchemas> KubeSchemas::Open(const std::string& dir,
                                                std::string* err) {
   auto fail = [err](std::string msg) -> std::unique_ptr<KubeSchemas> {
@@ -725,6 +733,25 @@ std::unique_ptr<KubeSchemas> KubeSchemas::Open(const std::string& dir,
     return nullptr;
   };
   if (dir.empty()) return fail("no kube-schemas directory given");
+  auto impl = std::make_unique<Impl>();
+  impl->dir = dir;
+  std::string why;
+  if (!AddIndex(impl.get(), dir, &why)) return fail(why);
+  return std::unique_ptr<KubeSchemas>(new KubeSchemas(std::move(impl)));
+}
+
+bool KubeSchemas::AddBundle(const std::string& dir, std::string* err) {
+  return AddIndex(impl_.get(), dir, err);
+}
+
+namespace {
+
+bool AddIndex(KubeSchemas::Impl* impl, const std::string& dir, std::string* err) {
+  using Impl = KubeSchemas::Impl;
+  auto fail = [err](std::string msg) {
+    if (err != nullptr) *err = std::move(msg);
+    return false;
+  };
   const std::string index_path = dir + "/index.json";
   std::string text;
   if (!ReadFile(index_path, &text)) {
@@ -737,8 +764,6 @@ std::unique_ptr<KubeSchemas> KubeSchemas::Open(const std::string& dir,
       !index["schemas"].is_array()) {
     return fail(index_path + ": expected an object with a \"schemas\" array");
   }
-  auto impl = std::make_unique<Impl>();
-  impl->dir = dir;
   size_t i = 0;
   for (const json& s : index["schemas"]) {
     const std::string where = index_path + ": schemas[" + std::to_string(i++) + "]";
@@ -760,22 +785,28 @@ std::unique_ptr<KubeSchemas> KubeSchemas::Open(const std::string& dir,
     }
     auto key = std::make_pair(s["apiVersion"].get<std::string>(),
                               s["kind"].get<std::string>());
-    if (impl->by_gvk.count(key) > 0) {
-      return fail(where + ": duplicate entry for " + key.first + " " + key.second);
+    auto known = impl->by_gvk.find(key);
+    if (known != impl->by_gvk.end()) {
+      return fail(where + ": " + (known->second->dir == dir ? "duplicate entry for "
+                                                             : "the bundle " + known->second->dir + " already has ") +
+                  key.first + " " + key.second);
     }
-    std::unique_ptr<Impl::Entry>& e = impl->by_file[file];
+    std::unique_ptr<Impl::Entry>& e = impl->by_file[dir + "/" + file];
     if (!e) {
       e = std::make_unique<Impl::Entry>();
       e->api_version = key.first;
       e->kind = key.second;
+      e->dir = dir;
       e->file = file;
       e->namespaced = scope == "Namespaced";
     }
     impl->by_gvk[key] = e.get();
     impl->versions_by_kind[key.second].push_back(key.first);
   }
-  return std::unique_ptr<KubeSchemas>(new KubeSchemas(std::move(impl)));
+  return true;
 }
+
+}  // namespace
 
 bool KubeSchemas::Validate(const nlohmann::json& object, const std::string& file,
                            Diagnostics* diags) {
@@ -910,7 +941,7 @@ std::optional<bool> KubeSchemas::IsNamespaced(const std::string& api_version,
 std::string KubeSchemas::SchemaFile(const std::string& api_version,
                                     const std::string& kind) const {
   auto it = impl_->by_gvk.find({api_version, kind});
-  return it == impl_->by_gvk.end() ? "" : impl_->dir + "/" + it->second->file;
+  return it == impl_->by_gvk.end() ? "" : it->second->dir + "/" + it->second->file;
 }
 
 const std::string& KubeSchemas::dir() const { return impl_->dir; }

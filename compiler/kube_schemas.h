@@ -27,6 +27,13 @@ class KubeSchemas {
   static std::unique_ptr<KubeSchemas> Open(const std::string& dir,
                                            std::string* err);
 
+  /// Adds a second bundle directory of the same layout (index.json and its
+  /// files): the schemas a --jpath directory brings for the kinds of its own
+  /// runtimes, profiles or components (kube-schemas/ in it). An apiVersion+kind
+  /// the bundle already has is refused (a --jpath bundle adds kinds, it does
+  /// not replace Kubernetes'). Returns false and sets *err on any problem.
+  bool AddBundle(const std::string& dir, std::string* err);
+
   ~KubeSchemas();
   KubeSchemas(const KubeSchemas&) = delete;
   KubeSchemas& operator=(const KubeSchemas&) = delete;
@@ -58,8 +65,9 @@ class KubeSchemas {
   /// Number of schema files parsed so far (successfully or not). For tests.
   size_t loaded_count() const;
 
+  struct Impl;  // opaque (kube_schemas.cc)
+
  private:
-  struct Impl;
   explicit KubeSchemas(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

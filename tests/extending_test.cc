@@ -233,6 +233,67 @@ TEST_F(ExtendingTest, AJpathProfileMayRunAJpathRuntimeByDefault) {
   EXPECT_FALSE(fs::exists(Out()));
 }
 
+// #48: a --jpath directory brings the schemas of the kinds it emits (a
+// Volcano Job, a CRD of its own) in kube-schemas/, the layout of the shipped
+// bundle; nemoc validates those objects as it does Kubernetes' own, refuses a
+// bundle that would replace one of Kubernetes' kinds, and without the bundle
+// the kind is unknown.
+TEST_F(ExtendingTest, AJpathDirectoryBringsTheSchemasOfItsKinds) {
+  ScratchDir jpath;
+  for (const auto& [rel, text] : ReadAll(Jpath())) jpath.Write(rel, text);
+  const std::string profile = ReadFile(Jpath() + "/my-cloud.libsonnet");
+  const std::string objects = "  platformObjects(ctx):: [{";
+  ASSERT_NE(profile.find(objects), std::string::npos);
+  auto with_widget = [&](const std::string& size) {
+    return Replace(profile, objects,
+                   "  platformObjects(ctx):: [{ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', "
+                   "labels: { 'app.kubernetes.io/managed-by': 'nemoc', 'app.kubernetes.io/part-of': 'nemoc-platform' } }, "
+                   "spec: { size: " + size + " } }, {");
+  };
+  jpath.Write("my-cloud.libsonnet", with_widget("3"));
+  const std::string path = scratch_.Write("my-cloud.yaml", ReadFile(Spec()));
+  auto build = [&]() { return RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), path}); };
+
+  // No bundle: the kind is unknown.
+  RunResult r = build();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no schema for apiVersion \"example.com/v1\", kind \"Widget\""), std::string::npos) << r.err;
+
+  jpath.Write("kube-schemas/index.json",
+              R"({"schemas": [{"apiVersion": "example.com/v1", "kind": "Widget", "file": "widget-example-v1.json", "scope": "Cluster"}]})");
+  jpath.Write("kube-schemas/widget-example-v1.json",
+              R"({"type": "object", "additionalProperties": false, "required": ["apiVersion", "kind", "metadata", "spec"],
+                  "properties": {"apiVersion": {"type": "string", "enum": ["example.com/v1"]},
+                                 "kind": {"type": "string", "enum": ["Widget"]}, "metadata": {"type": "object"},
+                                 "spec": {"type": "object", "additionalProperties": false, "required": ["size"],
+                                          "properties": {"size": {"type": "integer", "minimum": 1}}}}})");
+  r = build();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool found = false;
+  for (const auto& entry : fs::recursive_directory_iterator(Out() + "/_clusters")) {
+    if (entry.path().filename() == "widget-w.yaml") found = ReadFile(entry.path().string()).find("size: 3") != std::string::npos;
+  }
+  EXPECT_TRUE(found) << "widget-w.yaml with size: 3 in the cluster bundle";
+
+  // Validated against the --jpath schema: nothing is written.
+  const std::string before = TreeFingerprint(Out());
+  jpath.Write("my-cloud.libsonnet", with_widget("'big'"));
+  r = build();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("Widget w: spec.size"), std::string::npos) << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before);
+
+  // A bundle may add kinds, not replace Kubernetes' own.
+  jpath.Write("my-cloud.libsonnet", with_widget("3"));
+  jpath.Write("kube-schemas/index.json",
+              R"({"schemas": [{"apiVersion": "v1", "kind": "ConfigMap", "file": "widget-example-v1.json", "scope": "Namespaced"}]})");
+  r = build();
+  EXPECT_EQ(r.exit_code, 2);  // as every other unusable --jpath directory
+  EXPECT_NE(r.err.find("kube-schemas/index.json: schemas[0]: the bundle "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" already has v1 ConfigMap"), std::string::npos) << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before);
+}
+
 TEST_F(ExtendingTest, InitAndProfilesKnowTheProfileOfYourOwn) {
   RunResult listed = RunNemoc({"profiles", "--jpath", Jpath()});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
