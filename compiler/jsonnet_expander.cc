@@ -377,15 +377,6 @@ std::string DirOf(const std::string& path) {
 
 }  // namespace
 
-// libjsonnet 0.18 lexes, parses, desugars and analyses its whole standard
-// library again for every file an evaluation imports (~20 ms each: nine
-// tenths of expanding a spec). So the expander first tries ONE program: every
-// library file the entry reaches is bound to a local of a generated program,
-// each `import '<path>'` replaced by the name of that local (padded to the
-// same length, so lines and columns inside each file stay as written). Files
-// are resolved by the same ResolveImport, so imports are still confined to the
-// roots and recorded for build stamps. Locals are lazy like imports; an import
-// that does not resolve becomes an error raised only if it is used.
 // libjsonnet 0.18 desugars `a == b` and `a != b` to `std.equals(a, b)`
 // through the variable `std` (google/jsonnet v0.18.0 core/desugarer.cpp:138,
 // :204, :731), and std.equals is Jsonnet code (stdlib/std.jsonnet:1518-1552:
@@ -422,6 +413,15 @@ constexpr std::string_view kFasterStd =
     " __nemocStd.splitLimit(str, c, -1),"
     " };";
 
+// libjsonnet 0.18 lexes, parses, desugars and analyses its whole standard
+// library again for every file an evaluation imports (~20 ms each: nine
+// tenths of expanding a spec). So the expander first tries ONE program: every
+// library file the entry reaches is bound to a local of a generated program,
+// each `import '<path>'` replaced by the name of that local (padded to the
+// same length, so lines and columns inside each file stay as written). Files
+// are resolved by the same ResolveImport, so imports are still confined to the
+// roots and recorded for build stamps. Locals are lazy like imports; an import
+// that does not resolve becomes an error raised only if it is used.
 bool JsonnetExpander::Bundle(const std::string& entry, std::string* program) {
   struct File {
     std::string path;     // canonical

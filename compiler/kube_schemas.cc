@@ -687,6 +687,10 @@ struct KubeSchemas::Impl {
     return e->schema.get();
   }
 
+  // Reads bundle directory `bundle`'s index.json into the maps above
+  // (Open's bundle, then each AddBundle's).
+  bool AddIndex(const std::string& bundle, std::string* err);
+
   void LoadLocked(Entry* e) {
     const std::string path = e->dir + "/" + e->file;
     std::string text;
@@ -719,13 +723,6 @@ struct KubeSchemas::Impl {
 KubeSchemas::KubeSchemas(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KubeSchemas::~KubeSchemas() = default;
 
-namespace {
-
-// Reads bundle `dir`'s index.json into `impl` (entries of that directory).
-bool AddIndex(KubeSchemas::Impl* impl, const std::string& dir, std::string* err);
-
-}  // namespace
-
 std::unique_ptr<KubeSchemas> KubeSchemas::Open(const std::string& dir,
                                                std::string* err) {
   auto fail = [err](std::string msg) -> std::unique_ptr<KubeSchemas> {
@@ -736,23 +733,20 @@ std::unique_ptr<KubeSchemas> KubeSchemas::Open(const std::string& dir,
   auto impl = std::make_unique<Impl>();
   impl->dir = dir;
   std::string why;
-  if (!AddIndex(impl.get(), dir, &why)) return fail(why);
+  if (!impl->AddIndex(dir, &why)) return fail(why);
   return std::unique_ptr<KubeSchemas>(new KubeSchemas(std::move(impl)));
 }
 
 bool KubeSchemas::AddBundle(const std::string& dir, std::string* err) {
-  return AddIndex(impl_.get(), dir, err);
+  return impl_->AddIndex(dir, err);
 }
 
-namespace {
-
-bool AddIndex(KubeSchemas::Impl* impl, const std::string& dir, std::string* err) {
-  using Impl = KubeSchemas::Impl;
+bool KubeSchemas::Impl::AddIndex(const std::string& bundle, std::string* err) {
   auto fail = [err](std::string msg) {
     if (err != nullptr) *err = std::move(msg);
     return false;
   };
-  const std::string index_path = dir + "/index.json";
+  const std::string index_path = bundle + "/index.json";
   std::string text;
   if (!ReadFile(index_path, &text)) {
     return fail("cannot read " + index_path +
@@ -785,28 +779,26 @@ bool AddIndex(KubeSchemas::Impl* impl, const std::string& dir, std::string* err)
     }
     auto key = std::make_pair(s["apiVersion"].get<std::string>(),
                               s["kind"].get<std::string>());
-    auto known = impl->by_gvk.find(key);
-    if (known != impl->by_gvk.end()) {
-      return fail(where + ": " + (known->second->dir == dir ? "duplicate entry for "
+    auto known = by_gvk.find(key);
+    if (known != by_gvk.end()) {
+      return fail(where + ": " + (known->second->dir == bundle ? "duplicate entry for "
                                                              : "the bundle " + known->second->dir + " already has ") +
                   key.first + " " + key.second);
     }
-    std::unique_ptr<Impl::Entry>& e = impl->by_file[dir + "/" + file];
+    std::unique_ptr<Entry>& e = by_file[bundle + "/" + file];
     if (!e) {
-      e = std::make_unique<Impl::Entry>();
+      e = std::make_unique<Entry>();
       e->api_version = key.first;
       e->kind = key.second;
-      e->dir = dir;
+      e->dir = bundle;
       e->file = file;
       e->namespaced = scope == "Namespaced";
     }
-    impl->by_gvk[key] = e.get();
-    impl->versions_by_kind[key.second].push_back(key.first);
+    by_gvk[key] = e.get();
+    versions_by_kind[key.second].push_back(key.first);
   }
   return true;
 }
-
-}  // namespace
 
 bool KubeSchemas::Validate(const nlohmann::json& object, const std::string& file,
                            Diagnostics* diags) {

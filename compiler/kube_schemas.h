@@ -65,9 +65,8 @@ class KubeSchemas {
   /// Number of schema files parsed so far (successfully or not). For tests.
   size_t loaded_count() const;
 
-  struct Impl;  // opaque (kube_schemas.cc)
-
  private:
+  struct Impl;
   explicit KubeSchemas(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -503,16 +503,17 @@ size_t Utf8SequenceLength(const std::string& text, size_t i);
 // serialization of the spec then throws (found by fuzz_loader). The file was
 // checked to be UTF-8 before parsing and every other escape is encoded as
 // UTF-8, so a decoded byte that begins no valid sequence is such a code point
-// (U+0080..U+00FF): it is encoded as UTF-8 here. A newer yaml-cpp makes this a
-// copy.
-std::string Utf8OfDecodedScalar(const std::string& value) {
+// (U+0080..U+00FF): it is encoded as UTF-8 into *repaired. Returns false
+// (and leaves *repaired alone) when `value` is UTF-8 already, as it always is
+// with a newer yaml-cpp.
+bool RepairDecodedScalar(const std::string& value, std::string* repaired) {
   size_t i = 0;
   while (i < value.size()) {
     size_t len = Utf8SequenceLength(value, i);
     if (len == 0) break;
     i += len;
   }
-  if (i == value.size()) return value;
+  if (i == value.size()) return false;
   std::string out = value.substr(0, i);
   while (i < value.size()) {
     size_t len = Utf8SequenceLength(value, i);
@@ -525,7 +526,8 @@ std::string Utf8OfDecodedScalar(const std::string& value) {
     out += static_cast<char>(0xC0 | (b >> 6));
     out += static_cast<char>(0x80 | (b & 0x3F));
   }
-  return out;
+  *repaired = std::move(out);
+  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -648,7 +650,8 @@ class SpecBuilder final : public YAML::EventHandler {
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag,
                 YAML::anchor_t anchor, const std::string& decoded) override {
-    const std::string value = Utf8OfDecodedScalar(decoded);
+    std::string repaired;
+    const std::string& value = RepairDecodedScalar(decoded, &repaired) ? repaired : decoded;
     // Checked even after a fatal error: an unclosed quote explains a syntax
     // error at the end of the file.
     CountNode(mark);

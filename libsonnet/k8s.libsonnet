@@ -153,7 +153,11 @@
   // overwrites), not a chain of one extension per string (issue #47).
   stringSet(strings)::
     if std.primitiveEquals(std.length(strings), 0) then []
-    else std.objectFields(std.parseJson('{' + std.join(':0,', [local t = '' + [s]; std.substr(t, 1, std.length(t) - 2) for s in strings]) + ':0}')),
+    else std.objectFields(std.parseJson('{' + std.join(':0,', [$.jsonText(s) for s in strings]) + ':0}')),
+
+  // JSON text of a value: libjsonnet's native serialisation of a one-element
+  // array, brackets dropped (std.manifestJsonEx is Jsonnet code).
+  jsonText(v):: local text = '' + [v]; std.substr(text, 1, std.length(text) - 2),
 
   // {NAME: value} -> [{name, value}] sorted by name (deterministic).
   // A spec env value is a string, or {secretKeyRef: {name, key}}: the

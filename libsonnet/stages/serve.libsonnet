@@ -22,9 +22,6 @@ local compiledTemplates = std.parseJson(importstr 'nemoc/triton_compiled.json');
 // The tables as data (native parseJson), not as Jsonnet code parsed and
 // analysed at every evaluation (issue #47).
 local templatesTable = std.parseJson(importstr 'nemoc/triton_templates.json');
-// JSON text of a value: the native serialisation of a one-element array,
-// brackets dropped.
-local jsonOf(v) = local text = '' + [v]; std.substr(text, 1, std.length(text) - 2);
 local pod = import 'nemoc/stages/pod.libsonnet';
 
 {
@@ -160,7 +157,7 @@ local pod = import 'nemoc/stages/pod.libsonnet';
       if std.objectHasEx(values, name, false) then values[name]
       else error 'serve.libsonnet fills no value for the tensorrtllm_backend placeholder ${' + name + '}';
     std.parseJson(compiled.chunks[0] + std.join('', [
-      jsonOf(valueOf(compiled.names[i])) + compiled.chunks[i + 1]
+      k8s.jsonText(valueOf(compiled.names[i])) + compiled.chunks[i + 1]
       for i in std.range(0, std.length(compiled.names) - 1)
     ])),
 
