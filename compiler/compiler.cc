@@ -328,7 +328,7 @@ const Document& PreparedSpec::DocFor(const std::string& name) const {
   return it != target_docs.end() ? it->second : doc;
 }
 
-bool Compiler::ApplySets(Document* doc, Diagnostics* diags) const {
+bool Compiler::ApplySets(Document* doc, Diagnostics* diags, bool* conflicted) const {
   bool ok = true;
   // D9 (mistake 12): two --set of one path, or of a path and a path inside
   // it, would have the last one win silently.
@@ -354,7 +354,11 @@ bool Compiler::ApplySets(Document* doc, Diagnostics* diags) const {
     }
     paths.push_back(path);
   }
-  if (!ok) return false;
+  // A caller that checks on (D9: every problem in one run) gets the sets
+  // applied in order, the last winning, and builds nothing.
+  if (!ok && conflicted == nullptr) return false;
+  if (!ok) *conflicted = true;
+  ok = true;
   for (const auto& assignment : options_.sets) ok = ApplySetOverride(assignment, doc, diags) && ok;
   return ok;
 }
@@ -660,7 +664,11 @@ bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagno
     DropWhatBlockingCaused(*prepared, from, diags);
   }
   for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
-  if (!expanded || !Finish(prepared, &expansions, out, diags)) return false;
+  if (!expanded) {
+    CheckFitOfFailedExpansion(*prepared, expansions, diags);
+    return false;
+  }
+  if (!Finish(prepared, &expansions, out, diags)) return false;
   Stamp(*prepared, out, expander);
   return true;
 }
@@ -780,7 +788,9 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
     prepared->blocked = true;
   }
 
-  if (!ApplySets(&doc, diags)) return false;
+  bool sets_conflict = false;
+  if (!ApplySets(&doc, diags, &sets_conflict)) return false;
+  if (sets_conflict) prepared->blocked = true;
   const InputSchema* input_schema = InputSchemaForSpec(doc, diags);
   if (input_schema == nullptr) return false;
   const size_t schema_from = diags->items().size();
@@ -794,12 +804,14 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
     Document repaired = doc;
     Diagnostics again;
     auto placeholder = [&](const std::string& pointer) { return input_schema->PlaceholderAt(pointer); };
-    if (!RepairSchemaErrors(found, &repaired.root, &prepared->repaired, placeholder) ||
+    std::vector<std::pair<std::string, std::string>> moved;
+    if (!RepairSchemaErrors(found, &repaired.root, &prepared->repaired, placeholder, &moved) ||
         !input_schema->Validate(repaired, yaml11_bools, &again)) {
       PrepareTargetOverrides(*input_schema, yaml11_bools, prepared, diags, /*validate_only=*/true);
       return false;
     }
     doc.root = std::move(repaired.root);
+    for (const auto& [from, to] : moved) doc.map.Graft(from, to);
     prepared->blocked = true;
   }
 
@@ -943,9 +955,13 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
       Document repaired = merged_doc;
       Diagnostics again;
       auto placeholder = [&](const std::string& pointer) { return input_schema.PlaceholderAt(pointer); };
-      go_on = RepairSchemaErrors(found.items(), &repaired.root, &prepared->repaired, placeholder) &&
+      std::vector<std::pair<std::string, std::string>> moved;
+      go_on = RepairSchemaErrors(found.items(), &repaired.root, &prepared->repaired, placeholder, &moved) &&
               input_schema.Validate(repaired, yaml11_bools, &again);
-      if (go_on) merged_doc.root = std::move(repaired.root);
+      if (go_on) {
+        merged_doc.root = std::move(repaired.root);
+        for (const auto& [from, to] : moved) merged_doc.map.Graft(from, to);
+      }
     }
     bool checked_on = false;
     if (go_on && !validate_only) {
@@ -981,6 +997,25 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
     prepared->target_docs.emplace(name, std::move(merged_doc));
   }
   return ok;
+}
+
+void Compiler::CheckFitOfFailedExpansion(const PreparedSpec& prepared,
+                                         const std::map<std::string, TargetExpansion>& expansions,
+                                         Diagnostics* diags) const {
+  const size_t from = diags->items().size();
+  for (const auto& target : prepared.normalized["spec"]["targets"]) {
+    const std::string name = target["name"].get<std::string>();
+    auto it = expansions.find(name);
+    if (!Selected(name) || it == expansions.end()) continue;
+    // A rejected target's summary is {accelerator} at most (nemoc.libsonnet).
+    const auto accelerator = it->second.summary.find("accelerator");
+    if (accelerator == it->second.summary.end() || !accelerator->is_string()) continue;
+    const nlohmann::json* gpu = accelerators_.Find(accelerator->get<std::string>());
+    if (gpu == nullptr) continue;
+    CheckTargetOnAccelerator(prepared.DocFor(name), prepared.SpecFor(name)["spec"], name, accelerator->get<std::string>(),
+                             *gpu, diags);
+  }
+  DropInsideRepaired(prepared, from, diags);
 }
 
 bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expanded,

@@ -186,6 +186,13 @@ class Compiler {
   /// Finish reads nothing: the expansion is checked and made into trees.
   bool Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expansions,
               CompiledSpec* out, Diagnostics* diags) const;
+  /// D9 (mistake 5): when the libraries reported errors, Finish does not
+  /// run, but each target's memory fit still can: it needs only the
+  /// accelerator the library's summary names. Reports what it finds; builds
+  /// nothing.
+  void CheckFitOfFailedExpansion(const PreparedSpec& prepared,
+                                 const std::map<std::string, TargetExpansion>& expansions,
+                                 Diagnostics* diags) const;
   /// Sets each finished target's incremental-build stamp (none when Finish
   /// reported anything: skipping the spec next time would hide it).
   void Stamp(const PreparedSpec& prepared, CompiledSpec* out, JsonnetExpander* expander) const;
@@ -218,7 +225,10 @@ class Compiler {
   void IndexLibraries();
   // This build's --set assignments applied to `doc`, every one (each problem
   // reported in `diags`); false when any failed.
-  bool ApplySets(Document* doc, Diagnostics* diags) const;
+  // Two --set of one path are an error; with `conflicted`, the sets are
+  // still applied (the last wins) and *conflicted is set, so the spec is
+  // checked on and never built.
+  bool ApplySets(Document* doc, Diagnostics* diags, bool* conflicted = nullptr) const;
   // Whether --target selected target `name` (every target without --target).
   bool Selected(const std::string& name) const;
   // A warning per --jpath file that replaces a built-in library or profile.

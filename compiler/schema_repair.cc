@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "source_map.h"
+
 namespace nemoc {
 namespace {
 
@@ -67,10 +69,12 @@ void SweepErased(nlohmann::json* value) {
 
 bool RepairSchemaErrors(const std::vector<Diagnostic>& found, nlohmann::json* root,
                         std::vector<std::string>* defaulted,
-                        const std::function<nlohmann::json(const std::string&)>& placeholder) {
+                        const std::function<nlohmann::json(const std::string&)>& placeholder,
+                        std::vector<std::pair<std::string, std::string>>* moved_to) {
   std::map<std::string, nlohmann::json> fill;  // missing required field -> stand-in
   std::vector<std::string> erase;
   std::map<std::string, std::string> rename;  // pointer -> new key
+  std::map<std::string, std::string> move;  // pointer -> where it belongs (mistake 7)
   std::map<std::string, std::string> replace;  // pointer -> new string value
   // A required field reported missing is there once a misspelt or renamed
   // one is read as it (`globl` -> global).
@@ -78,6 +82,10 @@ bool RepairSchemaErrors(const std::vector<Diagnostic>& found, nlohmann::json* ro
   for (const Diagnostic& d : found) {
     const std::string suggestion = Suggested(d.hint);
     if (d.code == "spec.unknown-field" && !suggestion.empty()) renamed_to.insert(Parent(d.location.pointer) + "/" + suggestion);
+    if (d.code == "spec.unknown-field" && !d.location.pointer.empty()) {
+      const std::string to = ReindentedPointer(d.location.pointer, d.hint);
+      if (!to.empty()) renamed_to.insert(to);
+    }
   }
   for (const Diagnostic& d : found) {
     if (d.severity != Severity::kError) continue;
@@ -103,7 +111,12 @@ bool RepairSchemaErrors(const std::vector<Diagnostic>& found, nlohmann::json* ro
       // A misspelt field is read as the field it was meant to be, unless
       // that one is written too; either way nothing is defaulted.
       const std::string sibling = Parent(pointer) + "/" + suggestion;
-      if (!suggestion.empty() && !root->contains(nlohmann::json::json_pointer(sibling)) &&
+      const std::string to = ReindentedPointer(pointer, d.hint);
+      if (!to.empty() && !root->contains(nlohmann::json::json_pointer(to)) &&
+          root->contains(nlohmann::json::json_pointer(Parent(to))) &&
+          root->at(nlohmann::json::json_pointer(Parent(to))).is_object()) {
+        move[pointer] = to;
+      } else if (!suggestion.empty() && !root->contains(nlohmann::json::json_pointer(sibling)) &&
           suggestion.find_first_of("~/") == std::string::npos) {
         rename[pointer] = suggestion;
       } else {
@@ -142,12 +155,37 @@ bool RepairSchemaErrors(const std::vector<Diagnostic>& found, nlohmann::json* ro
     nlohmann::json moved = std::move(root->at(ptr));
     Erase(root, pointer);
     root->at(nlohmann::json::json_pointer(Parent(pointer)))[key] = std::move(moved);
+    if (moved_to != nullptr) moved_to->emplace_back(pointer, Parent(pointer) + "/" + EscapePointerToken(key));
+  }
+  for (const auto& [pointer, to] : move) {
+    const nlohmann::json::json_pointer ptr(pointer);
+    const nlohmann::json::json_pointer dest(to);
+    if (!root->contains(ptr) || root->contains(dest)) continue;
+    nlohmann::json value = std::move(root->at(ptr));
+    Erase(root, pointer);
+    root->at(dest.parent_pointer())[dest.back()] = std::move(value);
+    if (moved_to != nullptr) moved_to->emplace_back(pointer, to);
   }
   // Deepest first: a member inside a removed value is gone with it.
   std::sort(erase.begin(), erase.end(), [](const std::string& a, const std::string& b) { return a > b; });
   for (const auto& pointer : erase) Erase(root, pointer);
   SweepErased(root);
   return true;
+}
+
+std::string ReindentedPointer(const std::string& pointer, const std::string& hint) {
+  const nlohmann::json::json_pointer ptr(pointer);
+  if (ptr.empty()) return "";
+  const std::string under = "indent it under '";
+  if (hint.rfind(under, 0) == 0) {
+    const size_t end = hint.find('\'', under.size());
+    if (end == std::string::npos) return "";
+    return (ptr.parent_pointer() / hint.substr(under.size(), end - under.size()) / ptr.back()).to_string();
+  }
+  if (hint.rfind("indent it as far as '", 0) == 0 && !ptr.parent_pointer().empty()) {
+    return (ptr.parent_pointer().parent_pointer() / ptr.back()).to_string();
+  }
+  return "";
 }
 
 }  // namespace nemoc

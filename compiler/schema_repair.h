@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,9 +28,20 @@ namespace nemoc {
 /// `placeholder`, when given, names a stand-in for a missing required field
 /// (its pointer -> a value its schema accepts, or null for none): the field
 /// is then defaulted like a removed value.
+/// `moved`, when given, gets (from, to) for each field read under another
+/// name or at another place (misspelt, renamed, misplaced): the caller
+/// grafts its source position there, so what later checks find at it is
+/// located where it was written.
 bool RepairSchemaErrors(const std::vector<Diagnostic>& found, nlohmann::json* root,
                         std::vector<std::string>* defaulted,
-                        const std::function<nlohmann::json(const std::string&)>& placeholder = nullptr);
+                        const std::function<nlohmann::json(const std::string&)>& placeholder = nullptr,
+                        std::vector<std::pair<std::string, std::string>>* moved = nullptr);
+
+/// Mistake 7 of the review: for an unknown field at `pointer` whose hint is
+/// "indent it under 'X'" (dedented below X, a sibling of its object) or
+/// "indent it as far as 'X'" (indented into X), the pointer the field belongs
+/// at; "" for any other hint.
+std::string ReindentedPointer(const std::string& pointer, const std::string& hint);
 
 }  // namespace nemoc
 

@@ -1,4 +1,6 @@
 #include "schema_validator.h"
+
+#include "schema_repair.h"
 #include "file_reader.h"
 
 #include <algorithm>
@@ -382,7 +384,9 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
                            const std::string& pointer, const Document& doc,
                            const std::set<std::string>& yaml11_bools,
                            Diagnostics* diags,
-                           std::set<std::string>* reported) const {
+                           std::set<std::string>* reported,
+                           const nlohmann::json* parent_instance,
+                           const nlohmann::json* parent_schema) const {
   const nlohmann::json& schema = Resolve(raw_schema);
   if (instance.is_number()) {
     // Compare integers as integers: 2^53 + 1 rounds to 2^53 as a double.
@@ -502,16 +506,17 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
     }
     if (has_properties && schema["properties"].contains(key)) {
       WalkKeys(value, schema["properties"][key], child, doc, yaml11_bools, diags,
-               reported);
+               reported, &instance, &schema);
       continue;
     }
     if (closed) {
       std::string where = pointer.empty() ? std::string("at the top level")
                                           : "in " + Subject(pointer);
       std::string suggestion = SuggestClosest(key, allowed);
-      std::string hint = !suggestion.empty()
-                             ? "did you mean '" + suggestion + "'?"
-                             : "allowed fields: " + JoinKeys(allowed);
+      std::string hint = IndentationHint(key, instance, schema, pointer, doc, parent_instance, parent_schema);
+      if (hint.empty()) {
+        hint = !suggestion.empty() ? "did you mean '" + suggestion + "'?" : "allowed fields: " + JoinKeys(allowed);
+      }
       // D9: a field an earlier nemoc had under another name says its new one
       // (x-nemoc-renamed: old -> {to, since}).
       if (schema.contains("x-nemoc-renamed") && schema["x-nemoc-renamed"].contains(key)) {
@@ -544,6 +549,49 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
                diags, reported);
     }
   }
+}
+
+std::string InputSchema::IndentationHint(const std::string& key, const nlohmann::json& instance,
+                                         const nlohmann::json& schema, const std::string& pointer,
+                                         const Document& doc, const nlohmann::json* parent_instance,
+                                         const nlohmann::json* parent_schema) const {
+  auto takes = [&](const nlohmann::json& object_schema) {
+    const nlohmann::json& resolved = Resolve(object_schema);
+    return resolved.is_object() && resolved.contains("properties") && resolved["properties"].contains(key);
+  };
+  const std::string child = pointer + "/" + EscapePointerToken(key);
+  const int line = doc.map.Locate(child, /*prefer_key=*/true).line;
+  // Dedented: the nearest object member written above it takes the field.
+  if (schema.contains("properties") && line > 0) {
+    std::string best;
+    int best_line = 0;
+    for (const auto& [sibling, value] : instance.items()) {
+      if (!value.is_object() || value.contains(key) || !schema["properties"].contains(sibling) ||
+          !takes(schema["properties"][sibling])) {
+        continue;
+      }
+      const int at = doc.map.Locate(pointer + "/" + EscapePointerToken(sibling), /*prefer_key=*/true).line;
+      if (at > 0 && at < line && at > best_line) {
+        best = sibling;
+        best_line = at;
+      }
+    }
+    if (!best.empty()) {
+      return "indent it under '" + ShortKey(best) + "' (line " + std::to_string(best_line) + "): '" + ShortKey(key) +
+             "' is a field of " + Subject(pointer + "/" + EscapePointerToken(best));
+    }
+  }
+  // Indented too far: the object it is written in is a member of one that
+  // takes the field.
+  if (parent_instance != nullptr && parent_schema != nullptr && parent_instance->is_object() &&
+      !parent_instance->contains(key) && takes(*parent_schema) && !pointer.empty()) {
+    const std::string parent_pointer = nlohmann::json::json_pointer(pointer).parent_pointer().to_string();
+    const std::string holder = nlohmann::json::json_pointer(pointer).back();
+    return "indent it as far as '" + ShortKey(holder) + "' (line " +
+           std::to_string(doc.map.Locate(pointer, /*prefer_key=*/true).line) + "): '" + ShortKey(key) +
+           "' is a field of " + Subject(parent_pointer);
+  }
+  return "";
 }
 
 void InputSchema::CheckProfileOptions(const Document& doc, Diagnostics* diags,
@@ -579,11 +627,30 @@ bool InputSchema::Validate(const Document& doc,
                            Diagnostics* diags) const {
   const size_t errors_before = diags->error_count();
   std::set<std::string> reported;
+  const size_t walked_from = diags->items().size();
   WalkKeys(doc.root, schema_, "", doc, yaml11_bools, diags, &reported);
   CheckProfileOptions(doc, diags, &reported);
 
-  // Validate a copy in which over-long strings are blanked (see kMaxStringLength).
+  // Validate a copy in which over-long strings are blanked (see kMaxStringLength)
+  // and the unknown fields, reported already, are left out: one in an object
+  // under oneOf would fail every branch ("set exactly one of") although the
+  // object's own fields choose one. Where a misplaced field belongs
+  // (mistake 7) is kept, so that its required-field error is not repeated.
   nlohmann::json instance = doc.root;
+  std::set<std::string> unknown_fields;
+  std::set<std::string> reindented_to;
+  for (size_t i = walked_from; i < diags->items().size(); ++i) {
+    const Diagnostic& d = diags->items()[i];
+    if (d.code != "spec.unknown-field" || d.location.pointer.empty()) continue;
+    unknown_fields.insert(d.location.pointer);
+    if (std::string to = ReindentedPointer(d.location.pointer, d.hint); !to.empty()) reindented_to.insert(to);
+  }
+  for (auto it = unknown_fields.rbegin(); it != unknown_fields.rend(); ++it) {
+    const nlohmann::json::json_pointer ptr(*it);
+    if (!instance.contains(ptr)) continue;
+    nlohmann::json& parent = instance.at(ptr.parent_pointer());
+    if (parent.is_object()) parent.erase(ptr.back());
+  }
   for (const auto& pointer : reported) {
     nlohmann::json::json_pointer ptr(pointer);
     if (instance.contains(ptr) && instance.at(ptr).is_string() &&
@@ -637,8 +704,10 @@ bool InputSchema::Validate(const Document& doc,
     std::string hint;
     std::string code = "spec.invalid";
     bool at_key = false;
-    if (StartsWith(text, "Missing required property") && RenamedFrom(sub, value, ExtractQuoted(text))) {
-      continue;  // the unknown old name says where this field went
+    if (StartsWith(text, "Missing required property") &&
+        (RenamedFrom(sub, value, ExtractQuoted(text)) ||
+         reindented_to.count(pointer + "/" + EscapePointerToken(ExtractQuoted(text))) != 0)) {
+      continue;  // the unknown old name, or the misplaced field, says where this field went
     } else if (StartsWith(text, "Missing required property")) {
       code = "spec.missing-field";
       message = Subject(pointer) + ": missing required field '" + ExtractQuoted(text) + "'";

@@ -62,7 +62,16 @@ class InputSchema {
   void WalkKeys(const nlohmann::json& instance, const nlohmann::json& schema,
                 const std::string& pointer, const Document& doc,
                 const std::set<std::string>& yaml11_bools, Diagnostics* diags,
-                std::set<std::string>* reported) const;
+                std::set<std::string>* reported,
+                const nlohmann::json* parent_instance = nullptr,
+                const nlohmann::json* parent_schema = nullptr) const;
+  // Mistake 7 of the review: a field written one level off (dedented under
+  // its parent's sibling, or indented into a sibling). The hint that says
+  // where it belongs, or "" when no neighbouring object takes `key`.
+  std::string IndentationHint(const std::string& key, const nlohmann::json& instance,
+                              const nlohmann::json& schema, const std::string& pointer,
+                              const Document& doc, const nlohmann::json* parent_instance,
+                              const nlohmann::json* parent_schema) const;
   void FillDefaultsAt(nlohmann::json* instance, const nlohmann::json& schema) const;
   void CheckProfileOptions(const Document& doc, Diagnostics* diags,
                            std::set<std::string>* reported) const;

@@ -184,7 +184,11 @@ local builders = {
                         + pod.stageNodesDiagnostics(ctx) + pod.schedulingDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).
-    local rejected = std.length([d for d in diagnostics if !std.objectHasEx(d, 'severity', false) || std.primitiveEquals(d.severity, 'error')]) > 0;
+    local isError(d) = !std.objectHasEx(d, 'severity', false) || std.primitiveEquals(d.severity, 'error');
+    local rejected = std.length([d for d in diagnostics if isError(d)]) > 0;
+    // A rejected target still names its accelerator (null when its profile
+    // does not know it: profile.libsonnet), so that the memory fit reports
+    // in the same run (compiler.cc CheckFitOfFailedExpansion; D9, mistake 5).
     local workloadFiles = if rejected then {} else k8s.files($.stages(ctx));
     // The Kueue objects sized from the queued workloads (kueue.libsonnet) join 00-base.
     local stageFiles = workloadFiles + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), kueue.objects(ctx, workloadFiles), {});
@@ -200,7 +204,7 @@ local builders = {
         local owners = $.workloadOwners(runtimes, ctx.runtime);
         local suffixes = [[p, $.podNameSuffixBy(runtimes, owners, stageFiles[p])] for p in std.objectFields(stageFiles)];
         { [s[0]]: s[1] for s in suffixes if !std.primitiveEquals(s[1], null) },
-      summary: if rejected then {} else {
+      summary: if rejected then { accelerator: ctx.profile.accelerator(ctx) } else {
         profile: target.profile,
         accelerator: ctx.profile.accelerator(ctx),
         storage: storage.describeAll(ctx),

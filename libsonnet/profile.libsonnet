@@ -19,7 +19,7 @@ local required = {
   description: 'description:: one sentence for nemoc schema, explain and profiles',
   defaults: "defaults: {runtime: ...}, the runtime of the profile's targets by default",
   storageBackends: "storageBackends: the storage backends (spec.storage) the profile's clusters mount",
-  accelerator: 'accelerator(ctx):: the GPU model of a target (a key of libsonnet/accelerators.json)',
+  accelerator: 'accelerator(ctx):: the GPU model of a target (a key of libsonnet/accelerators.json), or null when the target does not say (it is read for a target the profile rejected too)',
   localPlacement: 'localPlacement(ctx):: the placement of single-node stage pods',
   placement: 'placement(ctx, runtime):: the placement of multi-node workloads',
 };

@@ -1010,8 +1010,11 @@ TEST_F(NegativeTest, EnvFromASecretIsAReferenceNeverAValue) {
 // (secrets, then the schema, the arithmetic, the profile's rules). Each class
 // of check now reports in the first run: a credential is masked and the spec
 // checked on, schema errors are read as their hints say (maxStep as maxSteps,
-// LoRA as lora, kueue.queue as its new name clusterQueue) and the checks
-// after the schema run on that; nothing is written.
+// LoRA as lora, kueue.queue as its new name clusterQueue, a dedented batch
+// under the stage it belongs to) and the checks after the schema run on
+// that, the memory fit too although the libraries rejected the target;
+// nothing is written. All 12 graded mistakes of the review
+// (field-review.md D, "The 12 mistakes") are in this one file and command.
 TEST_F(NegativeTest, TheReviewsMistakesAreAllReportedInOneRun) {
   const std::string spec = R"(apiVersion: nemoc.dev/v1alpha1
 kind: Project
@@ -1027,15 +1030,23 @@ spec:
     results:
       nfs: {server: nfs.internal, path: /export}
   stages:
+    pretrain:
+      maxSteps: 100
+      nodes: 1
+      parallelism: {tensor: 3}
+      batch: {micro: 1, global: 32}
+      data: {mock: true}
     train:
       mode: LoRA
       maxStep: 100
       nodes: 1
       gpusPerNode: 16
-      parallelism: {tensor: 3}
-      batch: {micro: 1, global: 32}
+      parallelism: {tensor: 2}
       env: {HF_TOKEN: hf_abcdefghijklmnopqrstuvwxyzABCDEF12}
       data: {jsonl: {validation: data/val.jsonl}}
+    batch: {micro: 1, global: 32}
+    serve:
+      engine: lora/train/checkpoints/megatron_gpt_peft_lora_tuning.nemo
   targets:
     - name: p5
       profile: eks-efa
@@ -1044,42 +1055,99 @@ spec:
 )";
   const std::string path = scratch_.Write("mistakes.yaml", spec);
   const std::string mistakes_out = scratch_.path() + "/mistakes-out";
-  RunResult r = RunNemoc({"build", "--out", mistakes_out, path});
+  const std::vector<std::string> sets = {"--set", "spec.stages.train.maxSteps=5", "--set", "spec.stages.train.maxSteps=7"};
+  std::vector<std::string> args = {"build", "--out", mistakes_out};
+  args.insert(args.end(), sets.begin(), sets.end());
+  args.push_back(path);
+  RunResult r = RunNemoc(args);
   EXPECT_EQ(1, r.exit_code) << r.err;
   auto at = [&](const std::string& needle) { return path + ":" + PositionOf(spec, needle) + ": error: "; };
   const std::vector<std::string> expected = {
-      at("hf_abc") + "HuggingFace token in the spec",
+      // 1 a misspelt field
       at("maxStep:") + "unknown field 'maxStep' in spec.stages.train",
-      at("queue: q") + "unknown field 'queue' in spec.targets[0].kueue",
-      at("jsonl: {validation") + "spec.stages.train.data.jsonl: missing required field 'train'",
+      // 2 an enum value's case
       at("LoRA") + "spec.stages.train.mode: \"LoRA\" is not one of",
-      at("\"2502\"") + "nvcr.io/nvidia/nemo:2502 is no NVIDIA release",
-      at("parallelism: {tensor: 3}") + "tensor × pipeline × context parallelism = 3 × 1 × 1 = 3 does not divide the world size 16",
+      // 3 tensor parallelism 3 with 64 heads (and its world size)
+      at("parallelism: {tensor: 3}") + "tensor × pipeline × context parallelism = 3 × 1 × 1 = 3 does not divide the world size 8",
       at("3}") + "the model's 64 attention heads are not divisible by tensor parallelism 3",
+      // 4 more GPUs per node than the instance has
       at("16\n") + "target p5: gpusPerNode 16 exceeds the 8 GPUs of p5.48xlarge",
+      // 5 70B LoRA at TP 2 on H100: training's own memory, with the libraries' errors
+      at("parallelism: {tensor: 2}") + "target p5: estimated memory per GPU ~",
+      // 6 JSONL without its training file, with the field's own hint
+      at("jsonl: {validation") + "spec.stages.train.data.jsonl: missing required field 'train'",
+      // 7 bad indentation: a stage field dedented to the level of the stages
+      at("batch: {micro: 1, global: 32}\n    serve") + "unknown field 'batch' in spec.stages",
+      // 8 a pasted token, masked
+      at("hf_abc") + "HuggingFace token in the spec",
+      // 9 a tag that is no NVIDIA release
+      at("\"2502\"") + "nvcr.io/nvidia/nemo:2502 is no NVIDIA release",
+      // 10 Kueue topology on a profile without topology labels
       at("block}") + "target p5: topology-aware scheduling needs the node labels",
+      // 11 serve.engine naming a checkpoint file
+      at("lora/train/checkpoints") + "spec.stages.serve.engine: lora/train/checkpoints/megatron_gpt_peft_lora_tuning.nemo is a "
+                                     "checkpoint file",
+      // (the renamed kueue field and eks-efa's EFA image, from the same review)
+      at("queue: q") + "unknown field 'queue' in spec.targets[0].kueue",
       at("name: p5") + "target p5: eks-efa training needs an EFA-capable image",
   };
   for (const auto& e : expected) EXPECT_NE(std::string::npos, r.err.find(e)) << e << "\n" << r.err;
+  // 12 one --set path given twice
+  EXPECT_NE(std::string::npos, r.err.find("--set spec.stages.train.maxSteps: error: --set spec.stages.train.maxSteps is given twice"))
+      << r.err;
   EXPECT_NE(std::string::npos, r.err.find("hint: renamed to 'clusterQueue'")) << r.err;
   EXPECT_NE(std::string::npos, r.err.find("hint: did you mean '25.02'?")) << r.err;
   EXPECT_NE(std::string::npos, r.err.find("hint: train: Training file.")) << r.err;
+  EXPECT_NE(std::string::npos,
+            r.err.find("hint: indent it under 'train' (line 21): 'batch' is a field of spec.stages.train"))
+      << r.err;
+  // The dedented batch is read as train's: no missing-field error for it,
+  // and no divisibility error from a default batch.
+  EXPECT_EQ(std::string::npos, r.err.find("spec.stages.train: missing required field 'batch'")) << r.err;
   // No message quotes the token; the spec's mode is read as lora, not defaulted.
   EXPECT_EQ(std::string::npos, r.err.find("hf_abcdefghij")) << r.err;
   EXPECT_EQ(std::string::npos, r.err.find("mode pretrain")) << r.err;
   EXPECT_FALSE(std::filesystem::exists(mistakes_out));
-  // The same in -o json, every error with its JSON pointer.
-  r = RunNemoc({"validate", "-o", "json", path});
+  // The same in -o json, every error from the file with its JSON pointer.
+  args = {"validate", "-o", "json"};
+  args.insert(args.end(), sets.begin(), sets.end());
+  args.push_back(path);
+  r = RunNemoc(args);
   EXPECT_EQ(1, r.exit_code);
   const nlohmann::json report = nlohmann::json::parse(r.out);
   size_t errors = 0;
   for (const auto& d : report["diagnostics"]) {
-    if (d["severity"] != "error") continue;
+    if (d["severity"] != "error" || d.value("code", "") == "set.conflict") continue;
     ++errors;
     EXPECT_TRUE(d.contains("pointer") && d["pointer"].get<std::string>().rfind("/spec", 0) == 0) << d.dump();
   }
   EXPECT_GE(errors, expected.size());
   EXPECT_EQ(std::string::npos, r.out.find("hf_abcdefghij"));
+}
+
+// Mistake 7 the other way: a field indented into the object below it is
+// read where it belongs; what the checks find in it is located where it is
+// written, and the object it was written in raises nothing of its own (its
+// oneOf was not failed by the stray field).
+TEST_F(NegativeTest, AFieldIndentedIntoItsSiblingIsReadWhereItBelongs) {
+  const std::string spec = Replace(kBaseSpec, "      data: {mock: true}\n",
+                                   "      data:\n        mock: true\n        maxSteps: 10\n");
+  const std::string path = scratch_.Write("indented.yaml", spec);
+  RunResult r = RunNemoc({"validate", path});
+  EXPECT_EQ(1, r.exit_code) << r.err;
+  EXPECT_NE(std::string::npos,
+            r.err.find(path + ":" + PositionOf(spec, "maxSteps") +
+                       ": error: unknown field 'maxSteps' in spec.stages.train.data\n"))
+      << r.err;
+  EXPECT_NE(std::string::npos,
+            r.err.find("hint: indent it as far as 'data' (line 24): 'maxSteps' is a field of spec.stages.train"))
+      << r.err;
+  // maxSteps 10 is read as train's: the default warm-up outlasts it, at the line it is written.
+  EXPECT_NE(std::string::npos,
+            r.err.find(path + ":" + PositionOf(spec, "10\n") + ": warning: the default warm-up of 100 steps"))
+      << r.err;
+  EXPECT_EQ(std::string::npos, r.err.find("set exactly one of")) << r.err;
+  EXPECT_NE(std::string::npos, r.err.find("1 error")) << r.err;
 }
 
 // Mistake 12: two --set of one path, and a --set a target's overrides replace.
