@@ -17,6 +17,18 @@
 #include "data_dir.h"
 #include "edit_distance.h"
 
+// jemalloc (linked in by CMakeLists.txt's NEMOC_JEMALLOC) reads this at
+// start-up; MALLOC_CONF in the environment still overrides it. Transparent
+// huge pages for its heap and metadata: the Jsonnet evaluations allocate
+// and free a few hundred MB per worker, and with 4 KiB pages a fifth of a
+// build's CPU was the kernel's page faults (issue #47: 250 synthetic targets
+// -j2, system time 4.5 -> 1.2-1.7 s, minor faults of a no-op rebuild of the
+// examples -55 %; bench/RESULTS.md). A kernel without THP ignores the advice;
+// glibc's malloc (the sanitizer builds) ignores the symbol.
+extern "C" {
+__attribute__((used)) const char* malloc_conf = "thp:always,metadata_thp:always";
+}
+
 namespace {
 
 // nemoc's version, where its data is, and which Kubernetes schemas an
