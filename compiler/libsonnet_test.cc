@@ -17,6 +17,8 @@
 
 extern "C" {
 #include <libjsonnet.h>
+
+#include "test_prerequisite.h"
 }
 
 namespace nemoc {
@@ -453,6 +455,37 @@ TEST(HealthLibsonnetTest, HealthIsCodeWithTheConditionFormAsAHelper) {
   jsonnet_destroy(vm);
   EXPECT_EQ(1, failed);
   EXPECT_NE(text.find("runtime volcano: workload.health needs suspend, lua and cel"), std::string::npos) << text;
+}
+
+// The condition helper's Lua reads a kind's own suspend field: a kind held
+// at another pointer than the built-in kinds' (/spec/suspend,
+// /spec/runPolicy/suspend) reads Suspended while Kueue holds it, not
+// Progressing. Run in Lua 5.1, the version Argo CD embeds (gopher-lua).
+TEST(HealthLibsonnetTest, TheConditionHelpersLuaReadsTheKindsOwnSuspendField) {
+  if (std::system("command -v lua5.1 > /dev/null 2>&1") != 0) NEMOC_MISSING_PREREQUISITE("lua5.1 is not installed");
+  const std::string lua =
+      Eval("(import 'health.libsonnet').conditions('/spec/hold/suspend', 'Done', 'Broken')")["lua"].get<std::string>();
+  char dir_template[] = "/tmp/nemoc-health-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir_template));
+  const std::string dir = dir_template;
+  auto status = [&](const std::string& obj) {
+    {
+      std::ofstream f(dir + "/check.lua");
+      f << "obj = " << obj << "\nlocal function check()\n" << lua << "end\nio.write(check().status)\n";
+    }
+    const std::string cmd = "lua5.1 " + dir + "/check.lua > " + dir + "/out 2>&1";
+    EXPECT_EQ(0, std::system(cmd.c_str())) << lua;
+    std::ifstream in(dir + "/out");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ("Suspended", status("{spec = {hold = {suspend = true}}}"));
+  EXPECT_EQ("Progressing", status("{spec = {hold = {suspend = false}}}"));
+  EXPECT_EQ("Progressing", status("{spec = {suspend = true}}"));  // not this kind's field
+  EXPECT_EQ("Healthy", status("{spec = {}, status = {conditions = {{type = \"Done\", status = \"True\"}}}}"));
+  std::filesystem::remove_all(dir);
+  // The built-in kinds' test is the one line it always was (argocd-cm unchanged).
+  EXPECT_EQ(Eval("(import 'health.libsonnet').luaSuspended('/spec/runPolicy/suspend')"),
+            "obj.spec ~= nil and (obj.spec.suspend == true or (obj.spec.runPolicy ~= nil and obj.spec.runPolicy.suspend == true))");
 }
 
 }  // namespace

@@ -26,7 +26,7 @@
       lua: 'hs = {}\n'
            + 'hs.status = "Progressing"\n'
            + 'hs.message = "waiting for the workload to finish"\n'
-           + 'if obj.spec ~= nil and (obj.spec.suspend == true or (obj.spec.runPolicy ~= nil and obj.spec.runPolicy.suspend == true)) then\n'
+           + 'if ' + $.luaSuspended(suspend) + ' then\n'
            + '  hs.status = "Suspended"\n'
            + '  hs.message = "suspended (waiting for Kueue admission)"\n'
            + 'end\n'
@@ -59,6 +59,17 @@
         failed: "has(status.conditions) && status.conditions.exists(e, e.type == '" + failure + "' && e.status == 'True')",
       } else null,
     } + (if std.primitiveEquals(mutatedBy, null) then {} else { mutatedBy: mutatedBy }),
+
+  // The Lua test that the field at JSON pointer `suspend` is true, every
+  // object on its way checked for nil. The built-in kinds' two pointers keep
+  // the test they always had (one line for both, so argocd-cm is unchanged).
+  luaSuspended(suspend)::
+    if std.member(['/spec/suspend', '/spec/runPolicy/suspend'], suspend) then
+      'obj.spec ~= nil and (obj.spec.suspend == true or (obj.spec.runPolicy ~= nil and obj.spec.runPolicy.suspend == true))'
+    else
+      local tokens = [std.strReplace(std.strReplace(t, '~1', '/'), '~0', '~') for t in std.split(suspend, '/')[1:]];
+      local path(n) = 'obj' + std.join('', ['["' + std.strReplace(std.strReplace(t, '\\', '\\\\'), '"', '\\"') + '"]' for t in tokens[:n]]);
+      std.join(' and ', [path(n) + ' ~= nil' for n in std.range(1, std.length(tokens) - 1)] + [path(std.length(tokens)) + ' == true']),
 
   // A record in the form runtimes wrote before health was code -- {suspend,
   // success, failure, cel: bool, mutatedBy?} -- as code, so such a --jpath
