@@ -239,6 +239,9 @@ std::unique_ptr<InputSchema> InputSchema::Load(const std::string& path, std::str
 namespace {
 
 const nlohmann::json::json_pointer kTargetProperties("/definitions/target/properties");
+// A target option two profiles declare with schemas of their own: profile ->
+// its schema (ComposeProfileOptions).
+const char kPerProfile[] = "x-nemoc-per-profile";
 const nlohmann::json::json_pointer kBuiltinProfiles(
     "/definitions/target/properties/profile/x-nemoc-builtin-profiles");
 
@@ -308,11 +311,31 @@ bool ComposeProfileOptions(const std::string& profile, const nlohmann::json& opt
     nlohmann::json declared = *existing;
     nlohmann::json readers = declared["x-nemoc-profiles"];
     declared.erase("x-nemoc-profiles");
-    if (declared != option) {
-      *err = "option " + field + " has another schema than profile " +
-             (readers.empty() ? std::string("?") : readers[0].get<std::string>()) +
-             "'s option of that name (give it a name of its own)";
-      return false;
+    if (declared.contains(kPerProfile) || declared != option) {
+      // #48: options are namespaced per profile. Two profiles may name an
+      // option alike with schemas of their own (an AKS profile's `rdma` is
+      // not vanilla-k8s's): the common property then only describes the
+      // field, and each reader's schema applies to its own targets through
+      // an if/then on the target's profile (valijson ConditionalConstraint;
+      // WalkKeys and SchemaAt pick the variant the same way).
+      nlohmann::json& target = schema->at(kTargetProperties.parent_pointer());
+      auto add_rule = [&](const std::string& reader, const nlohmann::json& own) {
+        if (!target.contains("allOf")) target["allOf"] = nlohmann::json::array();
+        target["allOf"].push_back({{"if", {{"properties", {{"profile", {{"const", reader}}}}}, {"required", {"profile"}}}},
+                                   {"then", {{"properties", {{field, own}}}}}});
+      };
+      if (!declared.contains(kPerProfile)) {
+        nlohmann::json per_profile = nlohmann::json::object();
+        for (const auto& reader : readers) {
+          per_profile[reader.get<std::string>()] = declared;
+          add_rule(reader.get<std::string>(), declared);
+        }
+        *existing = {{"description", declared.value("description", "")},
+                     {"x-nemoc-profiles", readers},
+                     {kPerProfile, std::move(per_profile)}};
+      }
+      (*existing)[kPerProfile][profile] = option;
+      add_rule(profile, option);
     }
     (*existing)["x-nemoc-profiles"].push_back(profile);
   }
@@ -347,7 +370,7 @@ nlohmann::json InputSchema::PlaceholderAt(const std::string& pointer) const {
   return nullptr;
 }
 
-const nlohmann::json* InputSchema::SchemaAt(const std::string& pointer) const {
+const nlohmann::json* InputSchema::SchemaAt(const std::string& pointer, const nlohmann::json* root) const {
   const nlohmann::json* schema = &Resolve(schema_);
   size_t i = 0;
   while (i < pointer.size()) {
@@ -372,6 +395,15 @@ const nlohmann::json* InputSchema::SchemaAt(const std::string& pointer) const {
       child = &(*schema)["additionalProperties"];
     }
     if (child == nullptr) return nullptr;
+    if (root != nullptr && child->is_object() && child->contains(kPerProfile)) {
+      const nlohmann::json::json_pointer holder(pointer.substr(0, i));
+      const nlohmann::json* object = root->contains(holder) ? &root->at(holder) : nullptr;
+      const auto profile = object != nullptr && object->is_object() ? object->find("profile") : root->end();
+      if (object != nullptr && object->is_object() && profile != object->end() && profile->is_string() &&
+          (*child)[kPerProfile].contains(profile->get<std::string>())) {
+        child = &(*child)[kPerProfile][profile->get<std::string>()];
+      }
+    }
     schema = &Resolve(*child);
     if (next == std::string::npos) break;
     i = next;
@@ -473,11 +505,11 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
                       schema["additionalProperties"].is_boolean() &&
                       !schema["additionalProperties"].get<bool>();
   std::vector<std::string> allowed;
+  // A target's allowed fields: the common ones and its own profile's options.
+  const std::string profile = has_properties && instance.contains("profile") && instance["profile"].is_string()
+                                  ? instance["profile"].get<std::string>()
+                                  : std::string();
   if (has_properties) {
-    // A target's allowed fields: the common ones and its own profile's options.
-    const std::string profile = instance.contains("profile") && instance["profile"].is_string()
-                                    ? instance["profile"].get<std::string>()
-                                    : std::string();
     for (const auto& [key, property] : schema["properties"].items()) {
       if (profiles_.count(profile) != 0 && property.is_object() && property.contains("x-nemoc-profiles")) {
         const auto& readers = property["x-nemoc-profiles"];
@@ -505,7 +537,10 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
       continue;
     }
     if (has_properties && schema["properties"].contains(key)) {
-      WalkKeys(value, schema["properties"][key], child, doc, yaml11_bools, diags,
+      const nlohmann::json& property = schema["properties"][key];
+      // #48: an option two profiles declare alike is walked in the schema of this target's profile.
+      const bool own = property.is_object() && property.contains(kPerProfile) && property[kPerProfile].contains(profile);
+      WalkKeys(value, own ? property[kPerProfile][profile] : property, child, doc, yaml11_bools, diags,
                reported, &instance, &schema);
       continue;
     }
@@ -681,6 +716,7 @@ bool InputSchema::Validate(const Document& doc,
     if (StartsWith(text, "Failed to validate against schema associated with") ||
         StartsWith(text, "Failed to validate item #") ||
         StartsWith(text, "Failed to validate against child schema") ||
+        StartsWith(text, "Failed to validate against a conditional schema") ||
         StartsWith(text, "Failed to validate against additional properties") ||
         StartsWith(text, "Object contains a property that could not be validated")) {
       if (pointer.size() >= deepest_wrapper.size()) deepest_wrapper = pointer;
@@ -698,7 +734,7 @@ bool InputSchema::Validate(const Document& doc,
 
     nlohmann::json::json_pointer ptr(pointer);
     const nlohmann::json* value = doc.root.contains(ptr) ? &doc.root.at(ptr) : nullptr;
-    const nlohmann::json* sub = SchemaAt(pointer);
+    const nlohmann::json* sub = SchemaAt(pointer, &doc.root);
     const std::string description = sub ? sub->value("description", "") : "";
     std::string message;
     std::string hint;
@@ -713,7 +749,7 @@ bool InputSchema::Validate(const Document& doc,
       message = Subject(pointer) + ": missing required field '" + ExtractQuoted(text) + "'";
       at_key = true;
       const std::string field = ExtractQuoted(text);
-      const nlohmann::json* missing = SchemaAt(pointer + "/" + EscapePointerToken(field));
+      const nlohmann::json* missing = SchemaAt(pointer + "/" + EscapePointerToken(field), &doc.root);
       if (missing) hint = missing->value("description", "");
       // The field's own description first (D9: "train: Training file."), then
       // what its type says.

@@ -40,7 +40,10 @@ class InputSchema {
   void FillDefaults(nlohmann::json* instance) const;
 
   /// The (resolved) sub-schema describing the value at `pointer`, or nullptr.
-  const nlohmann::json* SchemaAt(const std::string& pointer) const;
+  /// With `root` (the document), an option two profiles declare with
+  /// schemas of their own is looked up in the schema of the profile of the
+  /// target that holds it.
+  const nlohmann::json* SchemaAt(const std::string& pointer, const nlohmann::json* root = nullptr) const;
   /// D9: a value the schema at `pointer` accepts that stands in for a missing
   /// required field (its default, else a plain string, the minimum number,
   /// an empty object); null when the schema has no simple one.

@@ -225,10 +225,51 @@ TEST(InputSchemaTest, ComposedProfileOptionsValidateAndArePoliced) {
   json fresh = Schema().json();
   EXPECT_FALSE(ComposeProfileOptions("x", {{"gpu", {{"description", "d"}, {"type", "string"}}}}, &fresh, &err));
   EXPECT_EQ(err, "option gpu is a field every target has (spec.targets[].gpu)");
-  EXPECT_FALSE(ComposeProfileOptions("x", {{"rdma", {{"description", "d"}, {"type", "string"}}}}, &fresh, &err));
-  EXPECT_NE(err.find("option rdma has another schema than profile vanilla-k8s's option"), std::string::npos) << err;
   EXPECT_FALSE(ComposeProfileOptions("x", {{"zone", {{"type", "string"}}}}, &fresh, &err));
   EXPECT_EQ(err, "option zone must be a JSON Schema with a description");
+}
+
+// #48 item 1: options are namespaced per profile. A profile may name an
+// option like another profile's with a schema of its own (an AKS profile's
+// rdma, an InfiniBand device name, is not vanilla-k8s's {count}); each
+// target's value is validated against its own profile's schema.
+TEST(InputSchemaTest, TwoProfilesMayDeclareOneOptionNameWithSchemasOfTheirOwn) {
+  json schema = Schema().json();
+  std::string err;
+  ASSERT_TRUE(ComposeProfileOptions("aks", {{"rdma", {{"description", "The InfiniBand device."}, {"type", "string"},
+                                                      {"enum", {"ib0", "ib1"}}}}},
+                                    &schema, &err))
+      << err;
+  auto composed = InputSchema::FromJson(schema, "composed", &err);
+  ASSERT_NE(composed, nullptr) << err;
+  std::set<std::string> yaml11;
+  auto check = [&](const std::string& profile, const std::string& rdma) {
+    Document doc;
+    Diagnostics diags;
+    EXPECT_TRUE(LoadSpecText("spec.yaml", Replace(Replace(kBase, "profile: vanilla-k8s", "profile: " + profile),
+                                                  "      profile: " + profile + "\n",
+                                                  "      profile: " + profile + "\n      rdma: " + rdma + "\n"),
+                             &doc, &diags, {}, &yaml11));
+    composed->Validate(doc, yaml11, &diags);
+    return RenderAll(diags);
+  };
+  EXPECT_EQ(Lines{}, check("aks", "ib0"));
+  EXPECT_EQ(Lines{}, check("vanilla-k8s", "{count: 4}"));
+  EXPECT_EQ(Lines{"error spec.not-allowed@23:13: spec.targets[0].rdma: \"ib9\" is not one of: ib0, ib1 | did you mean 'ib0'?"},
+            check("aks", "ib9"));
+  const Lines object = check("aks", "{count: 4}");
+  EXPECT_NE(std::find(object.begin(), object.end(),
+                      "error spec.wrong-type@23:13: spec.targets[0].rdma: expected a string, got mapping {\"count\":4}"),
+            object.end())
+      << ::testing::PrintToString(object);
+  const Lines vanilla = check("vanilla-k8s", "ib0");
+  ASSERT_EQ(1u, vanilla.size());
+  EXPECT_NE(std::string::npos, vanilla[0].find("error spec.wrong-type@23:13: spec.targets[0].rdma: expected a mapping, got string \"ib0\""))
+      << vanilla[0] << "\n";
+  // Inside an option, unknown fields are found in the target's own profile's schema.
+  const Lines unknown = check("vanilla-k8s", "{count: 4, cuont: 1}");
+  ASSERT_EQ(1u, unknown.size());
+  EXPECT_NE(std::string::npos, unknown[0].find("unknown field 'cuont' in spec.targets[0].rdma")) << unknown[0];
 }
 
 TEST(InputSchemaTest, UnknownTopLevelKeyListsAllowedFields) {
