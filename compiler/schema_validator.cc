@@ -319,10 +319,11 @@ bool ComposeProfileOptions(const std::string& profile, const nlohmann::json& opt
       // an if/then on the target's profile (valijson ConditionalConstraint;
       // WalkKeys and SchemaAt pick the variant the same way).
       nlohmann::json& target = schema->at(kTargetProperties.parent_pointer());
-      auto add_rule = [&](const std::string& reader, const nlohmann::json& own) {
+      const std::string name = field;  // clang cannot capture a structured binding
+      auto add_rule = [&target, &name](const std::string& reader, const nlohmann::json& own) {
         if (!target.contains("allOf")) target["allOf"] = nlohmann::json::array();
         target["allOf"].push_back({{"if", {{"properties", {{"profile", {{"const", reader}}}}}, {"required", {"profile"}}}},
-                                   {"then", {{"properties", {{field, own}}}}}});
+                                   {"then", {{"properties", {{name, own}}}}}});
       };
       if (!declared.contains(kPerProfile)) {
         nlohmann::json per_profile = nlohmann::json::object();
