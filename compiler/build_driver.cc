@@ -34,7 +34,7 @@ struct SpecResult {
   PreparedSpec prepared;
 };
 
-void Done(SpecResult* result) {
+void Done(SpecResult* result, const DriverOptions& options) {
   // What the spec was prepared from is no longer needed (its text is in `sources`).
   result->prepared.doc = Document();
   result->prepared.target_docs.clear();
@@ -42,13 +42,15 @@ void Done(SpecResult* result) {
   // Sources are only needed to quote diagnostics; a clean spec's library
   // texts would otherwise be held for every spec until the end.
   if (result->diags.empty()) result->sources.clear();
+  // Issue #47: a build stages the spec's trees on disk now, not at the end.
+  if (result->ok && options.compiled) options.compiled(&result->spec);
 }
 
 // Expands and finishes the prepared specs `batch` (indices into `results`):
 // one evaluation for all of them when there are several, and one at a time
 // (with Expand's error attribution) when that evaluation fails.
 void CompileBatch(const Compiler& compiler, const std::vector<size_t>& batch,
-                  JsonnetExpander* expander, std::vector<SpecResult>* results) {
+                  JsonnetExpander* expander, std::vector<SpecResult>* results, const DriverOptions& options) {
   std::vector<JsonnetExpander::BatchSpec> items;
   for (size_t i : batch) {
     const PreparedSpec& p = (*results)[i].prepared;
@@ -76,14 +78,14 @@ void CompileBatch(const Compiler& compiler, const std::vector<size_t>& batch,
       r.ok = ok[k] && compiler.Finish(&r.prepared, &expansions[k], &r.spec, &r.diags);
       if (r.ok) compiler.Stamp(r.prepared, &r.spec, expander);
       expansions[k].clear();
-      Done(&r);
+      Done(&r, options);
     }
     return;
   }
   for (size_t i : batch) {
     SpecResult& r = (*results)[i];
     r.ok = compiler.CompilePrepared(&r.prepared, &r.spec, &r.diags, &r.sources, expander);
-    Done(&r);
+    Done(&r, options);
   }
 }
 
@@ -120,13 +122,13 @@ bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& spec
       if (!loaded.attempted) compiler.Load(specs[i], &loaded);
       compiler.Resolve(loaded);
       if (!compiler.Prepare(&loaded, &result.spec, &result.prepared, &result.diags, &result.sources)) {
-        Done(&result);
+        Done(&result, options);
         continue;
       }
       if (result.prepared.blocked) {  // checked on alone, never built (D9)
         result.ok = compiler.CompilePrepared(&result.prepared, &result.spec, &result.diags, &result.sources,
                                              expander.get());
-        Done(&result);
+        Done(&result, options);
         continue;
       }
       batch.push_back(i);
@@ -136,12 +138,12 @@ bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& spec
       const size_t unclaimed = specs.size() - i - 1;
       if (batch_targets >= kBatchTargets || batch.size() >= batch_specs ||
           batch.size() * workers >= unclaimed + batch.size()) {
-        CompileBatch(compiler, batch, expander.get(), &results);
+        CompileBatch(compiler, batch, expander.get(), &results, options);
         batch.clear();
         batch_targets = 0;
       }
     }
-    if (!batch.empty()) CompileBatch(compiler, batch, expander.get(), &results);
+    if (!batch.empty()) CompileBatch(compiler, batch, expander.get(), &results, options);
   };
   if (workers == 1) {
     work();

@@ -24,6 +24,11 @@ struct DriverOptions {
   // Called (serialised, from the worker threads) as each spec starts:
   // (specs started before it, count, path).
   std::function<void(size_t, size_t, const std::string&)> progress;
+  // Called from the worker threads (not serialised) with each spec that
+  // compiled, as soon as it has: `build` stages its trees on disk and keeps
+  // only what the rest of the run reads (issue #47: the trees of 1,000
+  // targets were held until the swap). Not called for a spec that failed.
+  std::function<void(CompiledSpec*)> compiled;
 };
 
 /// The number of hardware threads (at least 1).

@@ -204,8 +204,10 @@ bool MakeCompiler(const CompileFlags& flags, std::unique_ptr<Compiler>* compiler
 
 bool CompileAll(Compiler* compiler, const std::vector<std::string>& specs,
                 std::vector<CompiledSpec>* compiled, Diagnostics* diags, int jobs,
-                bool skip_up_to_date, const ProgressFn& progress) {
+                bool skip_up_to_date, const ProgressFn& progress,
+                const std::function<void(CompiledSpec*)>& compiled_hook) {
   DriverOptions options;
+  options.compiled = compiled_hook;
   options.jobs = jobs;
   options.skip_up_to_date = skip_up_to_date;
   options.progress = progress;

@@ -86,7 +86,8 @@ using ProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 /// `skip_up_to_date`, targets whose stamp matches come back up_to_date.
 bool CompileAll(Compiler* compiler, const std::vector<std::string>& specs,
                 std::vector<CompiledSpec>* compiled, Diagnostics* diags, int jobs = 1,
-                bool skip_up_to_date = false, const ProgressFn& progress = {});
+                bool skip_up_to_date = false, const ProgressFn& progress = {},
+                const std::function<void(CompiledSpec*)>& compiled_hook = {});
 
 /// A progress line on stderr ("[2/7] compiling examples/x.yaml"), redrawn in
 /// place; only when stderr is a terminal and there are several specs.

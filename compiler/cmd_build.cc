@@ -3,6 +3,10 @@
 #include "commands.h"
 
 #include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
 
 #include "build_stamp.h"
 #include "cost.h"
@@ -16,7 +20,8 @@ namespace nemoc {
 
 const char kBuildHelp[] =
     "Compile specs into out/<project>/<target>/. Every spec is validated and every target\n"
-    "expanded before anything is written; on any error nothing on disk changes.\n"
+    "expanded before any output tree changes (each new tree is staged beside its target as\n"
+    "its spec compiles); on any error nothing on disk changes.\n"
     "Each target directory is replaced atomically; files nemoc no longer generates are\n"
     "removed; a target directory holding files nemoc did not write is refused.\n"
     "--commit records the target directories in Git (libgit2): the commit changes exactly\n"
@@ -64,43 +69,106 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   }
   std::vector<CompiledSpec> compiled;
   ProgressLine progress(!json && !flags.quiet && flags.specs.size() > 1 && StderrIsTerminal());
+
+  // One writer per output root from the first write to the last (E1): the
+  // preflight, the commit checks and the writes see no other process's
+  // half-swapped tree. Taken when the first spec's trees are staged, or
+  // after compiling when none was.
+  RealDisk disk;
+  std::mutex lock_mu;
+  std::unique_ptr<OutputLock> output_lock;
+  auto take_lock = [&](Diagnostics* into) {
+    if (output_lock != nullptr) return true;
+    std::string lock_err;
+    output_lock = OutputLock::Acquire(
+        flags.out_dir, kOutputLockName,
+        [&] {
+          if (!flags.quiet && !json) {
+            std::fprintf(stderr, "nemoc: waiting for another nemoc writing %s\n", ForTerminal(flags.out_dir).c_str());
+          }
+          TestPause("out-lock-wait");
+        },
+        &lock_err);
+    if (output_lock == nullptr) {
+      into->Error("output.io", lock_err);
+      return false;
+    }
+    TestPause("out-locked");
+    return true;
+  };
+
+  // Issue #47: without --commit (which needs every tree in memory), each
+  // spec's new trees are staged beside their targets as soon as the spec has
+  // compiled, and only what the rest of the run reads is kept (the cluster
+  // bundle's contribution file): 1,000 targets held ~200 MiB of trees until
+  // the swap. Staging is what it was -- the same checks, nothing visible
+  // until every tree is staged and swapped, everything staged abandoned on
+  // any error -- only earlier.
+  std::map<std::string, StagedTree> early;  // target dir -> its staged tree
+  std::set<std::string> early_projects;
+  Diagnostics early_diags;
+  bool early_failed = false;
+  auto stage_early = [&](CompiledSpec* spec) {
+    std::lock_guard<std::mutex> lock(lock_mu);
+    // A second spec of one project is refused after compiling; nothing of it is staged.
+    if (early_failed || !early_projects.insert(spec->project_dir).second) return;
+    if (!take_lock(&early_diags)) {
+      early_failed = true;
+      return;
+    }
+    for (auto& target : spec->targets) {
+      if (target.up_to_date) continue;
+      if (!StageTree(disk, target.dir, target.tree, &early[target.dir], &early_diags)) {
+        early_failed = true;
+        return;
+      }
+      FileTree kept;
+      if (auto contribution = target.tree.find(kContributionFile); contribution != target.tree.end()) {
+        kept.insert(target.tree.extract(contribution));
+      }
+      target.tree.swap(kept);
+    }
+  };
+  auto abandon_early = [&] {
+    std::vector<StagedTree*> all;
+    for (auto& [dir, st] : early) all.push_back(&st);
+    AbandonAllStaged(disk, all);
+    early.clear();
+  };
+  // An I/O failure is the machine's (3); a refusal of what is on disk, such
+  // as a user's directory under a reserved name, is the input's (1).
+  auto exit_code = [&] {
+    bool io = false;
+    for (const auto& d : diags.items()) io = io || (d.severity == Severity::kError && d.code == "output.io");
+    return io ? kExitInternal : ExitCodeFor(diags);
+  };
+
   // Incremental: a target whose stamp matches its tree on disk is not
   // expanded again. Not with --commit, which needs every tree in memory.
   const bool compiled_ok = CompileAll(compiler.get(), flags.specs, &compiled, &diags, flags.jobs,
-                                      /*skip_up_to_date=*/!commit.commit, progress.Callback());
+                                      /*skip_up_to_date=*/!commit.commit, progress.Callback(),
+                                      commit.commit ? std::function<void(CompiledSpec*)>() : stage_early);
   progress.Clear();
-  if (!compiled_ok) return fail(ExitCodeFor(diags));
-
-  // One writer per output root from here to the last write (E1): the
-  // preflight, the commit checks and the writes see no other process's
-  // half-swapped tree.
-  std::string lock_err;
-  const auto output_lock = OutputLock::Acquire(
-      flags.out_dir, kOutputLockName,
-      [&] {
-        if (!flags.quiet && !json) {
-          std::fprintf(stderr, "nemoc: waiting for another nemoc writing %s\n", ForTerminal(flags.out_dir).c_str());
-        }
-        TestPause("out-lock-wait");
-      },
-      &lock_err);
-  if (output_lock == nullptr) {
-    diags.Error("output.io", lock_err);
-    return fail(ExitCodeFor(diags));
+  diags.Append(early_diags);
+  if (!compiled_ok || early_failed) {
+    abandon_early();
+    return fail(early_failed ? exit_code() : ExitCodeFor(diags));
   }
-  TestPause("out-locked");
+  if (!take_lock(&diags)) return fail(ExitCodeFor(diags));
 
   // The platform bundle of every cluster the targets name (decision F3),
   // merged with what targets already on disk contribute to it.
-  RealDisk disk;
   std::vector<ClusterTree> clusters;
-  if (!ComputeClusterTrees(disk, compiled, &clusters, &diags)) return fail(ExitCodeFor(diags));
+  if (!ComputeClusterTrees(disk, compiled, &clusters, &diags)) {
+    abandon_early();
+    return fail(ExitCodeFor(diags));
+  }
 
   // Preflight: refuse before writing anything if any target directory holds
-  // files nemoc did not generate.
+  // files nemoc did not generate (a staged target's was checked by StageTree).
   for (const auto& spec : compiled) {
     for (const auto& target : spec.targets) {
-      if (target.up_to_date) continue;  // already checked against its stamp
+      if (target.up_to_date || early.count(target.dir) != 0) continue;  // already checked
       FileTree existing;
       ReadTree(disk, target.dir, &existing, &diags);
     }
@@ -109,7 +177,10 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     FileTree existing;
     ReadTree(disk, cluster.dir, &existing, &diags);
   }
-  if (diags.has_errors()) return fail(ExitCodeFor(diags));
+  if (diags.has_errors()) {
+    abandon_early();
+    return fail(ExitCodeFor(diags));
+  }
 
   // --commit: the repository, and no uncommitted edits where nemoc writes.
   std::unique_ptr<GitCommitter> committer;
@@ -143,6 +214,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     // index from a stale read. Taken after the output lock, always in that
     // order, so two builds cannot deadlock.
     // In the common Git directory, which every worktree shares with its refs.
+    std::string lock_err;
     repo_lock = OutputLock::Acquire(
         committer->common_dir(), kRepoLockName,
         [&] {
@@ -167,18 +239,28 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   // All or nothing across every target of every spec (E4): stage each new
   // tree completely, then swap all of them in, then drop the previous trees.
   std::vector<std::vector<StagedTree>> staged(compiled.size() + 1);  // + the clusters
+  // Each target's and cluster's staged tree: one of `staged`, or of `early`.
+  std::vector<std::vector<StagedTree*>> tree_of(compiled.size() + 1);
+  if (!write_disk) abandon_early();
   if (write_disk) {
     bool ok = true;
     staged[compiled.size()].resize(clusters.size());
+    for (size_t c = 0; c < clusters.size(); ++c) tree_of[compiled.size()].push_back(&staged[compiled.size()][c]);
     for (size_t c = 0; c < clusters.size() && ok; ++c) {
       if (clusters[c].remove) continue;
       ok = StageTree(disk, clusters[c].dir, clusters[c].tree, &staged[compiled.size()][c], &diags);
     }
-    for (size_t i = 0; i < compiled.size() && ok; ++i) {
+    for (size_t i = 0; i < compiled.size(); ++i) {
       staged[i].resize(compiled[i].targets.size());
+      for (size_t t = 0; t < compiled[i].targets.size(); ++t) {
+        auto found = early.find(compiled[i].targets[t].dir);
+        tree_of[i].push_back(found != early.end() ? &found->second : &staged[i][t]);
+      }
+    }
+    for (size_t i = 0; i < compiled.size() && ok; ++i) {
       for (size_t t = 0; t < compiled[i].targets.size() && ok; ++t) {
         const auto& target = compiled[i].targets[t];
-        if (target.up_to_date) continue;
+        if (target.up_to_date || tree_of[i][t] != &staged[i][t]) continue;  // current, or staged early
         // The marker holds the file list only; the stamp is kept outside the
         // tree (build_stamp.h StampPath) and saved once the tree is in place: C12, C13.
         ok = StageTree(disk, target.dir, target.tree, &staged[i][t], &diags);
@@ -189,17 +271,17 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
     // renamed tree could hold empty files). One syncfs(2) of the output's
     // filesystem instead of an fsync per file.
     bool any_staged = false;
-    for (const auto& per_spec : staged) {
-      for (const auto& st : per_spec) any_staged = any_staged || st.pending();
+    for (const auto& per_spec : tree_of) {
+      for (const StagedTree* st : per_spec) any_staged = any_staged || st->pending();
     }
     if (ok && any_staged) SyncFilesystemOf(flags.out_dir);
     std::vector<StagedTree*> swapped;
-    for (size_t i = 0; i < staged.size() && ok; ++i) {
-      for (auto& st : staged[i]) {
+    for (size_t i = 0; i < tree_of.size() && ok; ++i) {
+      for (StagedTree* st : tree_of[i]) {
         if (!ok) break;
-        if (!st.pending()) continue;
-        ok = SwapStaged(disk, &st, &diags);
-        if (ok) swapped.push_back(&st);
+        if (!st->pending()) continue;
+        ok = SwapStaged(disk, st, &diags);
+        if (ok) swapped.push_back(st);
       }
     }
     if (!ok) {
@@ -208,16 +290,13 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       for (auto& per_spec : staged) {
         for (auto& st : per_spec) all.push_back(&st);
       }
+      for (auto& [dir, st] : early) all.push_back(&st);
       AbandonAllStaged(disk, all);
-      // An I/O failure is the machine's (3); a refusal of what is on disk,
-      // such as a user's directory under a reserved name, is the input's (1).
-      bool io = false;
-      for (const auto& d : diags.items()) io = io || (d.severity == Severity::kError && d.code == "output.io");
-      return fail(io ? kExitInternal : ExitCodeFor(diags));
+      return fail(exit_code());
     }
     if (any_staged) SyncFilesystemOf(flags.out_dir);  // the renames, before old trees go
-    for (auto& per_spec : staged) {
-      for (auto& st : per_spec) FinishStaged(disk, &st, &diags);
+    for (auto& per_spec : tree_of) {
+      for (StagedTree* st : per_spec) FinishStaged(disk, st, &diags);
     }
     for (const auto& spec : compiled) {
       for (const auto& target : spec.targets) {
@@ -249,7 +328,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
         if (!flags.quiet && !json) std::printf("%s: up to date\n", ForTerminal(target.dir).c_str());
         continue;
       }
-      const WriteResult& result = staged[i][t].result;
+      const WriteResult& result = tree_of[i][t]->result;
       spec_report["targets"].push_back({{"name", target.name},
                                         {"dir", target.dir},
                                         {"written", result.wrote},

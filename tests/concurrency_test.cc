@@ -4,6 +4,7 @@
 // same moment (four processes, two per variant); afterwards the tree must be exactly one of the two variants'
 // trees (never partial, never mixed), no temporary sibling may be left, both
 // processes must succeed, and the next build must succeed too.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -220,6 +221,40 @@ TEST(ConcurrencyTest, MultiSpecBuildIsAllOrNothing) {
   EXPECT_NE(std::string::npos, r.err.find("out/other")) << r.err;
   EXPECT_EQ(before, TreeFingerprint(out)) << "a target was replaced although the build failed";
   EXPECT_EQ(std::vector<std::string>{"onprem"}, Siblings(out + "/race"));
+}
+
+// Issue #47: a spec's trees are staged on disk as soon as it has compiled
+// (1,000 targets held ~200 MiB of trees until the swap). A spec compiled
+// after it that fails -- here its profile cannot mount the storage, found by
+// the libraries -- still leaves every tree as it was and no staging behind,
+// whatever the order the two workers finish in (-j 1: "race" is staged
+// first; -j 2: either).
+TEST(ConcurrencyTest, ASpecStagedBeforeAnotherFailsIsAbandoned) {
+  ScratchDir scratch;
+  const std::string spec = scratch.Write("race.yaml", kSpec);
+  std::string broken_text = kSpec;
+  broken_text.replace(broken_text.find("name: race"), 10, "name: other");
+  broken_text.replace(broken_text.find("nfs: {server: nfs.internal, path: /export}"), 42, "gcs: {bucket: ckpt}");
+  const std::string broken = scratch.Write("other.yaml", broken_text);
+  const std::string out = scratch.path() + "/out";
+  RunResult first = RunNemoc({"build", "--quiet", "--out", out, spec});
+  ASSERT_EQ(0, first.exit_code) << first.err;
+  const std::string before = TreeFingerprint(out);
+  for (const char* jobs : {"1", "2"}) {
+    RunResult r = RunNemoc({"build", "--quiet", "-j", jobs, "--out", out, "--set", "spec.stages.train.batch.global=64",
+                            spec, broken});
+    EXPECT_EQ(1, r.exit_code) << r.err;
+    EXPECT_NE(std::string::npos, r.err.find("cannot mount gcs storage")) << r.err;
+    EXPECT_EQ(before, TreeFingerprint(out)) << "-j " << jobs << ": a tree changed although the build failed";
+    EXPECT_EQ(std::vector<std::string>{"onprem"}, Siblings(out + "/race")) << "-j " << jobs;
+    std::vector<std::string> top = Siblings(out);
+    std::sort(top.begin(), top.end());
+    EXPECT_EQ((std::vector<std::string>{"race"}), top) << "-j " << jobs;  // no staging left beside it
+  }
+  // Without the broken spec the same build replaces the tree.
+  RunResult ok = RunNemoc({"build", "--quiet", "--out", out, "--set", "spec.stages.train.batch.global=64", spec});
+  ASSERT_EQ(0, ok.exit_code) << ok.err;
+  EXPECT_NE(before, TreeFingerprint(out));
 }
 
 }  // namespace
