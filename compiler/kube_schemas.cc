@@ -664,6 +664,7 @@ struct KubeSchemas::Impl {
   };
 
   std::string dir;
+  std::vector<std::string> added;  // AddBundle's directories (a --jpath root's kube-schemas/)
   std::map<std::string, std::unique_ptr<Entry>> by_file;  // bundle dir + "/" + file
   std::map<std::pair<std::string, std::string>, Entry*> by_gvk;
   std::map<std::string, std::vector<std::string>> versions_by_kind;
@@ -738,7 +739,9 @@ std::unique_ptr<KubeSchemas> KubeSchemas::Open(const std::string& dir,
 }
 
 bool KubeSchemas::AddBundle(const std::string& dir, std::string* err) {
-  return impl_->AddIndex(dir, err);
+  if (!impl_->AddIndex(dir, err)) return false;
+  impl_->added.push_back(dir);
+  return true;
 }
 
 bool KubeSchemas::Impl::AddIndex(const std::string& bundle, std::string* err) {
@@ -875,7 +878,8 @@ bool KubeSchemas::Impl::ValidateOne(const json& object, const std::string& file,
     }
     out->Error(kUnknownKindCode,
                label + ": no schema for apiVersion \"" + api_version +
-                   "\", kind \"" + kind + "\" in the kube-schemas bundle " + dir,
+                   "\", kind \"" + kind + "\" in the kube-schemas bundle " + dir +
+                   (added.empty() ? std::string() : " nor in " + JoinOr(added)),
                loc, hint);
     return false;
   }

@@ -283,6 +283,17 @@ TEST_F(ExtendingTest, AJpathDirectoryBringsTheSchemasOfItsKinds) {
   EXPECT_NE(r.err.find("Widget w: spec.size"), std::string::npos) << r.err;
   EXPECT_EQ(TreeFingerprint(Out()), before);
 
+  // A kind no bundle has: the message names every bundle looked in.
+  jpath.Write("my-cloud.libsonnet", Replace(with_widget("3"), "kind: 'Widget'", "kind: 'Gadget'"));
+  r = build();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no schema for apiVersion \"example.com/v1\", kind \"Gadget\" in the kube-schemas bundle "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("/kube-schemas\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" nor in "), std::string::npos) << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before);
+
   // A bundle may add kinds, not replace Kubernetes' own.
   jpath.Write("my-cloud.libsonnet", with_widget("3"));
   jpath.Write("kube-schemas/index.json",
