@@ -847,7 +847,14 @@ void InputSchema::FillDefaultsAt(nlohmann::json* instance,
     for (const auto& part : schema["allOf"]) FillDefaultsAt(instance, part);
   }
   if (instance->is_object() && schema.contains("properties")) {
-    for (const auto& [key, property] : schema["properties"].items()) {
+    // #48: an option two profiles declare alike has the defaults of this target's profile's schema.
+    const auto profile = instance->find("profile");
+    const std::string own = profile != instance->end() && profile->is_string() ? profile->get<std::string>() : "";
+    for (const auto& [key, declared] : schema["properties"].items()) {
+      const nlohmann::json& property = declared.is_object() && declared.contains(kPerProfile) &&
+                                               declared[kPerProfile].contains(own)
+                                           ? declared[kPerProfile][own]
+                                           : declared;
       const nlohmann::json& resolved = Resolve(property);
       if (!instance->contains(key)) {
         if (property.contains("default")) {

@@ -266,6 +266,17 @@ TEST(InputSchemaTest, TwoProfilesMayDeclareOneOptionNameWithSchemasOfTheirOwn) {
   ASSERT_EQ(1u, vanilla.size());
   EXPECT_NE(std::string::npos, vanilla[0].find("error spec.wrong-type@23:13: spec.targets[0].rdma: expected a mapping, got string \"ib0\""))
       << vanilla[0] << "\n";
+  // Each target gets its own profile's defaults (vanilla-k8s's rdma.count: 8).
+  {
+    Document doc;
+    Diagnostics diags;
+    ASSERT_TRUE(LoadSpecText("spec.yaml", Replace(kBase, "      profile: vanilla-k8s\n",
+                                                  "      profile: vanilla-k8s\n      rdma: {}\n"),
+                             &doc, &diags, {}, &yaml11));
+    ASSERT_TRUE(composed->Validate(doc, yaml11, &diags)) << ::testing::PrintToString(RenderAll(diags));
+    composed->FillDefaults(&doc.root);
+    EXPECT_EQ(doc.root["spec"]["targets"][0]["rdma"]["count"], 8) << doc.root["spec"]["targets"][0].dump();
+  }
   // Inside an option, unknown fields are found in the target's own profile's schema.
   const Lines unknown = check("vanilla-k8s", "{count: 4, cuont: 1}");
   ASSERT_EQ(1u, unknown.size());
