@@ -241,7 +241,6 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   std::vector<std::vector<StagedTree>> staged(compiled.size() + 1);  // + the clusters
   // Each target's and cluster's staged tree: one of `staged`, or of `early`.
   std::vector<std::vector<StagedTree*>> tree_of(compiled.size() + 1);
-  if (!write_disk) abandon_early();
   if (write_disk) {
     bool ok = true;
     staged[compiled.size()].resize(clusters.size());

@@ -73,8 +73,9 @@ bool RepairSchemaErrors(const std::vector<Diagnostic>& found, nlohmann::json* ro
                         std::vector<std::pair<std::string, std::string>>* moved_to) {
   std::map<std::string, nlohmann::json> fill;  // missing required field -> stand-in
   std::vector<std::string> erase;
-  std::map<std::string, std::string> rename;  // pointer -> new key
-  std::map<std::string, std::string> move;  // pointer -> where it belongs (mistake 7)
+  // pointer -> where it is read: a misspelt or renamed field under its new
+  // key, a misplaced one where it belongs (mistake 7).
+  std::map<std::string, std::string> move;
   std::map<std::string, std::string> replace;  // pointer -> new string value
   // A required field reported missing is there once a misspelt or renamed
   // one is read as it (`globl` -> global).
@@ -118,7 +119,7 @@ bool RepairSchemaErrors(const std::vector<Diagnostic>& found, nlohmann::json* ro
         move[pointer] = to;
       } else if (!suggestion.empty() && !root->contains(nlohmann::json::json_pointer(sibling)) &&
           suggestion.find_first_of("~/") == std::string::npos) {
-        rename[pointer] = suggestion;
+        move[pointer] = sibling;
       } else {
         erase.push_back(pointer);
       }
@@ -150,17 +151,12 @@ bool RepairSchemaErrors(const std::vector<Diagnostic>& found, nlohmann::json* ro
     const nlohmann::json::json_pointer parent(Parent(pointer));
     if (root->contains(parent) && root->at(parent).is_object()) root->at(parent)[LastToken(pointer)] = value;
   }
-  for (const auto& [pointer, key] : rename) {
-    const nlohmann::json::json_pointer ptr(pointer);
-    nlohmann::json moved = std::move(root->at(ptr));
-    Erase(root, pointer);
-    root->at(nlohmann::json::json_pointer(Parent(pointer)))[key] = std::move(moved);
-    if (moved_to != nullptr) moved_to->emplace_back(pointer, Parent(pointer) + "/" + EscapePointerToken(key));
-  }
+  // Each destination was free when chosen; two fields read as one (`globl`
+  // and `glob` both as `global`) leave the last.
   for (const auto& [pointer, to] : move) {
     const nlohmann::json::json_pointer ptr(pointer);
     const nlohmann::json::json_pointer dest(to);
-    if (!root->contains(ptr) || root->contains(dest)) continue;
+    if (!root->contains(ptr) || !root->contains(dest.parent_pointer())) continue;
     nlohmann::json value = std::move(root->at(ptr));
     Erase(root, pointer);
     root->at(dest.parent_pointer())[dest.back()] = std::move(value);

@@ -242,6 +242,22 @@ const nlohmann::json::json_pointer kTargetProperties("/definitions/target/proper
 // A target option two profiles declare with schemas of their own: profile ->
 // its schema (ComposeProfileOptions).
 const char kPerProfile[] = "x-nemoc-per-profile";
+
+// `property` as a target of `profile` reads it: its own schema of an option
+// two profiles declare alike, else `property` itself.
+const nlohmann::json& ForProfile(const nlohmann::json& property, const std::string& profile) {
+  if (!property.is_object()) return property;
+  const auto variants = property.find(kPerProfile);
+  if (variants == property.end()) return property;
+  const auto own = variants->find(profile);
+  return own != variants->end() ? *own : property;
+}
+
+// The profile a target object names ("" for any other value).
+std::string ProfileOf(const nlohmann::json& object) {
+  const auto profile = object.is_object() ? object.find("profile") : object.end();
+  return object.is_object() && profile != object.end() && profile->is_string() ? profile->get<std::string>() : "";
+}
 const nlohmann::json::json_pointer kBuiltinProfiles(
     "/definitions/target/properties/profile/x-nemoc-builtin-profiles");
 
@@ -398,12 +414,7 @@ const nlohmann::json* InputSchema::SchemaAt(const std::string& pointer, const nl
     if (child == nullptr) return nullptr;
     if (root != nullptr && child->is_object() && child->contains(kPerProfile)) {
       const nlohmann::json::json_pointer holder(pointer.substr(0, i));
-      const nlohmann::json* object = root->contains(holder) ? &root->at(holder) : nullptr;
-      const auto profile = object != nullptr && object->is_object() ? object->find("profile") : root->end();
-      if (object != nullptr && object->is_object() && profile != object->end() && profile->is_string() &&
-          (*child)[kPerProfile].contains(profile->get<std::string>())) {
-        child = &(*child)[kPerProfile][profile->get<std::string>()];
-      }
+      if (root->contains(holder)) child = &ForProfile(*child, ProfileOf(root->at(holder)));
     }
     schema = &Resolve(*child);
     if (next == std::string::npos) break;
@@ -507,9 +518,7 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
                       !schema["additionalProperties"].get<bool>();
   std::vector<std::string> allowed;
   // A target's allowed fields: the common ones and its own profile's options.
-  const std::string profile = has_properties && instance.contains("profile") && instance["profile"].is_string()
-                                  ? instance["profile"].get<std::string>()
-                                  : std::string();
+  const std::string profile = has_properties ? ProfileOf(instance) : std::string();
   if (has_properties) {
     for (const auto& [key, property] : schema["properties"].items()) {
       if (profiles_.count(profile) != 0 && property.is_object() && property.contains("x-nemoc-profiles")) {
@@ -538,10 +547,8 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
       continue;
     }
     if (has_properties && schema["properties"].contains(key)) {
-      const nlohmann::json& property = schema["properties"][key];
       // #48: an option two profiles declare alike is walked in the schema of this target's profile.
-      const bool own = property.is_object() && property.contains(kPerProfile) && property[kPerProfile].contains(profile);
-      WalkKeys(value, own ? property[kPerProfile][profile] : property, child, doc, yaml11_bools, diags,
+      WalkKeys(value, ForProfile(schema["properties"][key], profile), child, doc, yaml11_bools, diags,
                reported, &instance, &schema);
       continue;
     }
@@ -848,13 +855,9 @@ void InputSchema::FillDefaultsAt(nlohmann::json* instance,
   }
   if (instance->is_object() && schema.contains("properties")) {
     // #48: an option two profiles declare alike has the defaults of this target's profile's schema.
-    const auto profile = instance->find("profile");
-    const std::string own = profile != instance->end() && profile->is_string() ? profile->get<std::string>() : "";
+    const std::string profile = ProfileOf(*instance);
     for (const auto& [key, declared] : schema["properties"].items()) {
-      const nlohmann::json& property = declared.is_object() && declared.contains(kPerProfile) &&
-                                               declared[kPerProfile].contains(own)
-                                           ? declared[kPerProfile][own]
-                                           : declared;
+      const nlohmann::json& property = ForProfile(declared, profile);
       const nlohmann::json& resolved = Resolve(property);
       if (!instance->contains(key)) {
         if (property.contains("default")) {

@@ -118,12 +118,12 @@ local builders = {
     };
     { [order.dir[k]]: writes[k](ctx) for k in std.objectFields(ctx.states) },
 
-  // Computed once per spec by build() (issue #48 review: per target it was
-  // +0.7 % of an evaluation's instructions); context() computes it when called alone.
   // What GitOps and the platform bundle read about every runtime's kinds
   // (runtime.libsonnet: workload.health, platform), with the core kinds'.
   // Two runtimes may emit one kind (a runtime of your own reusing JobSet),
   // judged the same way: one Argo CD health check serves the cluster.
+  // Computed once per spec by build() (per target it was +0.7 % of an
+  // evaluation's instructions); context() computes it when called alone.
   workloadKindsOf(runtimes)::
     std.foldl(
       function(acc, r)
@@ -191,9 +191,7 @@ local builders = {
     // would be built from facts that do not exist (an unknown instance type).
     local isError(d) = !std.objectHasEx(d, 'severity', false) || std.primitiveEquals(d.severity, 'error');
     local rejected = std.length([d for d in diagnostics if isError(d)]) > 0;
-    // A rejected target still names its accelerator (null when its profile
-    // does not know it: profile.libsonnet), so that the memory fit reports
-    // in the same run (compiler.cc CheckFitOfFailedExpansion; D9, mistake 5).
+    local accelerator = ctx.profile.accelerator(ctx);
     local workloadFiles = if rejected then {} else k8s.files($.stages(ctx));
     // The Kueue objects sized from the queued workloads (kueue.libsonnet) join 00-base.
     local stageFiles = workloadFiles + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), kueue.objects(ctx, workloadFiles), {});
@@ -209,9 +207,12 @@ local builders = {
         local owners = $.workloadOwners(runtimes, ctx.runtime);
         local suffixes = [[p, $.podNameSuffixBy(runtimes, owners, stageFiles[p])] for p in std.objectFields(stageFiles)];
         { [s[0]]: s[1] for s in suffixes if !std.primitiveEquals(s[1], null) },
-      summary: if rejected then { accelerator: ctx.profile.accelerator(ctx) } else {
+      // A rejected target still names its accelerator (null when its profile
+      // does not know it: profile.libsonnet), so that the memory fit reports
+      // in the same run (compiler.cc CheckFitOfFailedExpansion; D9, mistake 5).
+      summary: if rejected then { accelerator: accelerator } else {
         profile: target.profile,
-        accelerator: ctx.profile.accelerator(ctx),
+        accelerator: accelerator,
         storage: storage.describeAll(ctx),
         stages: $.stageSummaries(ctx),
         stateDirs: $.stateDirs(ctx),
