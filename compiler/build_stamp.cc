@@ -1,13 +1,19 @@
 #include "build_stamp.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "content_hash.h"
+#include "file_reader.h"
 #include "nemoc_source_digest.h"  // generated: NEMOC_SOURCE_DIGEST
 
 #ifndef NEMOC_VERSION
@@ -23,13 +29,8 @@ constexpr const char kImportLine[] = "#import ";
 constexpr const char kKindLine[] = "#kind ";
 
 bool ReadWhole(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return false;
-  *out = std::move(buffer).str();
-  return true;
+  FileReader::Failure failure;
+  return RealFiles().ReadFile(path, size_t{1} << 30, out, &failure) == FileReader::Status::kOkay;
 }
 
 std::string FileDigest(const std::string& path) {
@@ -123,26 +124,127 @@ struct ResolvedImport {
   std::string base_key, rel, found_key, content_digest;
 };
 
-// Schema file digests are cached for the process: the bundle is read-only
-// data, and a 1,000-target build must not hash the same 0.6 MB file 1,000 times
-// (valijson also loads each schema once per process).
-std::mutex schema_digest_mu;
-std::map<std::string, std::string>& SchemaDigests() {
-  static std::map<std::string, std::string> digests;
-  return digests;
+// $NEMOC_STAMP_DIR, else $XDG_CACHE_HOME/nemoc/stamps, else
+// $HOME/.cache/nemoc/stamps; "" when none is set.
+std::string StampDir() {
+  if (const char* d = std::getenv("NEMOC_STAMP_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') {
+    return std::string(x) + "/nemoc/stamps";
+  }
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h == '/') return std::string(h) + "/.cache/nemoc/stamps";
+  return "";
 }
 
-std::string SchemaDigest(const std::string& path) {
+// Digests of nemoc's data files (the Kubernetes schema bundle, the project
+// schema, the model and accelerator tables): read-only data that every
+// process stamps with. Hashed once per process, and remembered across
+// processes in <stamp dir>/data-digests by each file's identity (device,
+// inode, size, modification and change times): a no-op build read and
+// hashed ~5 MB of schemas to stamp-check its targets, half of a one-project
+// no-op's time (issue #47). An identity is recorded only when the file's
+// last change is over 2 s old, so a file rewritten within one timestamp tick
+// of being hashed is never taken for unchanged (git's "racy" rule).
+struct DataDigests {
+  struct Entry {
+    std::string identity, digest;
+    bool persist = true;  // false: trusted by this process only (not settled)
+  };
+  std::mutex mu;
+  bool loaded = false, dirty = false;
+  std::string file;
+  std::map<std::string, Entry> entries;  // path -> entry
+};
+
+DataDigests& Data() {
+  static DataDigests d;
+  return d;
+}
+
+constexpr const char kDataDigestsFile[] = "data-digests";
+constexpr const char kDataDigestsHeader[] = "#nemoc-data-digests 1\n";
+
+// "dev ino size mtime ctime" of `path`; false when it is not a regular file.
+// `settled`: its last change is over 2 s old.
+bool Identity(const std::string& path, std::string* identity, bool* settled) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  auto ns = [](const struct timespec& t) {
+    return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+  };
+  *identity = std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) +
+              " " + std::to_string(ns(st.st_mtim)) + " " + std::to_string(ns(st.st_ctim));
+  struct timespec now;
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  *settled = ns(st.st_ctim) < ns(now) - 2000000000LL && ns(st.st_mtim) < ns(now) - 2000000000LL;
+  return true;
+}
+
+void LoadDataDigests(DataDigests* d) {
+  d->loaded = true;
+  const std::string dir = StampDir();
+  if (dir.empty()) return;
+  d->file = dir + "/" + kDataDigestsFile;
+  std::string text;
+  if (!ReadWhole(d->file, &text) || text.rfind(kDataDigestsHeader, 0) != 0) return;
+  // "<digest> <dev> <ino> <size> <mtime> <ctime> <path>" per line.
+  std::istringstream in(text.substr(sizeof(kDataDigestsHeader) - 1));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<size_t> spaces;
+    for (size_t i = 0; i < line.size() && spaces.size() < 6; ++i) {
+      if (line[i] == ' ') spaces.push_back(i);
+    }
+    if (spaces.size() != 6 || !IsHex32(line.substr(0, spaces[0]))) continue;
+    d->entries[line.substr(spaces[5] + 1)] = {line.substr(spaces[0] + 1, spaces[5] - spaces[0] - 1),
+                                              line.substr(0, spaces[0])};
+  }
+}
+
+std::string DataDigest(const std::string& path) {
+  DataDigests& d = Data();
+  std::string identity;
+  bool settled = false;
+  const bool regular = Identity(path, &identity, &settled);
   {
-    std::lock_guard<std::mutex> lock(schema_digest_mu);
-    auto it = SchemaDigests().find(path);
-    if (it != SchemaDigests().end()) return it->second;
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (!d.loaded) LoadDataDigests(&d);
+    auto it = d.entries.find(path);
+    if (it != d.entries.end() && (regular ? it->second.identity == identity : it->second.identity.empty())) {
+      return it->second.digest;
+    }
   }
   std::string digest = FileDigest(path);
-  std::lock_guard<std::mutex> lock(schema_digest_mu);
-  SchemaDigests().emplace(path, digest);
+  std::lock_guard<std::mutex> lock(d.mu);
+  // Kept for this process either way; recorded for the next only when settled.
+  const bool persist = regular && settled && digest != "unreadable";
+  d.entries[path] = {regular ? identity : "", digest, persist};
+  d.dirty = d.dirty || persist;
   return digest;
 }
+
+}  // namespace
+
+void RememberDataDigests() {
+  DataDigests& d = Data();
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (!d.dirty || d.file.empty()) return;
+  std::string text = kDataDigestsHeader;
+  for (const auto& [path, entry] : d.entries) {
+    if (!entry.persist || path.find('\n') != std::string::npos) continue;
+    text += entry.digest + " " + entry.identity + " " + path + "\n";
+  }
+  RealDisk disk;
+  std::string err;
+  const std::string tmp = d.file + ".tmp." + std::to_string(::getpid());
+  if (!disk.MakeDirs(std::filesystem::path(d.file).parent_path().string(), &err)) return;
+  if (!disk.WriteFile(tmp, text, &err)) return;
+  std::error_code ec;
+  std::filesystem::rename(tmp, d.file, ec);  // atomic: a concurrent reader sees one whole file
+  if (ec) std::filesystem::remove(tmp, ec);
+  d.dirty = false;
+}
+
+namespace {
 
 std::string Record(const std::string& data_part, const SpecInputs& spec, const std::string& target,
                    const std::vector<ResolvedImport>& imports,
@@ -168,7 +270,7 @@ std::string Record(const std::string& data_part, const SpecInputs& spec, const s
       *ok = false;
       return "";
     }
-    record += SchemaDigest(file) + "\n";
+    record += DataDigest(file) + "\n";
   }
   return record;
 }
@@ -180,9 +282,9 @@ StampCalculator::StampCalculator(const DataDir& data, const std::vector<std::str
     : kube_schemas_(kube_schemas) {
   data_part_ = "nemoc " + BuildId() + "\n";
   for (const auto& jpath : jpaths) data_part_ += "jpath " + jpath + "\n";
-  data_part_ += "schema " + FileDigest(data.schema()) + "\n";
-  data_part_ += "models " + FileDigest(data.models()) + "\n";
-  data_part_ += "accelerators " + FileDigest(data.accelerators()) + "\n";
+  data_part_ += "schema " + DataDigest(data.schema()) + "\n";
+  data_part_ += "models " + DataDigest(data.models()) + "\n";
+  data_part_ += "accelerators " + DataDigest(data.accelerators()) + "\n";
   data_part_ += std::string("kube ") + (kube_schemas ? "validated" : "unvalidated") + "\n";
 }
 
@@ -206,10 +308,9 @@ bool StampCalculator::InputsDigest(const SpecInputs& spec, const std::string& ta
       r.content_digest = Digest128Hex(*it->second);
     } else {
       // Replay the import through the resolver Jsonnet used.
-      std::string base, content, err;
+      std::string base, err;
       if (!expander->RootPath(base_key, &base)) return false;
-      if (!expander->ResolveImport(base, rel, &found, &content, &err)) return false;
-      r.content_digest = Digest128Hex(content);
+      if (!expander->ImportDigest(base, rel, &found, &r.content_digest, &err)) return false;
     }
     if (!expander->RootKey(found, &r.found_key)) return false;
     imports.push_back(std::move(r));
@@ -257,16 +358,8 @@ bool MakeStamp(const StampCalculator& calculator, const SpecInputs& spec, const 
 }
 
 std::string StampPath(const std::string& target_dir) {
-  std::string base;
-  if (const char* d = std::getenv("NEMOC_STAMP_DIR"); d != nullptr && *d != '\0') {
-    base = d;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/') {
-    base = std::string(x) + "/nemoc/stamps";
-  } else if (const char* h = std::getenv("HOME"); h != nullptr && *h == '/') {
-    base = std::string(h) + "/.cache/nemoc/stamps";
-  } else {
-    return "";
-  }
+  const std::string base = StampDir();
+  if (base.empty()) return "";
   std::error_code ec;
   const std::filesystem::path dir = std::filesystem::absolute(target_dir, ec).lexically_normal();
   if (ec) return "";

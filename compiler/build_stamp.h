@@ -83,6 +83,13 @@ class StampCalculator {
   KubeSchemas* kube_schemas_;  // may be null (output not validated)
 };
 
+/// Records for the next nemoc process the digests of data files (schemas,
+/// model and accelerator tables) this one hashed, keyed by each file's
+/// identity, in <stamp dir>/data-digests. Called when a build or check
+/// succeeds (a failed one leaves the disk as it was). Best effort: a cache
+/// that cannot be written only costs the next process the hashing.
+void RememberDataDigests();
+
 /// The stamp for a target just compiled: imports from the evaluation
 /// (`expander` after Expand), kinds from `objects`.
 bool MakeStamp(const StampCalculator& calculator, const SpecInputs& spec,

@@ -394,6 +394,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
       }
     }
   }
+  if (!diags.has_errors()) RememberDataDigests();
   if (json) {
     if (!compiler->kube_schemas_loaded()) {
       diags.Add({Severity::kNote, "build.unverified",

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "build_stamp.h"
 #include "drift.h"
 
 namespace nemoc {
@@ -89,6 +90,7 @@ int RunCheck(const CompileFlags& flags) {
                                    "result");
     return finish(kExitInvalid);
   }
+  if (diags.error_count() == 0) RememberDataDigests();
   if (!flags.quiet && !json && diags.error_count() == 0) std::printf("up to date\n");
   return finish(ExitCodeFor(diags));
 }

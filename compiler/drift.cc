@@ -4,7 +4,7 @@
 #include <set>
 #include <string_view>
 
-#include <git2.h>
+#include "libgit2_api.h"
 
 #include "cluster_bundle.h"
 #include "tree_writer.h"
@@ -125,21 +125,21 @@ int CollectLine(const git_diff_delta*, const git_diff_hunk*, const git_diff_line
 }  // namespace
 
 std::string UnifiedDiff(const FileChange& change, bool color) {
-  git_libgit2_init();
+  Git2().git_libgit2_init();
   git_patch* patch = nullptr;
   PatchText out;
   out.color = color;
   // A missing side is a null buffer, so an added or removed file reads
   // "--- /dev/null" / "+++ /dev/null" like git's own diffs.
   const std::string& old_path = change.status == 'R' ? change.old_path : change.path;
-  if (git_patch_from_buffers(&patch, change.status == 'A' ? nullptr : change.old_text.data(),
+  if (Git2().git_patch_from_buffers(&patch, change.status == 'A' ? nullptr : change.old_text.data(),
                              change.old_text.size(), old_path.c_str(),
                              change.status == 'D' ? nullptr : change.new_text.data(),
                              change.new_text.size(), change.path.c_str(), nullptr) == 0) {
-    git_patch_print(patch, &CollectLine, &out);
-    git_patch_free(patch);
+    Git2().git_patch_print(patch, &CollectLine, &out);
+    Git2().git_patch_free(patch);
   }
-  git_libgit2_shutdown();
+  Git2().git_libgit2_shutdown();
   // A replaced (renamed) file: git's extended headers, so `git apply` moves it.
   if (change.status == 'R') {
     const size_t eol = out.text.find('\n');

@@ -36,18 +36,6 @@ std::string SpecialFileReason(mode_t mode) {
   return "is a special file";
 }
 
-std::string SpecialFileReason(std::filesystem::file_type type) {
-  using std::filesystem::file_type;
-  switch (type) {
-    case file_type::fifo: return "is a named pipe (FIFO)";
-    case file_type::socket: return "is a socket";
-    case file_type::character: return "is a character device";
-    case file_type::block: return "is a block device";
-    case file_type::directory: return "is a directory";
-    default: return "is a special file";
-  }
-}
-
 }  // namespace
 
 bool FileReader::Read(const std::string& path, size_t max_bytes, std::string* contents,
@@ -68,29 +56,27 @@ bool FileReader::Read(const std::string& path, size_t max_bytes, std::string* co
 
 FileReader::Status RealFileReader::ReadFile(const std::string& path, size_t max_bytes,
                                             std::string* contents, Failure* failure) {
-  namespace fs = std::filesystem;
   contents->clear();
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (st.type() == fs::file_type::not_found) return Status::kNotFound;
-  if (ec) {
-    *failure = {"cannot read", ec.message()};
+  // One stat, checked before opening: opening a FIFO for reading blocks
+  // until a writer appears, and a device may never reach end of file.
+  struct stat before {};
+  if (::stat(path.c_str(), &before) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return Status::kNotFound;
+    *failure = {"cannot read", std::generic_category().message(errno)};
     return Status::kError;
   }
-  if (st.type() == fs::file_type::directory) return Status::kIsDirectory;
-  // Checked before opening: opening a FIFO for reading blocks until a writer
-  // appears, and a device may never reach end of file.
-  if (st.type() != fs::file_type::regular) {
-    failure->reason = SpecialFileReason(st.type());
+  if (S_ISDIR(before.st_mode)) return Status::kIsDirectory;
+  if (!S_ISREG(before.st_mode)) {
+    failure->reason = SpecialFileReason(before.st_mode);
     return Status::kNotRegular;
   }
-  const uintmax_t size = fs::file_size(path, ec);
-  if (!ec && size > max_bytes) {
-    failure->size = size;
+  if (static_cast<uintmax_t>(before.st_size) > max_bytes) {
+    failure->size = static_cast<uintmax_t>(before.st_size);
     return Status::kTooLarge;
   }
   // O_NONBLOCK: should the path have been replaced by a FIFO since the check,
-  // opening it does not wait for a writer; fstat then refuses it.
+  // opening it does not wait for a writer; fstat then refuses it. On a
+  // regular file O_NONBLOCK changes nothing, so it stays set for the reads.
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     *failure = {"cannot open", std::generic_category().message(errno)};
@@ -105,14 +91,15 @@ FileReader::Status RealFileReader::ReadFile(const std::string& path, size_t max_
     failure->reason = SpecialFileReason(sb.st_mode);
     return Status::kNotRegular;
   }
-  const int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-  // Read at most max_bytes + 1: the file may grow while it is read.
+  // Read straight into the string (one copy, not one per 64 KiB buffer), at
+  // most max_bytes + 1: the file may grow while it is read.
   const size_t limit = max_bytes + 1;
-  char buf[65536];
-  while (contents->size() < limit) {
-    const size_t want = std::min(sizeof(buf), limit - contents->size());
-    const ssize_t got = ::read(fd.get(), buf, want);
+  const size_t expected = static_cast<size_t>(std::max<off_t>(sb.st_size, 0)) + 1;
+  contents->resize(std::min(limit, expected));
+  size_t have = 0;
+  while (have < limit) {
+    if (have == contents->size()) contents->resize(std::min(limit, std::max<size_t>(have * 2, 65536)));
+    const ssize_t got = ::read(fd.get(), contents->data() + have, contents->size() - have);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       *failure = {"error while reading", std::generic_category().message(errno)};
@@ -120,8 +107,9 @@ FileReader::Status RealFileReader::ReadFile(const std::string& path, size_t max_
       return Status::kError;
     }
     if (got == 0) break;
-    contents->append(buf, static_cast<size_t>(got));
+    have += static_cast<size_t>(got);
   }
+  contents->resize(have);
   if (contents->size() > max_bytes) {
     contents->clear();
     return Status::kTooLarge;

@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include <git2.h>
+#include "libgit2_api.h"
 
 #include "secret_scanner.h"
 #include "tree_writer.h"
@@ -21,33 +21,33 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string LastGitError() {
-  const git_error* e = git_error_last();
+  const git_error* e = Git2().git_error_last();
   return e != nullptr && e->message != nullptr ? e->message : "unknown libgit2 error";
 }
 
-// libgit2 handles freed on scope exit.
-template <typename T, void (*Free)(T*)>
+// libgit2 handles freed on scope exit (Free: the LibGit2Api member).
+template <typename T, void (*LibGit2Api::*Free)(T*)>
 struct Owned {
   T* ptr = nullptr;
   ~Owned() {
-    if (ptr != nullptr) Free(ptr);
+    if (ptr != nullptr) (Git2().*Free)(ptr);
   }
   T** out() { return &ptr; }
   T* get() const { return ptr; }
 };
-using Repo = Owned<git_repository, git_repository_free>;
-using Ref = Owned<git_reference, git_reference_free>;
-using Index = Owned<git_index, git_index_free>;
-using CommitHandle = Owned<git_commit, git_commit_free>;
-using Tree = Owned<git_tree, git_tree_free>;
-using TreeEntry = Owned<git_tree_entry, git_tree_entry_free>;
-using Signature = Owned<git_signature, git_signature_free>;
-using StatusList = Owned<git_status_list, git_status_list_free>;
-using Config = Owned<git_config, git_config_free>;
+using Repo = Owned<git_repository, &LibGit2Api::git_repository_free>;
+using Ref = Owned<git_reference, &LibGit2Api::git_reference_free>;
+using Index = Owned<git_index, &LibGit2Api::git_index_free>;
+using CommitHandle = Owned<git_commit, &LibGit2Api::git_commit_free>;
+using Tree = Owned<git_tree, &LibGit2Api::git_tree_free>;
+using TreeEntry = Owned<git_tree_entry, &LibGit2Api::git_tree_entry_free>;
+using Signature = Owned<git_signature, &LibGit2Api::git_signature_free>;
+using StatusList = Owned<git_status_list, &LibGit2Api::git_status_list_free>;
+using Config = Owned<git_config, &LibGit2Api::git_config_free>;
 
 struct LibGit2 {
-  LibGit2() { git_libgit2_init(); }
-  ~LibGit2() { git_libgit2_shutdown(); }
+  LibGit2() { Git2().git_libgit2_init(); }
+  ~LibGit2() { Git2().git_libgit2_shutdown(); }
 };
 
 // The object id of `path` (a directory) in `tree`, or zero when absent.
@@ -55,7 +55,7 @@ git_oid EntryId(git_tree* tree, const std::string& path) {
   git_oid id{};
   if (tree == nullptr) return id;
   TreeEntry entry;
-  if (git_tree_entry_bypath(entry.out(), tree, path.c_str()) == 0) id = *git_tree_entry_id(entry.get());
+  if (Git2().git_tree_entry_bypath(entry.out(), tree, path.c_str()) == 0) id = *Git2().git_tree_entry_id(entry.get());
   return id;
 }
 
@@ -82,8 +82,8 @@ struct GitCommitter::Impl {
 
 GitCommitter::~GitCommitter() = default;
 
-std::string GitCommitter::git_dir() const { return git_repository_path(impl_->repo.get()); }
-std::string GitCommitter::common_dir() const { return git_repository_commondir(impl_->repo.get()); }
+std::string GitCommitter::git_dir() const { return Git2().git_repository_path(impl_->repo.get()); }
+std::string GitCommitter::common_dir() const { return Git2().git_repository_commondir(impl_->repo.get()); }
 
 std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
                                                  std::vector<CommitEntry> entries,
@@ -94,7 +94,7 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
   impl.options = options;
   const std::string start = options.repo_dir.empty() ? "." : options.repo_dir;
   const unsigned flags = options.repo_dir.empty() ? 0 : GIT_REPOSITORY_OPEN_NO_SEARCH;
-  if (git_repository_open_ext(impl.repo.out(), start.c_str(), flags, nullptr) != 0) {
+  if (Git2().git_repository_open_ext(impl.repo.out(), start.c_str(), flags, nullptr) != 0) {
     diags->Error("git.no-repository",
                  (options.repo_dir.empty() ? std::string("the working directory")
                                            : "--repo " + options.repo_dir) +
@@ -102,7 +102,7 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
                  {}, "run nemoc inside a clone, or pass --repo DIR");
     return nullptr;
   }
-  const char* workdir = git_repository_workdir(impl.repo.get());
+  const char* workdir = Git2().git_repository_workdir(impl.repo.get());
   if (workdir == nullptr) {
     diags->Error("git.bare", "the repository has no work tree (bare repositories are not supported)");
     return nullptr;
@@ -114,9 +114,9 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
   std::string head_target;
   {
     Ref head;
-    if (git_reference_lookup(head.out(), impl.repo.get(), "HEAD") == 0 &&
-        git_reference_type(head.get()) == GIT_REFERENCE_SYMBOLIC) {
-      head_target = git_reference_symbolic_target(head.get());
+    if (Git2().git_reference_lookup(head.out(), impl.repo.get(), "HEAD") == 0 &&
+        Git2().git_reference_type(head.get()) == GIT_REFERENCE_SYMBOLIC) {
+      head_target = Git2().git_reference_symbolic_target(head.get());
     }
   }
   if (options.branch.empty()) {
@@ -135,7 +135,7 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
     // refs/heads/refs/heads/x). E13.
     const std::string& b = options.branch;
     const bool git_refuses = b == "HEAD" || b == "@" || b[0] == '-' || b.rfind("refs/", 0) == 0;
-    if (git_refuses || git_reference_name_is_valid(&valid, impl.ref_name.c_str()) != 0 || !valid) {
+    if (git_refuses || Git2().git_reference_name_is_valid(&valid, impl.ref_name.c_str()) != 0 || !valid) {
       diags->Error("usage.branch", "--branch " + options.branch + " is not a valid branch name", {},
                    "name a branch as git branch would accept it, e.g. --branch gitops/" +
                        std::string("nemoc"));
@@ -152,18 +152,18 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
     std::string shadowed;
     for (const char* prefix : {"refs/remotes/", "refs/tags/"}) {
       git_oid ignored;
-      if (shadowed.empty() && git_reference_name_to_id(&ignored, impl.repo.get(), (prefix + b).c_str()) == 0) {
+      if (shadowed.empty() && Git2().git_reference_name_to_id(&ignored, impl.repo.get(), (prefix + b).c_str()) == 0) {
         shadowed = prefix + b;
       }
     }
     git_strarray remotes{};
-    if (shadowed.empty() && git_remote_list(&remotes, impl.repo.get()) == 0) {
+    if (shadowed.empty() && Git2().git_remote_list(&remotes, impl.repo.get()) == 0) {
       for (size_t i = 0; i < remotes.count; ++i) {
         const std::string remote = remotes.strings[i];
         if (b.rfind(remote + "/", 0) == 0) shadowed = "remote " + remote;
       }
     }
-    git_strarray_dispose(&remotes);
+    Git2().git_strarray_dispose(&remotes);
     if (pseudo || !shadowed.empty()) {
       diags->Error("usage.branch",
                    "--branch " + b + " would make a branch git confuses with " +
@@ -172,8 +172,8 @@ std::unique_ptr<GitCommitter> GitCommitter::Open(const CommitOptions& options,
       return nullptr;
     }
     Ref existing;
-    if (git_reference_lookup(existing.out(), impl.repo.get(), impl.ref_name.c_str()) == 0 &&
-        git_branch_is_checked_out(existing.get()) == 1) {
+    if (Git2().git_reference_lookup(existing.out(), impl.repo.get(), impl.ref_name.c_str()) == 0 &&
+        Git2().git_branch_is_checked_out(existing.get()) == 1) {
       diags->Error("git.branch-checked-out",
                    "--branch " + b + " is checked out in another worktree; advancing it would leave "
                    "that worktree's index and files behind its branch",
@@ -236,7 +236,7 @@ bool GitCommitter::CheckClean(Diagnostics* diags) {
   options.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
   options.pathspec = {pointers.data(), pointers.size()};
   StatusList list;
-  if (git_status_list_new(list.out(), impl.repo.get(), &options) != 0) {
+  if (Git2().git_status_list_new(list.out(), impl.repo.get(), &options) != 0) {
     diags->Error("git.status", "cannot read the repository status: " + LastGitError());
     return false;
   }
@@ -251,7 +251,7 @@ bool GitCommitter::CheckClean(Diagnostics* diags) {
     intended[rel + "/" + kManifestFileName] = ManifestContent(*impl.entries[i].tree);
     for (const auto& [path, bytes] : *impl.entries[i].tree) intended[rel + "/" + path] = bytes;
   }
-  const std::string workdir = git_repository_workdir(impl.repo.get());
+  const std::string workdir = Git2().git_repository_workdir(impl.repo.get());
   auto as_nemoc_leaves_it = [&](const std::string& path) {
     std::error_code ec;
     const fs::path full = fs::path(workdir) / path;
@@ -267,10 +267,10 @@ bool GitCommitter::CheckClean(Diagnostics* diags) {
     std::fclose(f);
     return bytes == it->second;
   };
-  const size_t count = git_status_list_entrycount(list.get());
+  const size_t count = Git2().git_status_list_entrycount(list.get());
   size_t refused = 0;
   for (size_t i = 0; i < count; ++i) {
-    const git_status_entry* e = git_status_byindex(list.get(), i);
+    const git_status_entry* e = Git2().git_status_byindex(list.get(), i);
     const git_diff_delta* delta = e->index_to_workdir != nullptr ? e->index_to_workdir : e->head_to_index;
     if (delta == nullptr) continue;
     const char* path = delta->new_file.path != nullptr ? delta->new_file.path : delta->old_file.path;
@@ -295,7 +295,7 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
 
   // Everything the commit step needs is checked here, before any file is
   // written (E12): Git's own locks and the author.
-  const std::string git_dir = git_repository_path(repo);
+  const std::string git_dir = Git2().git_repository_path(repo);
   std::error_code ec;
   for (const std::string& lock : {impl.ref_name + ".lock", std::string(checked_out_ ? "index.lock" : "")}) {
     if (lock.empty() || !fs::exists(fs::path(git_dir) / lock, ec)) continue;
@@ -310,9 +310,9 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
   // that silently skipped them would pass where the user's own check or
   // signature policy expects it to; refuse before anything is written.
   Config config;
-  if (git_repository_config_snapshot(config.out(), repo) == 0) {
+  if (Git2().git_repository_config_snapshot(config.out(), repo) == 0) {
     int sign = 0;
-    if (git_config_get_bool(&sign, config.get(), "commit.gpgsign") == 0 && sign != 0) {
+    if (Git2().git_config_get_bool(&sign, config.get(), "commit.gpgsign") == 0 && sign != 0) {
       diags->Error("git.signing",
                    "the repository asks for signed commits (commit.gpgsign = true); nemoc commits "
                    "with libgit2, which cannot sign",
@@ -322,12 +322,12 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
     }
     fs::path hooks = fs::path(git_dir) / "hooks";
     git_buf configured = GIT_BUF_INIT;
-    if (git_config_get_path(&configured, config.get(), "core.hooksPath") == 0) {
+    if (Git2().git_config_get_path(&configured, config.get(), "core.hooksPath") == 0) {
       fs::path p(configured.ptr);
-      const char* workdir = git_repository_workdir(repo);
+      const char* workdir = Git2().git_repository_workdir(repo);
       hooks = p.is_absolute() || workdir == nullptr ? p : fs::path(workdir) / p;
     }
-    git_buf_dispose(&configured);
+    Git2().git_buf_dispose(&configured);
     if (!impl.options.no_verify) {
       for (const char* hook : {"pre-commit", "prepare-commit-msg", "commit-msg"}) {
         const fs::path file = hooks / hook;
@@ -382,18 +382,18 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
   }
   if (diags->has_errors()) return false;
   if (!impl.options.author_name.empty() && !impl.options.author_email.empty()) {
-    if (git_signature_now(impl.signature.out(), impl.options.author_name.c_str(),
+    if (Git2().git_signature_now(impl.signature.out(), impl.options.author_name.c_str(),
                           impl.options.author_email.c_str()) != 0) {
       diags->Error("git.author", "invalid commit author: " + LastGitError());
       return false;
     }
   } else {
     Signature fallback;
-    int rc = git_signature_default(fallback.out(), repo);
+    int rc = Git2().git_signature_default(fallback.out(), repo);
     if (rc == 0) {
       const std::string name = impl.options.author_name.empty() ? fallback.get()->name : impl.options.author_name;
       const std::string email = impl.options.author_email.empty() ? fallback.get()->email : impl.options.author_email;
-      rc = git_signature_now(impl.signature.out(), name.c_str(), email.c_str());
+      rc = Git2().git_signature_now(impl.signature.out(), name.c_str(), email.c_str());
     }
     if (rc != 0) {
       diags->Error("git.author", "no commit author: " + LastGitError(), {},
@@ -406,29 +406,29 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
   // Parent: the branch's tip; a new branch starts from HEAD (if born).
   CommitHandle& parent = impl.parent;
   git_oid tip;
-  if (git_reference_name_to_id(&tip, repo, impl.ref_name.c_str()) == 0 ||
-      git_reference_name_to_id(&tip, repo, "HEAD") == 0) {
-    if (git_commit_lookup(parent.out(), repo, &tip) != 0) {
-      diags->Error("git.read", "cannot read commit " + std::string(git_oid_tostr_s(&tip)) + ": " + LastGitError());
+  if (Git2().git_reference_name_to_id(&tip, repo, impl.ref_name.c_str()) == 0 ||
+      Git2().git_reference_name_to_id(&tip, repo, "HEAD") == 0) {
+    if (Git2().git_commit_lookup(parent.out(), repo, &tip) != 0) {
+      diags->Error("git.read", "cannot read commit " + std::string(Git2().git_oid_tostr_s(&tip)) + ": " + LastGitError());
       return false;
     }
   }
   Tree& parent_tree = impl.parent_tree;
-  if (parent.get() != nullptr && git_commit_tree(parent_tree.out(), parent.get()) != 0) {
+  if (parent.get() != nullptr && Git2().git_commit_tree(parent_tree.out(), parent.get()) != 0) {
     diags->Error("git.read", "cannot read the parent tree: " + LastGitError());
     return false;
   }
 
   // The parent's tree with exactly the entries' directories replaced.
   Index index;
-  if (git_index_new(index.out()) != 0 ||
-      (parent_tree.get() != nullptr && git_index_read_tree(index.get(), parent_tree.get()) != 0)) {
+  if (Git2().git_index_new(index.out()) != 0 ||
+      (parent_tree.get() != nullptr && Git2().git_index_read_tree(index.get(), parent_tree.get()) != 0)) {
     diags->Error("git.index", "cannot build the commit's tree: " + LastGitError());
     return false;
   }
   for (size_t i = 0; i < impl.entries.size(); ++i) {
     const std::string& rel = impl.relative[i];
-    git_index_remove_directory(index.get(), rel.c_str(), 0);
+    Git2().git_index_remove_directory(index.get(), rel.c_str(), 0);
     if (impl.entries[i].tree == nullptr) continue;
     FileTree files = *impl.entries[i].tree;
     files[kManifestFileName] = ManifestContent(*impl.entries[i].tree);
@@ -438,15 +438,15 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
       git_index_entry entry{};
       entry.mode = GIT_FILEMODE_BLOB;
       entry.path = full.c_str();
-      if (git_blob_create_from_buffer(&entry.id, repo, bytes.data(), bytes.size()) != 0 ||
-          git_index_add(index.get(), &entry) != 0) {
+      if (Git2().git_blob_create_from_buffer(&entry.id, repo, bytes.data(), bytes.size()) != 0 ||
+          Git2().git_index_add(index.get(), &entry) != 0) {
         diags->Error("git.index", "cannot stage " + full + ": " + LastGitError());
         return false;
       }
     }
   }
   // The specs as they are on disk (D6).
-  const char* workdir = git_repository_workdir(repo);
+  const char* workdir = Git2().git_repository_workdir(repo);
   for (const auto& rel : impl.sources) {
     std::ifstream in;
     std::string bytes;
@@ -464,13 +464,13 @@ bool GitCommitter::Prepare(Diagnostics* diags) {
       diags->Error("git.read", "cannot read " + rel + " to commit it");
       return false;
     }
-    if (git_blob_create_from_buffer(&entry.id, repo, bytes.data(), bytes.size()) != 0 ||
-        git_index_add(index.get(), &entry) != 0) {
+    if (Git2().git_blob_create_from_buffer(&entry.id, repo, bytes.data(), bytes.size()) != 0 ||
+        Git2().git_index_add(index.get(), &entry) != 0) {
       diags->Error("git.index", "cannot stage " + rel + ": " + LastGitError());
       return false;
     }
   }
-  if (git_index_write_tree_to(&impl.tree_id, index.get(), repo) != 0) {
+  if (Git2().git_index_write_tree_to(&impl.tree_id, index.get(), repo) != 0) {
     diags->Error("git.write", "cannot write the tree: " + LastGitError());
     return false;
   }
@@ -486,12 +486,12 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   git_commit* parent_commit = impl.parent.get();
   git_tree* parent_tree = impl.parent_tree.get();
   const git_oid tree_id = impl.tree_id;
-  if (parent_tree != nullptr && git_oid_equal(&tree_id, git_tree_id(parent_tree))) {
+  if (parent_tree != nullptr && Git2().git_oid_equal(&tree_id, Git2().git_tree_id(parent_tree))) {
     *summary = "nothing to commit (the trees in Git are up to date)";
     return true;
   }
   Tree tree;
-  if (git_tree_lookup(tree.out(), repo, &tree_id) != 0) {
+  if (Git2().git_tree_lookup(tree.out(), repo, &tree_id) != 0) {
     diags->Error("git.read", "cannot read the new tree: " + LastGitError());
     return false;
   }
@@ -501,14 +501,14 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   for (size_t i = 0; i < impl.entries.size(); ++i) {
     const git_oid before = EntryId(parent_tree, impl.relative[i]);
     const git_oid after = EntryId(tree.get(), impl.relative[i]);
-    if (git_oid_equal(&before, &after)) continue;
+    if (Git2().git_oid_equal(&before, &after)) continue;
     (impl.entries[i].tree == nullptr ? removed : changed).push_back(impl.entries[i].label);
   }
   std::vector<std::string> inputs;  // D6: specs (and .nemoc/ files) that changed
   for (const auto& rel : impl.sources) {
     const git_oid before = EntryId(parent_tree, rel);
     const git_oid after = EntryId(tree.get(), rel);
-    if (!git_oid_equal(&before, &after)) inputs.push_back(rel);
+    if (!Git2().git_oid_equal(&before, &after)) inputs.push_back(rel);
   }
   std::string subject;
   for (const auto& label : changed) subject += (subject.empty() ? "" : ", ") + label;
@@ -523,7 +523,7 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   const git_commit* parents[] = {parent_commit};
   git_oid commit_id;
   // The commit object only; the branch moves last (below).
-  if (git_commit_create(&commit_id, repo, nullptr, signature, signature, "UTF-8", message.c_str(),
+  if (Git2().git_commit_create(&commit_id, repo, nullptr, signature, signature, "UTF-8", message.c_str(),
                         tree.get(), parent_commit != nullptr ? 1 : 0, parents) != 0) {
     diags->Error("git.commit", "cannot commit: " + LastGitError());
     return false;
@@ -543,16 +543,16 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
     // as libgit2 cached it when the repository was opened: the write below
     // must not undo another process's staged changes (E2).
     Index real;
-    bool ok = git_repository_index(real.out(), repo) == 0 && git_index_read(real.get(), /*force=*/1) == 0;
+    bool ok = Git2().git_repository_index(real.out(), repo) == 0 && Git2().git_index_read(real.get(), /*force=*/1) == 0;
     for (size_t i = 0; ok && i < impl.entries.size(); ++i) {
-      git_index_remove_directory(real.get(), impl.relative[i].c_str(), 0);
+      Git2().git_index_remove_directory(real.get(), impl.relative[i].c_str(), 0);
       if (impl.entries[i].tree == nullptr) continue;
       std::vector<std::string> paths = {impl.relative[i] + "/" + kManifestFileName};
       for (const auto& [path, _] : *impl.entries[i].tree) paths.push_back(impl.relative[i] + "/" + path);
-      for (const auto& path : paths) ok = ok && git_index_add_bypath(real.get(), path.c_str()) == 0;
+      for (const auto& path : paths) ok = ok && Git2().git_index_add_bypath(real.get(), path.c_str()) == 0;
     }
-    for (const auto& rel : impl.sources) ok = ok && git_index_add_bypath(real.get(), rel.c_str()) == 0;
-    if (!ok || git_index_write(real.get()) != 0) {
+    for (const auto& rel : impl.sources) ok = ok && Git2().git_index_add_bypath(real.get(), rel.c_str()) == 0;
+    if (!ok || Git2().git_index_write(real.get()) != 0) {
       diags->Error("git.index", "cannot update the index (nothing was committed): " + LastGitError());
       return false;
     }
@@ -565,13 +565,13 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   const std::string reflog = std::string(parent_commit != nullptr ? "commit: " : "commit (initial): ") + first_line;
   Ref moved;
   git_oid current;
-  const bool exists = git_reference_name_to_id(&current, repo, impl.ref_name.c_str()) == 0;
-  const int rc = exists ? git_reference_create_matching(moved.out(), repo, impl.ref_name.c_str(), &commit_id,
+  const bool exists = Git2().git_reference_name_to_id(&current, repo, impl.ref_name.c_str()) == 0;
+  const int rc = exists ? Git2().git_reference_create_matching(moved.out(), repo, impl.ref_name.c_str(), &commit_id,
                                                         /*force=*/1,
-                                                        parent_commit != nullptr ? git_commit_id(parent_commit)
+                                                        parent_commit != nullptr ? Git2().git_commit_id(parent_commit)
                                                                                  : &current,
                                                         reflog.c_str())
-                        : git_reference_create(moved.out(), repo, impl.ref_name.c_str(), &commit_id,
+                        : Git2().git_reference_create(moved.out(), repo, impl.ref_name.c_str(), &commit_id,
                                                /*force=*/0, reflog.c_str());
   if (rc != 0) {
     diags->Error("git.commit",
@@ -582,7 +582,7 @@ bool GitCommitter::Commit(bool* committed, std::string* summary, Diagnostics* di
   }
   *committed = true;
   char short_id[8] = {};
-  git_oid_tostr(short_id, sizeof(short_id), &commit_id);
+  Git2().git_oid_tostr(short_id, sizeof(short_id), &commit_id);
   *summary = std::string("committed ") + short_id + " on " +
              impl.ref_name.substr(std::string("refs/heads/").size()) + ": " + subject;
   return true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "content_hash.h"
 #include "contracts.h"
 #include "eval_watchdog.h"
 #include "file_reader.h"
@@ -157,6 +158,48 @@ std::string JsonnetExpander::BuiltinReplacedBy(const std::string& rel) const {
 bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& rel,
                                     std::string* found, std::string* content,
                                     std::string* err) {
+  if (!FindImport(base, rel, found, err) || !ReadImport(rel, *found, content, err)) return false;
+  bool seen = false;
+  for (const auto& f : imported_) seen = seen || f.path == *found;
+  if (!seen) imported_.push_back({*found, *content});
+  import_calls_.push_back({base, rel, *found});
+  return true;
+}
+
+bool JsonnetExpander::ImportDigest(const std::string& base, const std::string& rel, std::string* found,
+                                   std::string* digest, std::string* err) {
+  if (!FindImport(base, rel, found, err)) return false;
+  auto memo = digest_memo_.find(*found);
+  if (memo == digest_memo_.end()) {
+    std::string content;
+    if (!ReadImport(rel, *found, &content, err)) return false;
+    memo = digest_memo_.emplace(*found, Digest128Hex(content)).first;
+  }
+  *digest = memo->second;
+  return true;
+}
+
+bool JsonnetExpander::ReadImport(const std::string& rel, const std::string& found, std::string* content,
+                                 std::string* err) {
+  FileReader::Failure failure;
+  const FileReader::Status status = reader_->ReadFile(found, kMaxLibraryFileBytes, content, &failure);
+  if (status == FileReader::Status::kTooLarge) {
+    *err = "import '" + rel + "' is too large or unreadable";
+    return false;
+  }
+  if (status != FileReader::Status::kOkay) {
+    *err = "cannot read " + found + (failure.reason.empty() ? "" : ": " + failure.reason);
+    return false;
+  }
+  if (content->find('\0') != std::string::npos) {
+    *err = "import '" + rel + "' contains a NUL byte";
+    return false;
+  }
+  return true;
+}
+
+bool JsonnetExpander::FindImport(const std::string& base, const std::string& rel, std::string* found,
+                                 std::string* err) {
   if (rel.empty()) {
     *err = "empty import path";
     return false;
@@ -223,25 +266,7 @@ bool JsonnetExpander::ResolveImport(const std::string& base, const std::string& 
              ", outside the library roots (a symbolic link?)";
       return false;
     }
-    FileReader::Failure failure;
-    const FileReader::Status status = reader_->ReadFile(canonical.string(), kMaxLibraryFileBytes, content, &failure);
-    if (status == FileReader::Status::kTooLarge) {
-      *err = "import '" + rel + "' is too large or unreadable";
-      return false;
-    }
-    if (status != FileReader::Status::kOkay) {
-      *err = "cannot read " + canonical.string() + (failure.reason.empty() ? "" : ": " + failure.reason);
-      return false;
-    }
     *found = canonical.string();
-    if (content->find('\0') != std::string::npos) {
-      *err = "import '" + rel + "' contains a NUL byte";
-      return false;
-    }
-    bool seen = false;
-    for (const auto& f : imported_) seen = seen || f.path == *found;
-    if (!seen) imported_.push_back({*found, *content});
-    import_calls_.push_back({base, rel, *found});
     return true;
   }
   std::string searched;

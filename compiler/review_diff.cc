@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include <git2.h>
+#include "libgit2_api.h"
 
 namespace nemoc {
 namespace {
@@ -148,18 +148,18 @@ void PairRenamedFiles(std::vector<FileChange>* changes) {
 
 LineCounts CountLines(const FileChange& change) {
   LineCounts counts;
-  git_libgit2_init();
+  Git2().git_libgit2_init();
   git_patch* patch = nullptr;
-  if (git_patch_from_buffers(&patch, change.status == 'A' ? nullptr : change.old_text.data(), change.old_text.size(),
+  if (Git2().git_patch_from_buffers(&patch, change.status == 'A' ? nullptr : change.old_text.data(), change.old_text.size(),
                              nullptr, change.status == 'D' ? nullptr : change.new_text.data(),
                              change.new_text.size(), nullptr, nullptr) == 0) {
     size_t context = 0, additions = 0, deletions = 0;
-    git_patch_line_stats(&context, &additions, &deletions, patch);
+    Git2().git_patch_line_stats(&context, &additions, &deletions, patch);
     counts.added = static_cast<int>(additions);
     counts.removed = static_cast<int>(deletions);
-    git_patch_free(patch);
+    Git2().git_patch_free(patch);
   }
-  git_libgit2_shutdown();
+  Git2().git_libgit2_shutdown();
   return counts;
 }
 

@@ -1,8 +1,12 @@
 // Incremental and parallel builds, end to end: an unchanged target is not
 // rebuilt, any change to what it was generated from is, and -j N writes the
 // same bytes and prints the same messages as -j 1.
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -155,6 +159,60 @@ TEST(IncrementalTest, DataFilesSetsAndHandEditsRebuild) {
   RunResult r = data.Build();
   EXPECT_FALSE(Skipped(r)) << r.out;
   EXPECT_EQ(original, ReadFile(summary));
+}
+
+// The digests of nemoc's data files (schemas, the model and accelerator
+// tables) are remembered across runs by each file's identity (build_stamp.cc
+// DataDigest; issue #47). Scenario: the data settles, a build remembers it, a
+// no-op trusts it; then a file is rewritten with the same size and its
+// modification time put back (a copy that preserves times, a checkout): the
+// change time still differs, so the next build re-hashes and rebuilds; and an
+// identity younger than 2 s is never remembered (a rewrite within the same
+// timestamp tick would look unchanged).
+TEST(IncrementalTest, ARememberedDataDigestIsNotTrustedOnceItsFileChanges) {
+  DataCopy data;
+  const std::string remembered = data.stamps + "/data-digests";
+  const std::string table = data.root + "/libsonnet/accelerators.json";
+  const std::string schema = data.root + "/schemas/kube/configmap-v1.json";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));  // the copy settles
+  ASSERT_EQ(0, data.Build().exit_code);
+  const std::string first = ReadFile(remembered);
+  EXPECT_NE(std::string::npos, first.find(" " + table + "\n")) << first;
+  EXPECT_NE(std::string::npos, first.find(" " + schema + "\n")) << first;
+  EXPECT_TRUE(Skipped(data.Build()));
+
+  auto rewrite_keeping_size_and_mtime = [](const std::string& path, const std::string& from,
+                                           const std::string& to) {
+    ASSERT_EQ(from.size(), to.size());
+    const auto mtime = fs::last_write_time(path);
+    std::string text = ReadFile(path);
+    const size_t at = text.find(from);
+    ASSERT_NE(std::string::npos, at) << from << " not in " << path;
+    text.replace(at, from.size(), to);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    fs::last_write_time(path, mtime);
+  };
+  auto ctime_ns = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(0, ::stat(path.c_str(), &st));
+    return std::to_string(static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec);
+  };
+  rewrite_keeping_size_and_mtime(table, "GPU facts", "GPU Facts");
+  RunResult table_edit = data.Build();
+  EXPECT_FALSE(Skipped(table_edit)) << table_edit.out;
+  // Younger than 2 s: not remembered with its new identity.
+  EXPECT_EQ(std::string::npos, ReadFile(remembered).find(" " + ctime_ns(table) + " " + table + "\n"));
+
+  rewrite_keeping_size_and_mtime(schema, "\"description\": \"Config", "\"description\": \"config");
+  RunResult schema_edit = data.Build();
+  EXPECT_FALSE(Skipped(schema_edit)) << schema_edit.out;
+  EXPECT_TRUE(Skipped(data.Build()));
+  // Settled, the new identities are remembered and trusted.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2200));
+  EXPECT_TRUE(Skipped(data.Build()));
+  const std::string last = ReadFile(remembered);
+  EXPECT_NE(std::string::npos, last.find(" " + ctime_ns(table) + " " + table + "\n")) << last;
+  EXPECT_NE(std::string::npos, last.find(" " + ctime_ns(schema) + " " + schema + "\n")) << last;
 }
 
 TEST(ParallelTest, ManySpecsGiveTheSameBytesAndMessagesAsOneThread) {
