@@ -20,11 +20,17 @@ namespace {
 
 // Specs expanded in one Jsonnet evaluation stop growing at this many targets:
 // the evaluation's fixed cost (std library and bundled libraries parsed
-// again, ~50-100 ms) is then ~1 ms per target, while the heap an evaluation
-// holds until it ends (all of its targets' objects) stays bounded. 1,000
-// whole-pipeline targets, -j2: 32 -> 11-12 s and 230 MB peak RSS, 64 -> 9.7 s
-// and 260 MB, 128 -> 9.6-10.3 s and 310-320 MB (over issue #7's 300 MB).
-constexpr size_t kBatchTargets = 64;
+// again, ~50-100 ms) is then ~1-3 ms per target, while the heap an evaluation
+// holds until it ends (all of its targets' objects, ~2 MiB each) stays
+// bounded. One worker: 64. Several: 16 each, so that the workers' heaps
+// together stay under issue #47's 256 MiB peak at 1,000 synthetic targets
+// (-j2, Release, THP; 2026-11-30, alternated runs): 64 -> 369-401 MiB,
+// 32 -> 293-324 MiB, 16 -> 240-249 MiB for +6 % wall and +7 % CPU. (Issue
+// #7, before the trees were staged as specs compile: 32 -> 230 MB, 64 -> 260
+// MB, 128 -> 310-320 MB.) A batch never exceeds a worker's share of the
+// specs anyway, so builds of a few specs are unaffected.
+constexpr size_t kBatchTargetsAlone = 64;
+constexpr size_t kBatchTargetsEach = 16;
 
 struct SpecResult {
   bool ok = false;
@@ -99,6 +105,7 @@ bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& spec
   const size_t workers = std::max<size_t>(1, std::min<size_t>(wanted, specs.size()));
   // At most a worker's share of the specs per batch, so every worker gets some.
   const size_t batch_specs = (specs.size() + workers - 1) / workers;
+  const size_t batch_targets_max = workers == 1 ? kBatchTargetsAlone : kBatchTargetsEach;
   std::atomic<size_t> next{0};
   std::mutex progress_mutex;
   size_t started = 0;
@@ -136,7 +143,7 @@ bool CompileSpecs(const Compiler& compiler, const std::vector<std::string>& spec
       // Near the end, a batch stops at its share of what is left, so that no
       // worker is still expanding a large batch while the others are idle.
       const size_t unclaimed = specs.size() - i - 1;
-      if (batch_targets >= kBatchTargets || batch.size() >= batch_specs ||
+      if (batch_targets >= batch_targets_max || batch.size() >= batch_specs ||
           batch.size() * workers >= unclaimed + batch.size()) {
         CompileBatch(compiler, batch, expander.get(), &results, options);
         batch.clear();

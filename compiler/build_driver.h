@@ -1,7 +1,7 @@
 // Compiles many specs at once: a small pool of worker threads, each with its
 // own Jsonnet VM, taking specs in order from a shared counter. A worker
 // prepares the specs it takes (no Jsonnet) and expands up to 64 targets' worth
-// of them in one evaluation (JsonnetExpander::ExpandBatch): libjsonnet 0.18
+// of them (16 each when there are several workers) in one evaluation (JsonnetExpander::ExpandBatch): libjsonnet 0.18
 // pays ~50-100 ms per evaluation before it evaluates anything. Results and
 // diagnostics come back in the order the specs were given, and each spec's
 // output is what it would be alone, so output and messages are the same
