@@ -92,6 +92,7 @@ void Compiler::IndexLibraries() {
   if (options_.jpaths.empty()) return;  // the schema holds the built-in profiles' options
   for (const auto& [name, file] : ProfileFiles(data_, {})) builtin_profiles_.insert(name);
   user_runtime_files_ = UserRuntimeFiles(options_.jpaths);
+  user_component_files_ = UserLibraryFiles(options_.jpaths, "components");
 }
 
 void Compiler::Resolve(const LoadedSpec& loaded) const {
@@ -183,6 +184,8 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   std::map<std::string, std::string> runtimes;  // runtime -> its file
   const nlohmann::json::json_pointer targets_ptr("/spec/targets");
   const nlohmann::json::json_pointer runtime_ptr("/definitions/target/properties/runtime");
+  const nlohmann::json::json_pointer cluster_has_ptr("/definitions/target/properties/clusterHas/propertyNames/enum");
+  std::map<std::string, std::string> components;  // component of your own -> its file
   static const nlohmann::json kNoRuntimeSchema = nlohmann::json::object();
   const nlohmann::json& runtime_schema =
       base->json().contains(runtime_ptr) ? base->json().at(runtime_ptr) : kNoRuntimeSchema;
@@ -197,6 +200,17 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
           runtimes[name] = file->second;
         }
       }
+      // A component of your own the cluster already runs (clusterHas).
+      if (target.contains("clusterHas") && target["clusterHas"].is_object() &&
+          base->json().contains(cluster_has_ptr)) {
+        const auto& known = base->json().at(cluster_has_ptr);
+        for (const auto& [name, value] : target["clusterHas"].items()) {
+          auto file = user_component_files_.find(name);
+          if (std::find(known.begin(), known.end(), name) == known.end() && file != user_component_files_.end()) {
+            components[name] = file->second;
+          }
+        }
+      }
       if (!target.contains("profile") || !target["profile"].is_string()) continue;
       const std::string name = target["profile"].get<std::string>();
       if (base->profiles().count(name) != 0) continue;
@@ -204,12 +218,16 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
       if (file != profile_files_.end()) extra[name] = file->second;
     }
   }
-  if (extra.empty() && runtimes.empty()) return base;
+  if (extra.empty() && runtimes.empty() && components.empty()) return base;
   std::string key;
   for (const auto& [name, file] : extra) key += (key.empty() ? "" : ",") + name;
   key += ";";
   for (const auto& [name, file] : runtimes) key += name + ",";
+  key += ";";
+  for (const auto& [name, file] : components) key += name + ",";
   nlohmann::json schema = base->json();
+  // A component of your own may be one the cluster already runs.
+  for (const auto& [name, file] : components) schema.at(cluster_has_ptr).push_back(name);
   // A runtime of your own joins the enum, described by where it lives.
   for (const auto& [name, file] : runtimes) {
     if (!schema.contains(runtime_ptr) || !schema.at(runtime_ptr).contains("enum")) break;  // an open runtime field

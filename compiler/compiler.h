@@ -253,6 +253,7 @@ class Compiler {
   std::map<std::string, std::string> profile_files_;
   std::set<std::string> builtin_profiles_;
   std::map<std::string, std::string> user_runtime_files_;
+  std::map<std::string, std::string> user_component_files_;  // components/<name>.libsonnet of --jpath
   // What each --jpath profile a spec names says about itself (Resolve); its
   // errors are appended to the diagnostics of every spec that names it.
   struct ProfileDescription {

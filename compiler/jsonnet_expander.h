@@ -238,6 +238,12 @@ class JsonnetExpander {
   std::set<std::string> user_runtimes_;     // <--jpath>/runtimes/<name>.libsonnet
   std::function<std::string(const std::string&)> default_runtime_;  // ProfileDefaultRuntime
   std::set<std::string> user_profiles_;     // <--jpath>/<name>.libsonnet (profiles or helpers)
+  // Platform components: name -> how the generated table imports its file
+  // (nemoc/components/<name>.libsonnet, or components/<name>.libsonnet of a
+  // --jpath directory, which wins).
+  std::map<std::string, std::string> components_;
+  std::string ComponentsPath() const;
+  std::string ComponentsSource() const;
   bool profile_root_ = false;               // a built-in root is profiles/ (nemoc/profiles/...)
   // Import candidate -> its canonical path ("" = not a regular file). The
   // library roots do not change during one nemoc run.

@@ -41,12 +41,12 @@ std::map<std::string, std::string> ProfileFiles(const DataDir& data, const std::
   return files;
 }
 
-std::map<std::string, std::string> UserRuntimeFiles(const std::vector<std::string>& jpaths) {
+std::map<std::string, std::string> UserLibraryFiles(const std::vector<std::string>& jpaths, const std::string& kind) {
   namespace fs = std::filesystem;
   std::map<std::string, std::string> files;
   for (const auto& jpath : jpaths) {
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(fs::path(jpath) / "runtimes", ec)) {
+    for (const auto& entry : fs::directory_iterator(fs::path(jpath) / kind, ec)) {
       std::error_code file_ec;
       if (entry.path().extension() != ".libsonnet" || !entry.is_regular_file(file_ec)) continue;
       const std::string stem = entry.path().stem().string();

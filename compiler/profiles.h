@@ -38,9 +38,13 @@ std::vector<ProfileInfo> ListProfiles(const DataDir& data, const std::vector<std
 /// first directory that has a name winning, as imports resolve.
 std::map<std::string, std::string> ProfileFiles(const DataDir& data, const std::vector<std::string>& jpaths);
 
-/// The runtimes of your own: runtimes/<name>.libsonnet of the --jpath
-/// directories by name (the first directory that has a name winning).
-std::map<std::string, std::string> UserRuntimeFiles(const std::vector<std::string>& jpaths);
+/// The runtimes (kind "runtimes") or platform components ("components") of
+/// your own: <kind>/<name>.libsonnet of the --jpath directories by name (the
+/// first directory that has a name winning).
+std::map<std::string, std::string> UserLibraryFiles(const std::vector<std::string>& jpaths, const std::string& kind);
+inline std::map<std::string, std::string> UserRuntimeFiles(const std::vector<std::string>& jpaths) {
+  return UserLibraryFiles(jpaths, "runtimes");
+}
 
 }  // namespace nemoc
 

@@ -585,6 +585,23 @@ void InputSchema::WalkKeys(const nlohmann::json& instance,
         reported->insert(child);
         continue;
       }
+      // A closed set of names (clusterHas: the platform components, a
+      // --jpath directory's included): a misspelt one would otherwise be a
+      // component nemoc installs anyway, silently.
+      if (name_schema->contains("enum") && (*name_schema)["enum"].is_array()) {
+        std::vector<std::string> names;
+        for (const auto& n : (*name_schema)["enum"]) {
+          if (n.is_string()) names.push_back(n.get<std::string>());
+        }
+        if (std::find(names.begin(), names.end(), key) == names.end()) {
+          const std::string suggestion = SuggestClosest(key, names);
+          diags->Error("spec.unknown-field", "unknown name '" + ShortKey(key) + "' in " + Subject(pointer),
+                       doc.map.Locate(child, /*prefer_key=*/true),
+                       !suggestion.empty() ? "did you mean '" + suggestion + "'?" : "allowed names: " + JoinKeys(names));
+          reported->insert(child);
+          continue;
+        }
+      }
     }
     if (schema.contains("additionalProperties") &&
         schema["additionalProperties"].is_object()) {

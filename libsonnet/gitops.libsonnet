@@ -239,14 +239,20 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     },
   },
 
+  // A kind nothing suspends (suspend: null, a Volcano Job) and no webhook
+  // mutates has no entry.
   ignoreDifferences(ctx):: [
-    {
-      group: std.split(key, '/')[0],
-      kind: std.split(key, '/')[1],
-      jsonPointers: [ctx.workloadKinds[key].suspend]
-                    + (if std.objectHasEx(ctx.workloadKinds[key], 'mutatedBy', false) then ctx.workloadKinds[key].mutatedBy else []),
-    }
-    for key in std.objectFields(ctx.workloadKinds)
+    entry
+    for entry in [
+      {
+        group: std.split(key, '/')[0],
+        kind: std.split(key, '/')[1],
+        jsonPointers: (if std.primitiveEquals(ctx.workloadKinds[key].suspend, null) then [] else [ctx.workloadKinds[key].suspend])
+                      + (if std.objectHasEx(ctx.workloadKinds[key], 'mutatedBy', false) then ctx.workloadKinds[key].mutatedBy else []),
+      }
+      for key in std.objectFields(ctx.workloadKinds)
+    ]
+    if std.length(entry.jsonPointers) > 0
   ],
 
   argocdDir:: 'gitops/argocd',

@@ -3,7 +3,8 @@
 // gitops.libsonnet's own kinds (coreWorkloads). The record is code:
 //
 //   suspend:   JSON pointer of the suspend field Kueue flips (Argo CD
-//              ignores differences there, gitops.libsonnet ignoreDifferences)
+//              ignores differences there, gitops.libsonnet ignoreDifferences),
+//              or null for a kind nothing suspends (a Volcano Job)
 //   lua:       Argo CD's health check, a Lua 5.1 script over `obj` returning
 //              hs = {status, message} (argocd-cm
 //              resource.customizations.health.<group>_<Kind>; argo-cd

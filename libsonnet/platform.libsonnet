@@ -20,120 +20,15 @@ local clusterHas = import 'nemoc/cluster_has.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local kueue = import 'nemoc/kueue.libsonnet';
 local storage = import 'nemoc/storage.libsonnet';
-local releases = (import 'nemoc/platform_releases.json').components;
 
 {
-  releases:: releases,
 
-  // name -> where the component comes from, where it goes, what it needs
-  // first (CRDs/webhooks it uses), and its values.
-  //   kind: 'kustomize' (a directory with kustomization.yaml, local bases
-  //   only) or 'helm' (a chart directory).
-  components: {
-    'gpu-operator': {
-      repo: 'https://github.com/NVIDIA/gpu-operator.git',
-      tag: 'v26.7.0',
-      version: 'v26.7.0',  // the released version targets default to (decision F2)
-      path: 'deployments/gpu-operator',
-      kind: 'helm',
-      namespace: 'gpu-operator',
-      needs: [],
-    },
-    'network-operator': {
-      repo: 'https://github.com/Mellanox/network-operator.git',
-      tag: 'v26.4.1',
-      version: 'v26.4.1',  // the released version targets default to (decision F2)
-      path: 'deployment/network-operator',
-      kind: 'helm',
-      namespace: 'nvidia-network-operator',
-      // GPUDirect RDMA: the GPU Operator's driver loads nvidia-peermem
-      // against the MOFED the Network Operator installs; its NFD labels nodes.
-      needs: ['gpu-operator'],
-    },
-    // Kubeflow Training Operator v1 (PyTorchJob, MPIJob), now kubeflow/trainer's v1 line.
-    'training-operator': {
-      repo: 'https://github.com/kubeflow/trainer.git',
-      tag: 'v1.9.4',
-      version: 'v1.9.4',  // the released version targets default to (decision F2)
-      path: 'manifests/overlays/standalone',
-      kind: 'kustomize',
-      namespace: 'kubeflow',
-      needs: [],
-    },
-    // Kubeflow Trainer v2 (TrainJob) from its chart, WITHOUT its bundled
-    // JobSet (jobset.install: false): JobSet is its own component, so the
-    // cluster runs one JobSet controller (C8). Trainer's webhooks and
-    // controller use the JobSet API, so JobSet comes first.
-    trainer: {
-      repo: 'https://github.com/kubeflow/trainer.git',
-      tag: 'v2.3.0',
-      version: 'v2.3.0',  // the released version targets default to (decision F2)
-      path: 'charts/kubeflow-trainer',
-      kind: 'helm',
-      namespace: 'kubeflow-system',
-      needs: ['jobset'],
-    },
-    // The ClusterTrainingRuntimes (torch-distributed, ...) TrainJobs refer to.
-    'trainer-runtimes': {
-      repo: 'https://github.com/kubeflow/trainer.git',
-      tag: 'v2.3.0',
-      version: 'v2.3.0',  // the released version targets default to (decision F2)
-      path: 'manifests/overlays/runtimes',
-      kind: 'kustomize',
-      namespace: 'kubeflow-system',
-      needs: ['trainer'],  // the ClusterTrainingRuntime CRD and webhook
-    },
-    jobset: {
-      repo: 'https://github.com/kubernetes-sigs/jobset.git',
-      tag: 'v0.12.0',
-      version: 'v0.12.0',  // the released version targets default to (decision F2)
-      path: 'charts/jobset',
-      kind: 'helm',
-      namespace: 'jobset-system',
-      needs: [],
-    },
-    kueue: {
-      repo: 'https://github.com/kubernetes-sigs/kueue.git',
-      tag: 'v0.19.2',
-      version: 'v0.19.2',  // the released version targets default to (decision F2)
-      path: 'charts/kueue',
-      kind: 'helm',
-      namespace: 'kueue-system',
-      needs: [],
-    },
-    // EKS: the accelerated AMI ships the NVIDIA driver and container
-    // toolkit but nothing advertises nvidia.com/gpu or vpc.amazonaws.com/efa
-    // (C9): the NVIDIA device plugin and the EFA device plugin.
-    'nvidia-device-plugin': {
-      repo: 'https://github.com/NVIDIA/k8s-device-plugin.git',
-      tag: 'v0.20.0',
-      version: 'v0.20.0',
-      path: 'deployments/helm/nvidia-device-plugin',
-      kind: 'helm',
-      namespace: 'kube-system',
-      needs: [],
-    },
-    'efa-device-plugin': {
-      // aws/eks-charts publishes the chart (v0.5.30, image v0.5.20) from its
-      // repository; v0.0.242 is the repository tag holding that chart.
-      repo: 'https://github.com/aws/eks-charts.git',
-      tag: 'v0.0.242',
-      version: 'v0.5.30',
-      path: 'stable/aws-efa-k8s-device-plugin',
-      kind: 'helm',
-      namespace: 'kube-system',
-      needs: [],
-    },
-    'prometheus-operator': {
-      repo: 'https://github.com/prometheus-operator/prometheus-operator.git',
-      tag: 'v0.93.0',
-      version: 'v0.93.0',  // the released version targets default to (decision F2)
-      path: '.',
-      kind: 'kustomize',
-      namespace: 'default',
-      needs: [],
-    },
-  },
+  // name -> the component (libsonnet/component.libsonnet): where it comes
+  // from, where it goes, what it needs first, what it provides, its release.
+  // One file each: libsonnet/components/<name>.libsonnet and a --jpath
+  // directory's components/<name>.libsonnet, collected by nemoc into this
+  // generated import (compiler/jsonnet_expander.cc, issue #48).
+  components: import 'nemoc/components.libsonnet',
 
   // component -> released version; each target's `versions` defaults to these (F2).
   versions:: { [n]: $.components[n].version for n in std.objectFields($.components) },
@@ -225,7 +120,7 @@ local releases = (import 'nemoc/platform_releases.json').components;
   local nest(path, value) =
     std.foldr(function(k, acc) { [k]: acc }, std.split(path, '.'), value),
   pinValues(name)::
-    local pins = releases[name].pins;
+    local pins = $.components[name].release.pins;
     std.foldl(function(acc, p) std.mergePatch(acc, nest(p, pins[p])), std.objectFields(pins), {}),
 
   // The values nemoc gives a component whatever the cloud, on top of the
@@ -260,7 +155,8 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // "patches", reviewed with "patchesAt"): Argo CD source.kustomize.patches, Flux
   // Kustomization spec.patches. B16: training-operator's PyTorchJob init container image.
   kustomizePatches(name)::
-    if std.objectHasEx(releases[name], 'patches', false) then releases[name].patches else [],
+    local release = $.components[name].release;
+    if std.objectHasEx(release, 'patches', false) then release.patches else [],
 
   // ---- cluster objects ---------------------------------------------------------
 
@@ -354,20 +250,9 @@ local releases = (import 'nemoc/platform_releases.json').components;
   // that every extended resource, storage class, CSI driver and CRD kind a
   // workload uses is on one of the two lists.)
 
-  // Names (extended resources, group/Kind of CRDs) each component provides.
-  provides: {
-    // dcgmExporter.enabled: true (v26.7.0 values.yaml:299-300).
-    'gpu-operator': ['nvidia.com/gpu', 'nvidia.com/ClusterPolicy', 'DCGM_FI_*'],
-    'network-operator': ['mellanox.com/NicClusterPolicy'],
-    'training-operator': ['kubeflow.org/PyTorchJob', 'kubeflow.org/MPIJob'],
-    trainer: ['trainer.kubeflow.org/TrainJob', 'trainer.kubeflow.org/TrainingRuntime', 'trainer.kubeflow.org/ClusterTrainingRuntime'],
-    'trainer-runtimes': [],
-    jobset: ['jobset.x-k8s.io/JobSet'],
-    kueue: ['kueue.x-k8s.io/ClusterQueue', 'kueue.x-k8s.io/LocalQueue', 'kueue.x-k8s.io/ResourceFlavor', 'kueue.x-k8s.io/Topology', 'kueue.x-k8s.io/WorkloadPriorityClass'],
-    'prometheus-operator': ['monitoring.coreos.com/ServiceMonitor', 'monitoring.coreos.com/PodMonitor', 'monitoring.coreos.com/PrometheusRule'],
-    'nvidia-device-plugin': ['nvidia.com/gpu'],
-    'efa-device-plugin': ['vpc.amazonaws.com/efa'],
-  },
+  // Names (extended resources, group/Kind of CRDs) each component provides
+  // (component.libsonnet provides).
+  provides:: { [n]: $.components[n].provides for n in std.objectFields($.components) },
 
   // The storage classes of the target's volumes on `backend` (`default` when
   // a volume names none), for a profile's prerequisites.
@@ -432,12 +317,13 @@ local releases = (import 'nemoc/platform_releases.json').components;
     local repo = std.strReplace(std.strReplace(c.repo, 'https://github.com/', ''), '.git', '');
     name + ' ' + c.version + ' ('
     + (if installed && std.primitiveEquals(c.kind, 'helm')
-       then 'Helm chart from git ' + repo + '@' + c.tag + ':' + c.path + ' with the values of its release, ' + releases[name].release
-       else releases[name].release)
+       then 'Helm chart from git ' + repo + '@' + c.tag + ':' + c.path + ' with the values of its release, ' + c.release.release
+       else c.release.release)
     + ')' + $.patchesSummary(name),
   // B16: what a component's kustomize patches change, for SUMMARY.md.
   patchesSummary(name)::
-    if std.objectHasEx(releases[name], 'patchesSummary', false) then ' (' + releases[name].patchesSummary + ')' else '',
+    local release = $.components[name].release;
+    if std.objectHasEx(release, 'patchesSummary', false) then ' (' + release.patchesSummary + ')' else '',
 
   // installs: what the cluster's platform bundle installs; clusterHas: the profile's fixed
   // prerequisites, plus the components nemoc would install when the bundle

@@ -174,6 +174,83 @@ TEST_F(ExtendingTest, TheContractsRulesAreLocatedErrors) {
       << r.err;
 }
 
+// Issue #48: a platform component is one file (libsonnet/component.libsonnet),
+// and one of your own is components/<name>.libsonnet under --jpath
+// (tests/extending/jpath/components/my-scheduler.libsonnet, which my-runtime's
+// kind needs). The unchanged binary installs it with both engines, after the
+// component it needs, with its release's values; a cluster that already runs
+// it names it in clusterHas; a --jpath file replaces a built-in component (and
+// the build says so); a component lacking a member is refused, naming it.
+TEST_F(ExtendingTest, APlatformComponentOfYourOwnIsOneFileUnderJpath) {
+  const std::string spec = ReadFile(Spec());
+  const std::string cluster = Out() + "/_clusters/in-cluster";
+  RunResult r = Build(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string app = ReadFile(cluster + "/platform/apps/argocd/application-platform-in-cluster-my-scheduler.yaml");
+  EXPECT_NE(app.find("argocd.argoproj.io/sync-wave: \"1\""), std::string::npos) << app;  // after JobSet (wave 0)
+  EXPECT_NE(app.find("repoURL: https://github.com/example/my-scheduler.git"), std::string::npos) << app;
+  EXPECT_NE(app.find("targetRevision: v0.3.0"), std::string::npos) << app;
+  EXPECT_NE(app.find("path: charts/my-scheduler"), std::string::npos) << app;
+  EXPECT_NE(app.find("valuesObject:\n        image:\n          tag: v0.3.0"), std::string::npos) << app;  // release pins
+  EXPECT_NE(app.find("namespace: my-scheduler-system"), std::string::npos) << app;
+  const std::string summary = ReadFile(Out() + "/my-cloud-demo/lab/SUMMARY.md");
+  EXPECT_NE(summary.find("| my-scheduler v0.3.0 (Helm chart from git example/my-scheduler@v0.3.0:charts/my-scheduler "
+                         "with the values of its release, oci://ghcr.io/example/charts/my-scheduler:0.3.0) | "
+                         "`example.com/gang` |"),
+            std::string::npos)
+      << summary;
+
+  // Flux: its GitRepository at the tag, its HelmRelease, after JobSet.
+  RunResult flux = Build(Replace(spec, "engines: [argocd]", "engines: [flux]"));
+  ASSERT_EQ(flux.exit_code, 0) << flux.err;
+  const std::string source = ReadFile(cluster + "/platform/flux/gitrepository-platform-my-scheduler.yaml");
+  EXPECT_NE(source.find("tag: v0.3.0"), std::string::npos) << source;
+  EXPECT_NE(source.find("url: https://github.com/example/my-scheduler.git"), std::string::npos) << source;
+  const std::string wrapper = ReadFile(cluster + "/platform/flux/kustomization-platform-my-scheduler.yaml");
+  EXPECT_NE(wrapper.find("dependsOn:\n  - name: platform-jobset\n"), std::string::npos) << wrapper;
+  EXPECT_TRUE(fs::exists(cluster + "/platform/flux/components/my-scheduler/helmrelease-platform-my-scheduler.yaml"));
+
+  // Already on the cluster: named in clusterHas (the input schema takes the
+  // name of a --jpath component), nothing installed for it.
+  const std::string has = Replace(Replace(spec, "      zone: b\n", "      zone: b\n      clusterHas: {my-scheduler: v0.3.1}\n"),
+                                  "      overrides: {namespace: lab2}", "      overrides: {namespace: lab2}\n      clusterHas: {my-scheduler: v0.3.1}");
+  r = Build(has);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-my-scheduler.yaml"));
+  EXPECT_NE(ReadFile(Out() + "/my-cloud-demo/lab/SUMMARY.md").find("my-scheduler v0.3.1 (already on the cluster"),
+            std::string::npos);
+  // A name no library root has is still unknown.
+  r = Build(Replace(Replace(has, "my-scheduler: v0.3.1", "their-scheduler: v1.0.0"), "my-scheduler: v0.3.1",
+                    "their-scheduler: v1.0.0"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("their-scheduler"), std::string::npos) << r.err;
+
+  // A --jpath file replaces the built-in component of its name.
+  ScratchDir jpath;
+  for (const auto& [rel, text] : ReadAll(Jpath())) jpath.Write(rel, text);
+  jpath.Write("components/jobset.libsonnet",
+              "(import 'nemoc/components/jobset.libsonnet') + { tag: 'v0.12.1', version: 'v0.12.1' }\n");
+  const std::string path = scratch_.Write("my-cloud.yaml", spec);
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("components/jobset.libsonnet replaces nemoc's built-in"), std::string::npos) << r.err;
+  EXPECT_NE(ReadFile(cluster + "/platform/apps/argocd/application-platform-in-cluster-jobset.yaml").find("targetRevision: v0.12.1"),
+            std::string::npos);
+
+  // A component lacking a member: refused, each missing member named.
+  const std::string before = TreeFingerprint(Out());
+  jpath.Write("components/my-scheduler.libsonnet",
+              "(import 'nemoc/component.libsonnet') + { name: 'my-scheduler', tag: 'v1', version: 'v1', kind: 'helm', "
+              "namespace: 'x' }\n");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("component my-scheduler lacks path: the chart or kustomization directory at that tag; "
+                       "repo: the Git repository it is installed from"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before);
+}
+
 TEST_F(ExtendingTest, AMissingMemberIsNamedAtTheFileThatLacksIt) {
   ScratchDir jpath;
   jpath.Write("half-cloud.libsonnet",

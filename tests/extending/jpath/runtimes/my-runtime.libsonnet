@@ -15,7 +15,9 @@ runtime + {
   // The kind it emits, judged as the built-in jobset runtime judges it (one
   // kind has one health in a cluster's Argo CD).
   workload:: { kind: 'jobset.x-k8s.io/JobSet', health: jobset.workload.health },
-  platform:: { 'jobset.x-k8s.io/JobSet': ['jobset'] },
+  // Its pods are gang-scheduled by a component of your own
+  // (components/my-scheduler.libsonnet).
+  platform:: { 'jobset.x-k8s.io/JobSet': ['jobset', 'my-scheduler'] },
   kueueIntegration:: 'jobset.x-k8s.io/jobset',
   multiplePodSets:: true,
   supportsHostNetwork:: false,

@@ -1,0 +1,57 @@
+// The platform component contract. A component is one file,
+// libsonnet/components/<name>.libsonnet (or components/<name>.libsonnet in a
+// --jpath directory, which replaces a built-in one of the same name), that
+// extends this object:
+//
+//   local component = import 'nemoc/component.libsonnet';
+//   component + { name: 'volcano', repo: '...', tag: 'v1.13.0', ... }
+//
+// The cluster bundle (platform.libsonnet, gitops.libsonnet) installs a
+// component when a target needs it: its profile lists it (profile.platform),
+// a runtime's kind needs it (runtime.platform), or another component needs it
+// first (`needs`). nemoc collects the files into the table
+// platform.libsonnet reads (the generated import 'nemoc/components.libsonnet';
+// compiler/jsonnet_expander.cc), so a component of your own is one file under
+// --jpath; docs/extending.md walks through adding one.
+//
+// The members without a default below are required: a component lacking one
+// fails with an error naming each missing member (the assert).
+local releases = (import 'nemoc/platform_releases.json').components;
+
+local required = {
+  name: 'name: the component name (the file name without .libsonnet)',
+  repo: 'repo: the Git repository it is installed from (https://...git)',
+  tag: 'tag: the release tag of that repository both engines check out',
+  version: 'version: the released version targets default to (decision F2)',
+  path: 'path: the chart or kustomization directory at that tag',
+  kind: "kind: 'helm' (a chart directory) or 'kustomize' (a kustomization with local bases only)",
+  namespace: 'namespace: where it is installed',
+};
+
+{
+  // Native calls only: libjsonnet 0.18 runs an object's assertions on every
+  // index of it (see runtime.libsonnet).
+  assert std.objectHasEx(self, 'name', true) && std.objectHasEx(self, 'repo', true) && std.objectHasEx(self, 'tag', true) && std.objectHasEx(self, 'version', true) && std.objectHasEx(self, 'path', true) && std.objectHasEx(self, 'kind', true) && std.objectHasEx(self, 'namespace', true) :
+         'component ' + (if std.objectHasEx(self, 'name', true) then self.name else '(no name)') + ' lacks '
+         + std.join('; ', [required[m] for m in std.objectFields(required) if !std.objectHasEx(self, m, true)])
+         + ' (libsonnet/component.libsonnet lists what a component provides)',
+
+  isComponent:: true,
+
+  // Components whose CRDs or webhooks this one uses: installed first (Argo CD
+  // sync wave, Flux dependsOn).
+  needs: [],
+
+  // Names (extended resources, group/Kind of CRDs) it provides, for
+  // SUMMARY.md's Platform section (tests/platform/bundle_releases.py checks
+  // every one a workload uses is provided or a prerequisite).
+  provides:: [],
+
+  // The release row: {release: the artifact it corresponds to, pins: dotted
+  // chart values that pin the released images ({} for none), patches?,
+  // patchesSummary?, images}. A built-in component's is its row of the
+  // reviewed table platform_releases.json; a component of your own writes its
+  // own.
+  release:: if std.objectHasEx(releases, self.name, false) then releases[self.name]
+            else error 'component ' + self.name + ' has no release: write its release:: {release, pins} (libsonnet/component.libsonnet)',
+}
