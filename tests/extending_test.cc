@@ -251,6 +251,96 @@ TEST_F(ExtendingTest, APlatformComponentOfYourOwnIsOneFileUnderJpath) {
   EXPECT_EQ(TreeFingerprint(Out()), before);
 }
 
+// Issue #48's acceptance: a fourth cloud and a runtime of your own under
+// --jpath (tests/extending/azure), committed after the nemoc change they
+// need and built with that binary unchanged: AKS ND H100 v5 with its own
+// `ib` and `identity` options (Workload Identity's pod label and service
+// account annotation), a Volcano Job runtime whose health is code (a phase,
+// not conditions), Volcano as a platform component, and the Volcano Job's
+// schema from the directory's kube-schemas/. gitops.replay runs both engines
+// over the same tree (cluster.py V1): each stage waits on the Volcano Job.
+TEST_F(ExtendingTest, AnAksProfileAndAVolcanoRuntimeOfYourOwnBuildWithTheUnchangedBinary) {
+  const std::string azure = SourceDir() + "/tests/extending/azure";
+  const std::string spec = ReadFile(SourceDir() + "/tests/extending/aks-volcano.yaml");
+  const std::string path = scratch_.Write("aks-volcano.yaml", spec);
+  RunResult r = RunNemoc({"build", "--out", Out(), "--jpath", azure, path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string aks = Out() + "/aks-volcano/aks";
+  const std::string cluster = Out() + "/_clusters/in-cluster";
+
+  // The workload: a gang-scheduled Volcano Job whose pods carry the identity
+  // label, the InfiniBand devices and the node pool's taint.
+  const std::string job = FileStartingWith(aks + "/30-train", "job-aks-volcano-train-");
+  for (const char* expected : {"apiVersion: batch.volcano.sh/v1alpha1", "schedulerName: volcano", "minAvailable: 2",
+                               "- name: worker\n    replicas: 2", "azure.workload.identity/use: \"true\"",
+                               "rdma/shared_ib: 1", "- IPC_LOCK", "key: sku", "value: gpu",
+                               "fieldPath: metadata.annotations['volcano.sh/task-index']",
+                               "node.kubernetes.io/instance-type: Standard_ND96isr_H100_v5"}) {
+    EXPECT_NE(job.find(expected), std::string::npos) << expected << " not in\n" << job;
+  }
+  EXPECT_NE(job.find("-worker-0.aks-volcano-train-"), std::string::npos) << job;  // rendezvous on worker 0
+  // Single-node stages carry the label too (localPlacement), not the devices.
+  const std::string prep = FileStartingWith(aks + "/20-data-prep", "job-");
+  EXPECT_NE(prep.find("azure.workload.identity/use: \"true\""), std::string::npos) << prep;
+  EXPECT_EQ(prep.find("rdma/shared_ib"), std::string::npos) << prep;
+  EXPECT_NE(ReadFile(aks + "/00-base/serviceaccount-aks-volcano-workload.yaml")
+                .find("azure.workload.identity/client-id: 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"),
+            std::string::npos);
+
+  // The platform: GPU Operator with GPUDirect RDMA, the Network Operator and
+  // its NicClusterPolicy for rdma/shared_ib, Volcano (both engines), and the
+  // engines judging the Volcano Job by its phase.
+  for (const char* app : {"gpu-operator", "network-operator", "volcano"}) {
+    EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-" + app + ".yaml")) << app;
+  }
+  EXPECT_TRUE(fs::exists(cluster + "/platform/flux/components/volcano/helmrelease-platform-volcano.yaml"));
+  const std::string nic = FileStartingWith(cluster + "/platform/objects/network-operator", "nicclusterpolicy-");
+  EXPECT_NE(nic.find("\\\"resourceName\\\": \\\"shared_ib\\\""), std::string::npos) << nic;
+  const std::string argocd_cm = ReadFile(cluster + "/platform/argocd/configmap-argocd-cm.yaml");
+  EXPECT_NE(argocd_cm.find("resource.customizations.health.batch.volcano.sh_Job: |\n"), std::string::npos);
+  EXPECT_NE(argocd_cm.find("obj.status.state.phase"), std::string::npos);
+  bool cel = false;
+  for (const auto& entry : fs::directory_iterator(aks + "/gitops/flux")) {
+    const std::string text = ReadFile(entry.path().string());
+    cel = cel || text.find("status.state.phase in ['Failed', 'Aborted', 'Terminated']") != std::string::npos;
+  }
+  EXPECT_TRUE(cel) << "the Flux Kustomization of 30-train judges the Volcano Job by its phase";
+  // Nothing suspends a Volcano Job: Argo CD ignores no field of it.
+  for (const auto& entry : fs::directory_iterator(aks + "/gitops/argocd")) {
+    EXPECT_EQ(ReadFile(entry.path().string()).find("group: batch.volcano.sh"), std::string::npos) << entry.path();
+  }
+  const std::string summary = ReadFile(aks + "/SUMMARY.md");
+  EXPECT_NE(summary.find("Volcano Job (batch.volcano.sh/v1alpha1), gang-scheduled"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("volcano v1.15.1 (Helm chart from git volcano-sh/volcano@v1.15.1"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("InfiniBand (NDR): 1 × rdma/shared_ib"), std::string::npos) << summary;
+
+  if (Shell("command -v kubectl").empty()) NEMOC_MISSING_PREREQUISITE("kubectl not installed");
+  for (const std::string& root : {aks, cluster + "/platform/argocd", cluster + "/platform/flux", aks + "/gitops/flux"}) {
+    int code = -1;
+    const std::string out = Shell("kubectl kustomize " + root + " 2>&1", &code);
+    EXPECT_EQ(code, 0) << root << ":\n" << out;
+  }
+
+  // The profile's options have its own schemas; the Volcano Job its CRD's.
+  const std::string before = TreeFingerprint(Out());
+  const std::string many = Replace(spec, "ib: {devices: 1}", "ib: {devices: 9}");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", azure, scratch_.Write("many.yaml", many)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("many.yaml:" + PositionOf(many, "9}") + ": error: spec.targets[0].ib.devices"), std::string::npos) << r.err;
+  const std::string bad_id = Replace(spec, "clientId: 0f1e2d3c", "clientId: nope-0f1e2d3c");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", azure, scratch_.Write("bad-id.yaml", bad_id)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("spec.targets[0].identity.clientId"), std::string::npos) << r.err;
+  ScratchDir jpath;
+  for (const auto& [rel, text] : ReadAll(azure)) jpath.Write(rel, text);
+  const std::string runtime = ReadFile(azure + "/runtimes/volcano-job.libsonnet");
+  jpath.Write("runtimes/volcano-job.libsonnet", Replace(runtime, "maxRetry: w.restarts", "maxRetries: w.restarts"));
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("maxRetries"), std::string::npos) << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before);
+}
+
 TEST_F(ExtendingTest, AMissingMemberIsNamedAtTheFileThatLacksIt) {
   ScratchDir jpath;
   jpath.Write("half-cloud.libsonnet",

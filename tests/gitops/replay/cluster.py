@@ -23,6 +23,12 @@ Rules of other controllers the replay needs, each with its upstream source:
      (the API server's NamespaceLifecycle admission plugin); Argo CD's CreateNamespace=true
      creates it first (A15), kustomize-controller does not.
   K7 Deleting a Namespace deletes every object in it (delete() below).
+  V1 Volcano's job controller (the Volcano Job of tests/extending/azure's --jpath runtime, issue #48)
+     reports a phase, not conditions of its own: its first sync sets status.state.phase Pending
+     and appends a condition of that type (volcano-sh/volcano v1.15.1
+     pkg/controllers/job/job_controller_actions.go:966-975 initJobStatus); Running once its pods
+     run, Completed when they succeed, Failed once maxRetry restarts are used up
+     (pkg/controllers/job/state/running.go:61-102), each appended as a condition too.
   K5 A workload controller's first reconcile, seconds after creation (before Flux's second 5 s
      poll, long before any scenario event), writes a status: PyTorchJob/MPIJob the Created
      condition (kubeflow/training-operator v1.9.0 pkg/controller.v1/pytorch/
@@ -44,6 +50,10 @@ KUEUE_MANAGER = "kueue.x-k8s.io/manager"
 # CRDs each platform component of the cluster bundle installs (the components' own charts and
 # kustomizations at the versions the bundle pins).
 COMPONENT_CRDS = {
+    # volcano-sh/volcano@v1.15.1:installer/helm/chart/volcano/crd/bases/ (the --jpath component of
+    # tests/extending/azure).
+    "volcano": {("batch.volcano.sh", "Job"), ("batch.volcano.sh", "CronJob"), ("scheduling.volcano.sh", "PodGroup"),
+                ("scheduling.volcano.sh", "Queue"), ("bus.volcano.sh", "Command")},
     "training-operator": {("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "MPIJob")},
     "jobset": {("jobset.x-k8s.io", "JobSet")},
     "trainer": {("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime"),
@@ -60,6 +70,15 @@ BUILTIN_GROUPS = {"", "apps", "batch", "policy", "autoscaling", "rbac.authorizat
 
 def _suspend_path(obj):
     return WORKLOAD_KINDS.get((group_of(obj.get("apiVersion", "")), obj.get("kind")))
+
+
+def is_volcano(obj):
+    return group_of(obj.get("apiVersion", "")) == "batch.volcano.sh"
+
+
+def volcano_status(phase):
+    """V1: the status Volcano's job controller writes for `phase`."""
+    return {"state": {"phase": phase}, "conditions": [{"type": phase, "status": "True"}]}
 
 
 def get_path(obj, path):
@@ -166,6 +185,9 @@ class Cluster:
 
     def first_status(self, obj):  # K5
         kind = obj.get("kind")
+        if is_volcano(obj):  # V1
+            obj["status"] = volcano_status("Pending")
+            return
         suspended = [{"type": "Suspended", "status": "True", "reason": "Suspended"}] if self.suspended(obj) else []
         if kind in ("PyTorchJob", "MPIJob"):
             obj["status"] = {"conditions": [{"type": "Created", "status": "True", "reason": f"{kind}Created"}] + suspended}
@@ -202,6 +224,10 @@ class Cluster:
         """Queued / Running / Succeeded / Failed / Created, read from the status written below."""
         if self.suspended(obj):
             return "Queued"
+        if is_volcano(obj):  # V1
+            phase = ((obj.get("status") or {}).get("state") or {}).get("phase")
+            return {"Running": "Running", "Restarting": "Running", "Completing": "Running", "Completed": "Succeeded",
+                    "Failed": "Failed", "Aborted": "Failed", "Terminated": "Failed"}.get(phase, "Created")
         if obj.get("kind") == "Job" and (obj.get("status") or {}).get("active"):
             return "Running"
         status = obj.get("status") or {}
@@ -220,6 +246,12 @@ class Cluster:
     def set_workload(self, obj, phase, event_no):
         """A workload controller reports phase (Running, Succeeded, Failed, preempted)."""
         kind = obj["kind"]
+        if is_volcano(obj):  # V1
+            if phase not in ("Running", "Succeeded", "Failed"):
+                return False  # nothing preempts it (no Kueue)
+            obj["status"] = volcano_status({"Running": "Running", "Succeeded": "Completed", "Failed": "Failed"}[phase])
+            self.history.append((event_no, key_of(obj), phase))
+            return True
         if phase == "Running":
             if self.suspended(obj):
                 return False

@@ -387,8 +387,8 @@ def current_dirs(source):
 
 
 def generated_dirs(source, argv, tmp):
-    """The kept specs of fixtures/generated/ (a TrainJob + Kueue under Argo CD, which no example has)
-    built with the current nemoc (--nemoc PATH; ctest passes it), as 'current/<project>/<target>':
+    """The kept specs of fixtures/generated/ (a TrainJob + Kueue under Argo CD, which no example has),
+    and tests/extending/aks-volcano.yaml with its --jpath directory, built with the current nemoc (--nemoc PATH; ctest passes it), as 'current/<project>/<target>':
     part 3 then checks today's generator on them too (B21)."""
     if "--nemoc" not in argv:
         return []
@@ -400,12 +400,23 @@ def generated_dirs(source, argv, tmp):
                          env=dict(os.environ, NEMOC_DATA_DIR=source))
     if run.returncode != 0:
         raise SystemExit(f"building {specs} failed:\n{run.stderr}")
+    # Issue #48: a cloud and a runtime of your own -- AKS ND H100 v5 and a Volcano Job, with Volcano
+    # as a platform component -- under --jpath (tests/extending/azure), which the engines must wait
+    # on like the built-in kinds (cluster.py V1).
+    # Its own output root: a cluster is one cloud's (the fixtures' in-cluster is vanilla-k8s).
+    extending = os.path.join(source, "tests", "extending")
+    run = subprocess.run([nemoc, "build", "--quiet", "--out", out + "-azure", "--jpath", os.path.join(extending, "azure"),
+                          os.path.join(extending, "aks-volcano.yaml")], capture_output=True, text=True,
+                         env=dict(os.environ, NEMOC_DATA_DIR=source))
+    if run.returncode != 0:
+        raise SystemExit(f"building tests/extending/aks-volcano.yaml failed:\n{run.stderr}")
     found = []
-    for project in sorted(os.listdir(out)):
-        if project.startswith("_"):
-            continue
-        for target in sorted(os.listdir(os.path.join(out, project))):
-            found.append((f"current/{project}/{target}", os.path.join(out, project, target)))
+    for root in (out, out + "-azure"):
+        for project in sorted(os.listdir(root)):
+            if project.startswith("_"):
+                continue
+            for target in sorted(os.listdir(os.path.join(root, project))):
+                found.append((f"current/{project}/{target}", os.path.join(root, project, target)))
     return found
 
 

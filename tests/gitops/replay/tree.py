@@ -18,6 +18,8 @@ WORKLOAD_KINDS = {  # (group, kind) -> where the suspend flag lives; the kinds K
     ("kubeflow.org", "MPIJob"): ("spec", "runPolicy", "suspend"),
     ("jobset.x-k8s.io", "JobSet"): ("spec", "suspend"),
     ("trainer.kubeflow.org", "TrainJob"): ("spec", "suspend"),
+    # A Volcano Job (the --jpath runtime of tests/extending/azure, issue #48): nothing suspends it.
+    ("batch.volcano.sh", "Job"): None,
 }
 
 
