@@ -224,6 +224,17 @@ TEST_F(ExtendingTest, APlatformComponentOfYourOwnIsOneFileUnderJpath) {
                     "their-scheduler: v1.0.0"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("their-scheduler"), std::string::npos) << r.err;
+  // ... and a misspelt built-in one is located, with the name meant (it used
+  // to be accepted, and nemoc installed the component the cluster runs).
+  const std::string typo = Replace(Replace(has, "my-scheduler: v0.3.1", "kueu: v0.19.2"), "my-scheduler: v0.3.1",
+                                   "kueu: v0.19.2");
+  r = Build(typo);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("my-cloud.yaml:" + PositionOf(typo, "kueu:") +
+                       ": error: unknown name 'kueu' in spec.targets[0].clusterHas"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("did you mean 'kueue'?"), std::string::npos) << r.err;
 
   // A --jpath file replaces the built-in component of its name.
   ScratchDir jpath;
