@@ -198,10 +198,15 @@ TEST(IncrementalTest, ARememberedDataDigestIsNotTrustedOnceItsFileChanges) {
     return std::to_string(static_cast<long long>(st.st_ctim.tv_sec) * 1000000000LL + st.st_ctim.tv_nsec);
   };
   rewrite_keeping_size_and_mtime(table, "GPU facts", "GPU Facts");
+  const auto edited = std::chrono::steady_clock::now();
   RunResult table_edit = data.Build();
   EXPECT_FALSE(Skipped(table_edit)) << table_edit.out;
-  // Younger than 2 s: not remembered with its new identity.
-  EXPECT_EQ(std::string::npos, ReadFile(remembered).find(" " + ctime_ns(table) + " " + table + "\n"));
+  // Hashed younger than 2 s: not remembered with its new identity. (nemoc
+  // hashes it as it starts; only a build that ended within 2 s of the edit
+  // proves that, so a machine too loaded for that checks nothing here.)
+  if (std::chrono::steady_clock::now() - edited < std::chrono::milliseconds(1900)) {
+    EXPECT_EQ(std::string::npos, ReadFile(remembered).find(" " + ctime_ns(table) + " " + table + "\n"));
+  }
 
   rewrite_keeping_size_and_mtime(schema, "\"description\": \"Config", "\"description\": \"config");
   RunResult schema_edit = data.Build();
