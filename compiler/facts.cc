@@ -94,7 +94,10 @@ bool PlatformRows(const nlohmann::json& rows, const std::string& where,
     }
     Reader r(rows[i], at, err);
     LibraryFacts::PlatformRow row;
-    if (!r.String("what", &row.what) || !r.Strings("provides", &row.provides) || !r.Done()) return false;
+    if (!r.String("what", &row.what) || !r.Strings("provides", &row.provides) ||
+        !r.Sentences("checks", &row.checks) || !r.Done()) {
+      return false;
+    }
     out->push_back(std::move(row));
   }
   return true;

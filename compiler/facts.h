@@ -53,6 +53,9 @@ struct LibraryFacts {
   struct PlatformRow {
     std::string what;
     std::vector<std::string> provides;
+    // Name -> the command that checks it, where the profile knows better
+    // than summary.cc CheckFor (a GKE network: its own resource kind).
+    std::vector<std::pair<std::string, std::string>> checks;
   };
   struct Platform {
     bool present = false;

@@ -174,7 +174,7 @@ namespace {
 // Provides cell of "The cluster must already have"; issue #43): a CRD by its
 // exact name, an extended resource in the nodes' allocatable, a CSI driver,
 // a StorageClass, a claim, a network, the Prometheus / metrics API.
-std::string CheckFor(const std::string& name, const std::string& ns, const std::string& profile) {
+std::string CheckFor(const std::string& name, const std::string& ns) {
   auto lower = [](std::string s) {
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
@@ -183,10 +183,9 @@ std::string CheckFor(const std::string& name, const std::string& ns, const std::
   if (slash != std::string::npos) {
     const std::string left = name.substr(0, slash), right = name.substr(slash + 1);
     if (left == "PersistentVolumeClaim") return "kubectl get pvc " + right + " -n " + ns;
-    if (left == "network") {
-      return profile == "gke-a4" ? "kubectl get networks.networking.gke.io " + right
-                                 : "kubectl get network-attachment-definitions " + right + " -n " + ns;
-    }
+    // A Multus network; a profile whose clusters name networks otherwise
+    // says how to check them (platform row `checks`: gke-a4's GKE networks).
+    if (left == "network") return "kubectl get network-attachment-definitions " + right + " -n " + ns;
     if (left == "custom.metrics.k8s.io") {
       return "kubectl get --raw /apis/custom.metrics.k8s.io/v1beta1/namespaces/" + ns + "/pods/*/" + right;
     }
@@ -470,7 +469,9 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
         std::string provides, checks;
         for (const auto& p : row.provides) {
           provides += (provides.empty() ? "`" : ", `") + p + "`";
-          if (checked) checks += (checks.empty() ? "`" : "; `") + CheckFor(p, ns, facts.profile) + "`";
+          if (!checked) continue;
+          auto own = std::find_if(row.checks.begin(), row.checks.end(), [&](const auto& c) { return c.first == p; });
+          checks += (checks.empty() ? "`" : "; `") + (own != row.checks.end() ? own->second : CheckFor(p, ns)) + "`";
         }
         out += "| " + row.what + " | " + provides + (checked ? " | " + checks : std::string()) + " |\n";
       }

@@ -123,7 +123,8 @@ local required = {
   // Cluster-scoped objects the platform bundle applies for a target.
   platformObjects(ctx):: [],
   // What a cluster of this profile must already have (SUMMARY.md "Platform"):
-  // [{what: text, provides: [names]}].
+  // [{what: text, provides: [names], checks?: {name: the command that checks
+  // it, where summary.cc CheckFor would not know (gke-a4: its GKE networks)}}].
   prerequisites(ctx):: [],
   // The clusters' GPU node images ship the NVIDIA driver (the GPU Operator,
   // where installed, leaves it alone).

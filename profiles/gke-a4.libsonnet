@@ -197,8 +197,11 @@ profile + {
   prerequisites(ctx):: [
     { what: 'GKE GPU node pool with automatic GPU driver installation (advertises nvidia.com/gpu)', provides: ['nvidia.com/gpu'] },
     { what: 'the RDMA networks created with the A4 node pool (GKE multi-networking)',
-      provides: if std.objectHasEx(ctx.target, 'hostNetwork', true) && !ctx.target.hostNetwork
-      then ['network/' + i.network for i in $.interfaces if !std.primitiveEquals(i.network, 'default')] else [] },
+      local networks = if std.objectHasEx(ctx.target, 'hostNetwork', true) && !ctx.target.hostNetwork
+      then [i.network for i in $.interfaces if !std.primitiveEquals(i.network, 'default')] else [],
+      provides: ['network/' + n for n in networks],
+      // GKE's own Network objects, not Multus attachments.
+      checks: { ['network/' + n]: 'kubectl get networks.networking.gke.io ' + n for n in networks } },
   ] + (if storage.usesBackend(ctx.storage, 'gcs') then [
     { what: 'Cloud Storage FUSE CSI driver (GKE add-on GcsFuseCsiDriver, Workload Identity)', provides: ['gcsfuse.csi.storage.gke.io'] },
   ] else []),
