@@ -404,10 +404,12 @@ def generated_dirs(source, argv, tmp):
     # as a platform component -- under --jpath (tests/extending/azure), which the engines must wait
     # on like the built-in kinds (cluster.py V1).
     # Its own output root: a cluster is one cloud's (the fixtures' in-cluster is vanilla-k8s).
+    # Built from a copy: nemoc pins its cost priors beside the spec (.nemoc/), never in the source tree.
     extending = os.path.join(source, "tests", "extending")
+    spec = os.path.join(tmp, "aks-volcano.yaml")
+    shutil.copyfile(os.path.join(extending, "aks-volcano.yaml"), spec)
     run = subprocess.run([nemoc, "build", "--quiet", "--out", out + "-azure", "--jpath", os.path.join(extending, "azure"),
-                          os.path.join(extending, "aks-volcano.yaml")], capture_output=True, text=True,
-                         env=dict(os.environ, NEMOC_DATA_DIR=source))
+                          spec], capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=source))
     if run.returncode != 0:
         raise SystemExit(f"building tests/extending/aks-volcano.yaml failed:\n{run.stderr}")
     found = []
