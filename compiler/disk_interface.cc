@@ -1,5 +1,7 @@
 #include "disk_interface.h"
 
+#include "file_reader.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -78,26 +80,14 @@ bool RealDisk::ReadFile(const std::string& path, std::string* contents,
     SetErrno(err, path, "open", errno);
     return false;
   }
-  // Straight into the string: one copy from the kernel, not two.
   std::string out;
   struct stat st;
-  size_t have = 0;
-  out.resize(::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1
-                                                                            : 64 * 1024);
-  for (;;) {
-    if (have == out.size()) out.resize(out.size() * 2);
-    ssize_t n = ::read(fd, out.data() + have, out.size() - have);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int saved = errno;
-      ::close(fd);
-      SetErrno(err, path, "read", saved);
-      return false;
-    }
-    if (n == 0) break;
-    have += static_cast<size_t>(n);
+  const size_t expected = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
+  if (const int error = ReadToEnd(fd, expected, std::string().max_size(), &out); error != 0) {
+    ::close(fd);
+    SetErrno(err, path, "read", error);
+    return false;
   }
-  out.resize(have);
   ::close(fd);
   *contents = std::move(out);
   return true;

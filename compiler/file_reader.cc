@@ -54,6 +54,25 @@ bool FileReader::Read(const std::string& path, size_t max_bytes, std::string* co
   return false;
 }
 
+int ReadToEnd(int fd, size_t expected, size_t limit, std::string* out) {
+  out->resize(std::min(limit, expected + 1));
+  size_t have = 0;
+  while (have < limit) {
+    if (have == out->size()) out->resize(std::min(limit, std::max<size_t>(have * 2, 65536)));
+    const ssize_t got = ::read(fd, out->data() + have, out->size() - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const int error = errno;
+      out->clear();
+      return error;
+    }
+    if (got == 0) break;
+    have += static_cast<size_t>(got);
+  }
+  out->resize(have);
+  return 0;
+}
+
 FileReader::Status RealFileReader::ReadFile(const std::string& path, size_t max_bytes,
                                             std::string* contents, Failure* failure) {
   contents->clear();
@@ -91,25 +110,12 @@ FileReader::Status RealFileReader::ReadFile(const std::string& path, size_t max_
     failure->reason = SpecialFileReason(sb.st_mode);
     return Status::kNotRegular;
   }
-  // Read straight into the string (one copy, not one per 64 KiB buffer), at
-  // most max_bytes + 1: the file may grow while it is read.
-  const size_t limit = max_bytes + 1;
-  const size_t expected = static_cast<size_t>(std::max<off_t>(sb.st_size, 0)) + 1;
-  contents->resize(std::min(limit, expected));
-  size_t have = 0;
-  while (have < limit) {
-    if (have == contents->size()) contents->resize(std::min(limit, std::max<size_t>(have * 2, 65536)));
-    const ssize_t got = ::read(fd.get(), contents->data() + have, contents->size() - have);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      *failure = {"error while reading", std::generic_category().message(errno)};
-      contents->clear();
-      return Status::kError;
-    }
-    if (got == 0) break;
-    have += static_cast<size_t>(got);
+  // At most max_bytes + 1: the file may grow while it is read.
+  const size_t expected = static_cast<size_t>(std::max<off_t>(sb.st_size, 0));
+  if (const int error = ReadToEnd(fd.get(), expected, max_bytes + 1, contents); error != 0) {
+    *failure = {"error while reading", std::generic_category().message(error)};
+    return Status::kError;
   }
-  contents->resize(have);
   if (contents->size() > max_bytes) {
     contents->clear();
     return Status::kTooLarge;

@@ -70,6 +70,12 @@ class MemoryFileReader : public FileReader {
 /// The process's real reader (stateless, shared).
 FileReader& RealFiles();
 
+/// Reads `fd` to its end (or `limit` bytes) straight into `out`, sized
+/// first from `expected` (the file's size, when known) so a regular file
+/// costs one copy from the kernel. Returns 0, or the errno of a failed read
+/// (then `out` is empty). RealFileReader and RealDisk read through it.
+int ReadToEnd(int fd, size_t expected, size_t limit, std::string* out);
+
 }  // namespace nemoc
 
 #endif  // NEMOC_FILE_READER_H_
