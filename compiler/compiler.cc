@@ -189,26 +189,24 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   static const nlohmann::json kNoRuntimeSchema = nlohmann::json::object();
   const nlohmann::json& runtime_schema =
       base->json().contains(runtime_ptr) ? base->json().at(runtime_ptr) : kNoRuntimeSchema;
+  // `name` when the schema's enum `known` lacks it and a --jpath directory has its file.
+  auto own = [](const nlohmann::json& known, const std::map<std::string, std::string>& files, const std::string& name,
+                std::map<std::string, std::string>* out) {
+    auto file = files.find(name);
+    if (file != files.end() && std::find(known.begin(), known.end(), name) == known.end()) (*out)[name] = file->second;
+  };
   if (doc.root.contains(targets_ptr) && doc.root.at(targets_ptr).is_array()) {
     for (const auto& target : doc.root.at(targets_ptr)) {
       if (!target.is_object()) continue;
       if (target.contains("runtime") && target["runtime"].is_string()) {
-        const std::string name = target["runtime"].get<std::string>();
-        const auto& known = runtime_schema.value("enum", nlohmann::json::array());
-        auto file = user_runtime_files_.find(name);
-        if (std::find(known.begin(), known.end(), name) == known.end() && file != user_runtime_files_.end()) {
-          runtimes[name] = file->second;
-        }
+        own(runtime_schema.value("enum", nlohmann::json::array()), user_runtime_files_,
+            target["runtime"].get<std::string>(), &runtimes);
       }
       // A component of your own the cluster already runs (clusterHas).
       if (target.contains("clusterHas") && target["clusterHas"].is_object() &&
           base->json().contains(cluster_has_ptr)) {
-        const auto& known = base->json().at(cluster_has_ptr);
         for (const auto& [name, value] : target["clusterHas"].items()) {
-          auto file = user_component_files_.find(name);
-          if (std::find(known.begin(), known.end(), name) == known.end() && file != user_component_files_.end()) {
-            components[name] = file->second;
-          }
+          own(base->json().at(cluster_has_ptr), user_component_files_, name, &components);
         }
       }
       if (!target.contains("profile") || !target["profile"].is_string()) continue;
