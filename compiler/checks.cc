@@ -66,9 +66,6 @@ void CheckFluxPolls(const Document& doc, const nlohmann::json& gitops, Diagnosti
 
 // Stages that exist in the spec format but whose generators have not landed
 // yet: refused loudly, never ignored.
-const std::set<std::string> kImplementedStages = {"ncclTest", "dataPrep", "pretrain", "train", "mergeLora",
-                                                   "evaluate", "convert", "tensorrtLLM", "serve"};
-
 // Points at the key for a whole section ("evaluate:"), at the value for a
 // choice ("profile: eks-efa").
 void NotSupportedYet(Diagnostics* diags, const Document& doc, const std::string& pointer,
@@ -428,15 +425,9 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
   // Stages that read the .nemo the train stage saves when they name no checkpoint.
   std::vector<std::string> readers;
   for (const char* stage : {"evaluate", "convert"}) {
+    // Without a train stage, the description's `needs` says so (stages.cc CheckStageNeeds).
     if (!stages.contains(stage) || stages[stage].contains("checkpoint")) continue;
-    if (!train) {
-      diags->Error("spec.missing-source",
-                   std::string("spec.stages.") + stage + " has no checkpoint to read: add a train "
-                   "stage or set spec.stages." + stage + ".checkpoint (a .nemo on the results volume)",
-                   at(stage));
-    } else {
-      readers.push_back(stage);
-    }
+    if (train) readers.push_back(stage);
   }
   if (train && !readers.empty()) {
     const auto& t = stages["train"];
@@ -554,22 +545,11 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
     NotSupportedYet(diags, doc, "/spec/stages/convert",
                     "converting " + FamilyText(spec) + " to HuggingFace");
   }
-  if (stages.contains("tensorrtLLM") && !stages.contains("convert") &&
-      !stages["tensorrtLLM"].contains("checkpoint")) {
-    diags->Error("spec.missing-source",
-                 "spec.stages.tensorrtLLM has no HuggingFace checkpoint to build from: add a convert "
-                 "stage or set spec.stages.tensorrtLLM.checkpoint",
-                 at("tensorrtLLM"));
-  }
+  // A tensorrtLLM stage without a convert stage or a checkpoint, a serve stage
+  // without an engine: their descriptions' `needs` (stages.cc CheckStageNeeds).
   if (stages.contains("serve")) {
     const auto& serve = stages["serve"];
     const auto& triton = serve["triton"];
-    if (!stages.contains("tensorrtLLM") && !serve.contains("engine")) {
-      diags->Error("spec.missing-source",
-                   "spec.stages.serve has no engine to serve: add a tensorrtLLM stage or set "
-                   "spec.stages.serve.engine (an engine directory on the results volume)",
-                   at("serve"));
-    }
     if (stages.contains("tensorrtLLM")) {
       const auto& engine = stages["tensorrtLLM"];
       if (triton["maxBatchSize"].get<int64_t>() > engine["maxBatchSize"].get<int64_t>()) {
@@ -872,11 +852,6 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostic
   // Images as the user wrote them (the normalized spec adds defaults, which
   // are nemoc's own release tags).
   if (doc.root.contains("spec")) CheckNvidiaTags(doc, doc.root["spec"], "/spec", diags);
-  for (const auto& [name, _] : spec["stages"].items()) {
-    if (!kImplementedStages.count(name)) {
-      NotSupportedYet(diags, doc, "/spec/stages/" + name, "stage '" + name + "'");
-    }
-  }
   if (spec.contains("gitops")) {
     CheckFluxPolls(doc, spec["gitops"], diags);
     // A cluster for a target that does not exist is a typo, not a no-op.

@@ -11,6 +11,7 @@
 #include "normalizer.h"
 #include "schema_validator.h"
 #include "spec_loader.h"
+#include "stages.h"
 
 namespace nemoc {
 namespace {
@@ -25,6 +26,18 @@ const InputSchema& Schema() {
     return s;
   }();
   return *schema;
+}
+
+// The built-in stages (stages.h): their descriptions' `needs` are checked
+// beside CheckSpec (Compiler::Prepare).
+const StageTable& Stages() {
+  static const StageTable table = [] {
+    StageTable t;
+    Diagnostics diags;
+    if (!t.Load(NEMOC_SOURCE_DIR "/libsonnet", {}, nullptr, &diags)) ADD_FAILURE() << "built-in stages refused";
+    return t;
+  }();
+  return table;
 }
 
 const ModelCatalog& Catalog() {
@@ -101,7 +114,7 @@ Checked RunCheckSpec(const std::string& text) {
   Checked c;
   auto p = Prepare(text);
   if (!p->ready) return c;
-  c.ok = CheckSpec(p->doc, p->normalized, &p->checks);
+  c.ok = CheckSpec(p->doc, p->normalized, &p->checks) & CheckStageNeeds(p->doc, p->normalized, Stages(), &p->checks);
   c.lines = RenderAll(p->checks);
   return c;
 }

@@ -83,6 +83,17 @@ bool Compiler::Init(Diagnostics* diags) {
   }
   WarnShadowedLibraries(diags);
   IndexLibraries();
+  // The stages (stages.h): a --jpath directory's descriptions are checked
+  // against their contract here, once per run.
+  std::unique_ptr<InputSchema> stage_contract;
+  if (!options_.jpaths.empty()) {
+    stage_contract = InputSchema::Load(data_.contracts() + "/stage.schema.json", &err, reader_);
+    if (stage_contract == nullptr) {
+      diags->Error("internal.contract", err);
+      return false;
+    }
+  }
+  if (!stage_table_.Load(data_.libsonnet(), options_.jpaths, stage_contract.get(), diags)) return false;
   stamps_ = std::make_unique<StampCalculator>(data_, options_.jpaths, kube_schemas_.get());
   return true;
 }
@@ -216,14 +227,27 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
       if (file != profile_files_.end()) extra[name] = file->second;
     }
   }
-  if (extra.empty() && runtimes.empty() && components.empty()) return base;
+  // The stages of --jpath directories (stages.h): each described one a spec
+  // may name joins spec.stages (replacing a built-in one of its key).
+  std::vector<const Stage*> own_stages;
+  for (const auto& stage : stage_table_.stages()) {
+    if (!stage.builtin && stage.schema.is_object()) own_stages.push_back(&stage);
+  }
+  if (extra.empty() && runtimes.empty() && components.empty() && own_stages.empty()) return base;
   std::string key;
   for (const auto& [name, file] : extra) key += (key.empty() ? "" : ",") + name;
   key += ";";
   for (const auto& [name, file] : runtimes) key += name + ",";
   key += ";";
   for (const auto& [name, file] : components) key += name + ",";
+  key += ";";
+  for (const Stage* stage : own_stages) key += stage->key + ",";
   nlohmann::json schema = base->json();
+  const nlohmann::json::json_pointer stages_ptr("/definitions/stages/properties");
+  for (const Stage* stage : own_stages) {
+    if (!schema.contains(stages_ptr)) break;
+    schema.at(stages_ptr)[stage->key] = stage->schema;
+  }
   // A component of your own may be one the cluster already runs.
   for (const auto& [name, file] : components) schema.at(cluster_has_ptr).push_back(name);
   // A runtime of your own joins the enum, described by where it lives.
@@ -836,7 +860,7 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
   // Semantic checks run even when normalization reported something, so one
   // run shows every problem; they only need the validated shape.
-  const bool checks_ok = CheckSpec(doc, normalized, diags);
+  const bool checks_ok = CheckSpec(doc, normalized, diags) & CheckStageNeeds(doc, normalized, stage_table_, diags);
   DropInsideRepaired(*prepared, checks_from, diags);
   if (!normalized_ok) return false;
   // D9: a spec whose checks failed on a valid shape still goes through the
@@ -983,7 +1007,8 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
     if (go_on && !validate_only) {
       const size_t checks_from = found.items().size();
       const bool normalized_ok = Normalize(merged_doc, input_schema, catalog_, &merged, &found);
-      const bool checks_ok = CheckSpec(merged_doc, merged, &found);
+      const bool checks_ok =
+          CheckSpec(merged_doc, merged, &found) & CheckStageNeeds(merged_doc, merged, stage_table_, &found);
       DropInsideRepaired(*prepared, checks_from, &found);
       checked_on = normalized_ok && (!target_ok || !checks_ok);
       target_ok = target_ok && checks_ok && normalized_ok;

@@ -48,6 +48,7 @@
 #include "kube_schemas.h"
 #include "normalizer.h"
 #include "schema_validator.h"
+#include "stages.h"
 #include "tree_writer.h"
 
 namespace nemoc {
@@ -253,6 +254,7 @@ class Compiler {
   std::map<std::string, std::string> profile_files_;
   std::set<std::string> builtin_profiles_;
   std::map<std::string, std::string> user_runtime_files_;
+  StageTable stage_table_;  // stages.h: the built-in stages and those of --jpath
   std::map<std::string, std::string> user_component_files_;  // components/<name>.libsonnet of --jpath
   // What each --jpath profile a spec names says about itself (Resolve); its
   // errors are appended to the diagnostics of every spec that names it.

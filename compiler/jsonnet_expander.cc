@@ -6,6 +6,7 @@
 #include "contracts.h"
 #include "eval_watchdog.h"
 #include "file_reader.h"
+#include "stages.h"
 
 #include <cstring>
 #include <functional>
@@ -41,6 +42,8 @@ constexpr const char kNamespace[] = "nemoc/";
 // the file it stands for at the first library root.
 constexpr const char kComponentsImport[] = "nemoc/components.libsonnet";
 constexpr const char kComponentsFile[] = ".nemoc-components.libsonnet";
+constexpr const char kStagesImport[] = "nemoc/stages.libsonnet";
+constexpr const char kStagesFile[] = ".nemoc-stages.libsonnet";
 
 char* CopyToJsonnet(JsonnetVm* vm, const std::string& s) {
   char* out = jsonnet_realloc(vm, nullptr, s.size() + 1);
@@ -106,6 +109,34 @@ std::string JsonnetExpander::ComponentsSource() const {
       "// each --jpath directory's components/ (libsonnet/component.libsonnet).\n{\n";
   for (const auto& [name, import] : components_) text += "  '" + name + "': import '" + import + "',\n";
   return text + "}\n";
+}
+
+std::string JsonnetExpander::StagesPath() const {
+  return roots_.empty() ? std::string() : roots_.front() + kStagesFile;
+}
+
+const std::string& JsonnetExpander::StagesSource() const {
+  if (!stages_source_.empty()) return stages_source_;
+  // Compiler::Init has checked the descriptions (StageTable::Load); one it
+  // refused never gets here. The first root that describes a key wins.
+  std::map<std::string, Stage> by_key;
+  for (size_t i = 0; i <= user_roots_ && i < roots_.size(); ++i) {
+    for (const auto& [key, file] : StageFiles(roots_[i] + "stages")) {
+      if (by_key.count(key) != 0) continue;
+      std::string text, err;
+      Stage stage;
+      stage.key = key;
+      stage.builtin = i == user_roots_;
+      const nlohmann::json json = reader_->Read(file, kMaxLibraryFileBytes, &text, &err)
+                                      ? nlohmann::json::parse(text, nullptr, false)
+                                      : nlohmann::json();
+      if (!json.is_discarded() && ParseStage(json, &stage, &err)) by_key.emplace(key, std::move(stage));
+    }
+  }
+  std::vector<Stage> stages;
+  for (auto& [key, stage] : by_key) stages.push_back(std::move(stage));
+  stages_source_ = StageTableSource(std::move(stages));
+  return stages_source_;
 }
 
 JsonnetExpander::JsonnetExpander(std::vector<std::string> library_roots, size_t user_roots,
@@ -218,6 +249,10 @@ bool JsonnetExpander::ReadImport(const std::string& rel, const std::string& foun
     *content = ComponentsSource();
     return true;
   }
+  if (found == StagesPath()) {
+    *content = StagesSource();
+    return true;
+  }
   FileReader::Failure failure;
   const FileReader::Status status = reader_->ReadFile(found, kMaxLibraryFileBytes, content, &failure);
   if (status == FileReader::Status::kTooLarge) {
@@ -239,6 +274,10 @@ bool JsonnetExpander::FindImport(const std::string& base, const std::string& rel
                                  std::string* err) {
   if (rel == kComponentsImport && !roots_.empty()) {
     *found = ComponentsPath();
+    return true;
+  }
+  if (rel == kStagesImport && !roots_.empty()) {
+    *found = StagesPath();
     return true;
   }
   if (rel.empty()) {

@@ -244,6 +244,12 @@ class JsonnetExpander {
   std::map<std::string, std::string> components_;
   std::string ComponentsPath() const;
   std::string ComponentsSource() const;
+  // The stage table (stages.h), imported as nemoc/stages.libsonnet: generated
+  // on first use from the description files of libsonnet/stages/ and of each
+  // --jpath directory's stages/ (which wins), like ComponentsSource.
+  std::string StagesPath() const;
+  const std::string& StagesSource() const;
+  mutable std::string stages_source_;
   bool profile_root_ = false;               // a built-in root is profiles/ (nemoc/profiles/...)
   // Import candidate -> its canonical path ("" = not a regular file). The
   // library roots do not change during one nemoc run.

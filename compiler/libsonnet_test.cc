@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stages.h"
+
 extern "C" {
 #include <libjsonnet.h>
 
@@ -27,20 +29,27 @@ namespace {
 // A directory holding only nemoc -> libsonnet/, made once per test process
 // and removed when it exits (each ctest run is its own process: one was left
 // in /tmp per test before).
+// Its nemoc/ holds a link to each entry of libsonnet/ and the stage table
+// nemoc generates (stages.h StageTableSource), as nemoc/stages.libsonnet.
 struct NamespaceDirHolder {
   std::filesystem::path made;
   NamespaceDirHolder() {
     namespace fs = std::filesystem;
     made = fs::temp_directory_path() / ("nemoc-libsonnet-test-" + std::to_string(::getpid()));
     std::error_code ec;
-    fs::create_directories(made, ec);
-    fs::remove(made / "nemoc", ec);
-    fs::create_directory_symlink(NEMOC_SOURCE_DIR "/libsonnet", made / "nemoc", ec);
+    fs::remove_all(made, ec);
+    fs::create_directories(made / "nemoc", ec);
+    for (const auto& entry : fs::directory_iterator(NEMOC_SOURCE_DIR "/libsonnet")) {
+      fs::create_symlink(entry.path(), made / "nemoc" / entry.path().filename(), ec);
+    }
+    nemoc::StageTable table;
+    nemoc::Diagnostics diags;
+    EXPECT_TRUE(table.Load(NEMOC_SOURCE_DIR "/libsonnet", {}, nullptr, &diags));
+    std::ofstream(made / "nemoc" / "stages.libsonnet") << nemoc::StageTableSource(table.stages());
   }
   ~NamespaceDirHolder() {
     std::error_code ec;
-    std::filesystem::remove(made / "nemoc", ec);  // the symlink, never what it points to
-    std::filesystem::remove(made, ec);
+    std::filesystem::remove_all(made, ec);  // links and the table, never what the links point to
   }
 };
 

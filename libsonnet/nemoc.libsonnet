@@ -12,37 +12,34 @@ local hf = import 'nemoc/huggingface.libsonnet';
 local kueue = import 'nemoc/kueue.libsonnet';
 local nemo2 = import 'nemoc/nemo/nemo2.libsonnet';
 local pod = import 'nemoc/stages/pod.libsonnet';
-local base = import 'nemoc/stages/base.libsonnet';
 local chain = import 'nemoc/stages/chain.libsonnet';
-local convert = import 'nemoc/stages/convert.libsonnet';
-local dataPrep = import 'nemoc/stages/data-prep.libsonnet';
-local evaluate = import 'nemoc/stages/evaluate.libsonnet';
-local importModel = import 'nemoc/stages/import-model.libsonnet';
-local mergeLora = import 'nemoc/stages/merge-lora.libsonnet';
-local monitoring = import 'nemoc/stages/monitoring.libsonnet';
-local ncclTest = import 'nemoc/stages/nccl-test.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
 local paths = import 'nemoc/paths.libsonnet';
-local serve = import 'nemoc/stages/serve.libsonnet';
-local tensorrtLLM = import 'nemoc/stages/tensorrt-llm.libsonnet';
-local train = import 'nemoc/stages/train.libsonnet';
 local storage = import 'nemoc/storage.libsonnet';
 
-// Stage key (stages/order.libsonnet) -> its builder: files(ctx), summary(ctx).
-local builders = {
-  base: base,
-  ncclTest: ncclTest,
-  dataPrep: dataPrep,
-  importModel: importModel,
-  pretrain: train,
-  train: train,
-  mergeLora: mergeLora,
-  evaluate: evaluate,
-  convert: convert,
-  tensorrtLLM: tensorrtLLM,
-  serve: serve,
-  monitoring: monitoring,
-};
+// Stage key -> its library (stages/<key>.stage.json `library`): files(ctx),
+// summary(ctx), and optionally enabled(ctx), diagnostics(ctx), state(ctx),
+// stateDir(ctx) -- docs/stages.md.
+local builders = order.libraries;
+// What buildTarget's chain of states reads by name: the built-in stages whose
+// output a later built-in stage hashes (F15) or reads as built objects.
+local train = builders.train;
+local mergeLora = builders.mergeLora;
+local convert = builders.convert;
+// A training stage is built with ctx.trainKey naming it (stages/chain.libsonnet).
+local stageIndex = { [order.stages[i].key]: i for i in std.range(0, std.length(order.stages) - 1) };
+local stageCtx(ctx, s) = if s.training then chain.at(ctx, s.key) else ctx;
+// The stages buildTarget's chain computes the states of, in order; a stage of
+// your own (a --jpath description) gets its state after them.
+// The stages whose library raises diagnostics, each library once (pretrain
+// and train share theirs).
+local diagnosing = [
+  order.stages[i]
+  for i in std.range(0, std.length(order.stages) - 1)
+  if std.objectHasEx(builders[order.stages[i].key], 'diagnostics', true)
+     && std.length([j for j in std.range(0, i - 1) if order.stages[j].library == order.stages[i].library]) == 0
+];
+local chained = ['dataPrep', 'importModel', 'pretrain', 'train', 'mergeLora', 'evaluate', 'convert', 'tensorrtLLM'];
 
 {
   // libjsonnet 0.18 re-evaluates an object field on every access; values
@@ -84,20 +81,19 @@ local builders = {
   // builder with enabled(ctx) decides itself (implied stages), the others
   // run when spec.stages names them.
   present(ctx, key)::
-    if std.primitiveEquals(key, 'base') then true
-    else if std.objectHasEx(builders[key], 'enabled', true) then builders[key].enabled(ctx)
+    local s = order.stages[stageIndex[key]];
+    if std.primitiveEquals(s.present, 'always') then true
+    else if std.primitiveEquals(s.present, 'implied') then builders[key].enabled(ctx)
     else std.objectHasEx(ctx.spec.stages, key, false),
 
-  // A training stage is built with ctx.trainKey naming it (stages/chain.libsonnet).
-  stages(ctx):: [builders[s.key].files(if std.primitiveEquals(s.key, 'pretrain') || std.primitiveEquals(s.key, 'train') then chain.at(ctx, s.key) else ctx)
-                 for s in order.stages if $.present(ctx, s.key)],
+  stages(ctx):: [builders[s.key].files(stageCtx(ctx, s)) for s in order.stages if $.present(ctx, s.key)],
 
   // One line per stage for SUMMARY.md (training has its own rows).
   // A training chain's stages get a line each (train.chainSummary).
   stageSummaries(ctx):: {
     [s.dir]: builders[s.key].summary(ctx)
     for s in order.stages
-    if !std.primitiveEquals(s.key, 'base') && !std.primitiveEquals(s.key, 'train') && !std.primitiveEquals(s.key, 'pretrain') && $.present(ctx, s.key)
+    if s.summaryLine && $.present(ctx, s.key)
   } + (if std.length(chain.present(ctx)) > 1 then {
          [order.dir[k]]: train.chainSummary(chain.at(ctx, k))
          for k in chain.present(ctx)
@@ -105,18 +101,11 @@ local builders = {
 
   // Stage directory -> the directory it writes (paths.libsonnet state hashes,
   // F15): SUMMARY.md's "State directories".
-  stateDirs(ctx)::
-    local writes = {
-      dataPrep: function(c) paths.preparedDir(c),
-      importModel: function(c) paths.importDir(c),
-      pretrain: function(c) paths.trainDir(chain.at(c, 'pretrain')),
-      train: function(c) paths.trainDir(chain.at(c, 'train')),
-      mergeLora: function(c) paths.mergeDir(c),
-      evaluate: function(c) paths.evaluateDir(c),
-      convert: function(c) paths.huggingfaceDir(c),
-      tensorrtLLM: function(c) paths.engineDir(c),
-    };
-    { [order.dir[k]]: writes[k](ctx) for k in std.objectFields(ctx.states) },
+  stateDirs(ctx):: {
+    [s.dir]: builders[s.key].stateDir(stageCtx(ctx, s))
+    for s in order.stages
+    if std.objectHasEx(ctx.states, s.key, false)
+  },
 
   // What GitOps and the platform bundle read about every runtime's kinds
   // (runtime.libsonnet: workload.health, platform), with the core kinds'.
@@ -183,9 +172,17 @@ local builders = {
     local convertBuilt = if $.present(withMerge, 'convert') then convert.built(withMerge) else null;
     local converted = withMerge { convertBuilt: convertBuilt };
     local states6 = states5 + stateOf(converted, 'tensorrtLLM');
-    local ctx = converted { states: states6 };
-    local diagnostics = ctx.profile.diagnostics(ctx) + platform.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx) + evaluate.diagnostics(ctx) + convert.diagnostics(ctx) + mergeLora.diagnostics(ctx)
-                        + serve.diagnostics(ctx) + nemo2.diagnostics(ctx) + train.diagnostics(ctx)
+    // The stages of your own that write state, after the built-in chain, in
+    // order (each sees the states before it).
+    local states7 = std.foldl(
+      function(acc, s) acc + stateOf(converted { states: acc }, s.key),
+      [s for s in order.stages if !std.member(chained, s.key) && std.objectHasEx(builders[s.key], 'state', true)],
+      states6
+    );
+    local ctx = converted { states: states7 };
+    local diagnostics = ctx.profile.diagnostics(ctx) + platform.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx)
+                        + std.flattenArrays([builders[s.key].diagnostics(ctx) for s in diagnosing])
+                        + nemo2.diagnostics(ctx)
                         + pod.stageNodesDiagnostics(ctx) + pod.schedulingDiagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).

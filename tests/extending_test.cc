@@ -352,6 +352,102 @@ TEST_F(ExtendingTest, AnAksProfileAndAVolcanoRuntimeOfYourOwnBuildWithTheUnchang
   EXPECT_EQ(TreeFingerprint(Out()), before);
 }
 
+// Issue #48, a stage as data: 55-publish is one description and one library
+// under --jpath (tests/extending/publish/stages, docs/stages.md), built with
+// the binary unchanged. Its number places it between 50-convert and
+// 60-tensorrt-llm for kustomize, Argo CD's waves and Flux's dependsOn; its
+// schema joins spec.stages; its `needs` is a located error; its state is
+// content-addressed like every built-in stage's; it changes nothing for a
+// spec that does not name it.
+TEST_F(ExtendingTest, AStageOfYourOwnIsADescriptionAndALibraryUnderJpath) {
+  const std::string jpath = SourceDir() + "/tests/extending/publish";
+  const std::string spec = ReadFile(SourceDir() + "/tests/extending/publish.yaml");
+  const std::string path = scratch_.Write("publish.yaml", spec);
+  RunResult r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const std::string onprem = Out() + "/llama31-8b/onprem";
+  const std::string job = FileStartingWith(onprem + "/55-publish", "job-llama31-8b-publish-");
+  const std::string hf = "/results/llama31-8b/onprem/huggingface/";
+  for (const std::string& expected :
+       {std::string("argocd.argoproj.io/sync-wave: \"55\""), "- huggingface-cli\n        - upload\n        - acme/llama31-8b-web\n        - " + hf,
+        std::string("- --private\n"), std::string("name: HF_TOKEN\n          valueFrom:\n            secretKeyRef:\n              key: token\n              name: hf-publish-token"),
+        std::string("image: nvcr.io/nvidia/nemo:25.02"), std::string("/results/llama31-8b/onprem/publish/")}) {
+    EXPECT_NE(job.find(expected), std::string::npos) << expected << " not in\n" << job;
+  }
+  // In order for both engines: after 50-convert, before 60-tensorrt-llm.
+  const std::string pipeline = ReadFile(onprem + "/gitops/argocd/pipeline/kustomization.yaml");
+  EXPECT_NE(pipeline.find("- ../../../50-convert\n- ../../../55-publish\n- ../../../60-tensorrt-llm\n"), std::string::npos)
+      << pipeline;
+  const std::string flux = FileStartingWith(onprem + "/gitops/flux", "kustomization-llama31-8b-onprem-publish-");
+  EXPECT_NE(flux.find("dependsOn:\n  - name: llama31-8b-onprem-convert-"), std::string::npos) << flux;
+  EXPECT_NE(flux.find("kind: Job"), std::string::npos) << flux;  // the engine waits on the Job itself
+  EXPECT_NE(FileStartingWith(onprem + "/gitops/flux", "kustomization-llama31-8b-onprem-tensorrt-llm-")
+                .find("dependsOn:\n  - name: llama31-8b-onprem-publish-"),
+            std::string::npos);
+  const std::string summary = ReadFile(onprem + "/SUMMARY.md");
+  EXPECT_NE(summary.find("| `55-publish` | " + hf), std::string::npos) << summary;
+  EXPECT_NE(summary.find("-> https://huggingface.co/acme/llama31-8b-web (private) |"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("| `55-publish` | `/results/llama31-8b/onprem/publish/"), std::string::npos) << summary;
+
+  // Content-addressed (F15): a new checkpoint is a new upload Job and record;
+  // the same one keeps both.
+  const std::string job_name = job.substr(job.find("name: ") + 6, job.find('\n', job.find("name: ")) - job.find("name: ") - 6);
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("publish.yaml", Replace(spec, "maxSteps: 5000", "maxSteps: 6000"))});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string retrained = FileStartingWith(onprem + "/55-publish", "job-llama31-8b-publish-");
+  EXPECT_EQ(retrained.find("name: " + job_name + "\n"), std::string::npos) << retrained;
+  EXPECT_EQ(retrained.find(job.substr(job.find(hf), hf.size() + 12)), std::string::npos);  // another checkpoint
+
+  // It changes nothing for a spec that does not name it: the example builds
+  // to its committed tree with the stage's directory on the path.
+  ScratchDir plain;
+  r = RunNemoc({"build", "--quiet", "--out", plain.path(), "--jpath", jpath,
+                scratch_.Write("llama31-8b-pipeline.yaml", ReadFile(SourceDir() + "/examples/llama31-8b-pipeline.yaml"))});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadAll(plain.path() + "/llama31-8b/onprem"), ReadAll(SourceDir() + "/out/llama31-8b/onprem"));
+
+  // Without the directory the key is unknown; without a convert stage its
+  // `needs` says what is missing; a public upload is a located warning.
+  const std::string before = TreeFingerprint(Out());
+  r = RunNemoc({"build", "--out", Out(), scratch_.Write("publish.yaml", spec)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("publish.yaml:" + PositionOf(spec, "publish:") + ": error: unknown field 'publish' in spec.stages"),
+            std::string::npos)
+      << r.err;
+  const std::string no_convert = Replace(spec, "    convert:\n      to: huggingface\n", "");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("publish.yaml", no_convert)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("publish.yaml:" + PositionOf(no_convert, "publish:") +
+                       ": error: spec.stages.publish has no HuggingFace checkpoint to upload: add a convert stage\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before);
+  const std::string public_upload = Replace(spec, "tokenSecret: hf-publish-token\n", "tokenSecret: hf-publish-token\n      private: false\n");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("publish.yaml", public_upload)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("publish.yaml:" + PositionOf(public_upload, "false\n") +
+                       ": warning: target onprem: spec.stages.publish.private is false: the weights of llama31-8b "
+                       "become public on huggingface.co/acme/llama31-8b-web"),
+            std::string::npos)
+      << r.err;
+
+  // A description its contract refuses: located in the description, nothing written.
+  ScratchDir broken;
+  for (const auto& [rel, text] : ReadAll(jpath)) broken.Write(rel, text);
+  const std::string described = Replace(ReadFile(jpath + "/stages/publish.stage.json"), "\"dir\": \"55-publish\"",
+                                        "\"dir\": \"50-publish\"");
+  broken.Write("stages/publish.stage.json", described);
+  const std::string settled = TreeFingerprint(Out());
+  r = RunNemoc({"build", "--out", Out(), "--jpath", broken.path(), scratch_.Write("publish.yaml", spec)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("publish.stage.json:" + PositionOf(described, "\"50-publish\"") +
+                       ": error: stages convert (50-convert) and publish (50-publish) share the number 50"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), settled);
+}
+
 TEST_F(ExtendingTest, AMissingMemberIsNamedAtTheFileThatLacksIt) {
   ScratchDir jpath;
   jpath.Write("half-cloud.libsonnet",

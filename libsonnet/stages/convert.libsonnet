@@ -296,6 +296,9 @@ local nemo2Checkpoint = import 'nemoc/stages/nemo2-checkpoint.libsonnet';
 
   files(ctx):: k8s.file($.dir, ctx.convertBuilt),
 
+  // The directory it writes (SUMMARY.md "State directories"; F15).
+  stateDir(ctx):: paths.huggingfaceDir(ctx),
+
   summary(ctx)::
     if $.nemo2(ctx) then
       'the newest finished *-last checkpoint in ' + paths.checkpointDir(ctx)

@@ -53,6 +53,9 @@ local pod = import 'nemoc/stages/pod.libsonnet';
                                     envRefs=hf.env(ctx)) + run;
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container)),
 
+  // The directory it writes (SUMMARY.md "State directories"; F15).
+  stateDir(ctx):: paths.preparedDir(ctx),
+
   summary(ctx):: 'JSONL ' + paths.dataFile(ctx, ctx.spec.stages.dataPrep.input)
                  + ' -> Megatron indexed dataset ' + paths.preparedDataset(ctx, ctx.spec.stages.dataPrep),
 }

@@ -221,6 +221,9 @@ local pod = import 'nemoc/stages/pod.libsonnet';
                                     envRefs=hf.env(ctx)) + run;
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, upstream=pod.upstreamCheckpoint(ctx, evaluate))),
 
+  // The directory it writes (SUMMARY.md "State directories"; F15).
+  stateDir(ctx):: paths.evaluateDir(ctx),
+
   summary(ctx)::
     local evaluate = ctx.spec.stages.evaluate;
     if $.nemo2(ctx) then

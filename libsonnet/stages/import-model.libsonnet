@@ -160,6 +160,9 @@ local versions = import 'nemoc/nemo/versions.libsonnet';
     ];
     k8s.file($.dir, pod.job(ctx, $.jobName(ctx), $.component, placement, container, initContainers=inits)),
 
+  // The directory it writes (SUMMARY.md "State directories"; F15).
+  stateDir(ctx):: paths.importDir(ctx),
+
   summary(ctx)::
     'HuggingFace ' + ctx.spec.model.source.huggingface + ' -> '
     + (if $.nemo2(ctx) then paths.importedNemo2(ctx) + ' (NeMo 2 llm.import_ckpt)' else paths.importedNemo(ctx)),

@@ -134,6 +134,9 @@ local table = import 'nemoc/nemo/merge_lora.json';
 
   files(ctx):: k8s.file($.dir, ctx.mergeBuilt),
 
+  // The directory it writes (SUMMARY.md "State directories"; F15).
+  stateDir(ctx):: paths.mergeDir(ctx),
+
   summary(ctx)::
     'LoRA adapter ' + paths.trainedNemo(ctx) + ' merged into ' + paths.restoreNemo(ctx) + ' -> '
     + paths.mergedNemo(ctx) + ' (on ' + (if std.primitiveEquals($.settings(ctx).gpus, 0) then 'CPU' else '1 GPU')

@@ -107,6 +107,9 @@ local pod = import 'nemoc/stages/pod.libsonnet';
     then [ctx.convertBuilt.metadata.name]
     else pod.upstreamTraining(ctx),
 
+  // The directory it writes (SUMMARY.md "State directories"; F15).
+  stateDir(ctx):: paths.engineDir(ctx),
+
   summary(ctx)::
     local trt = ctx.spec.stages.tensorrtLLM;
     paths.huggingfaceSource(ctx, trt) + ' -> engine ' + paths.engineDir(ctx) + ' (quantization ' + trt.quantization

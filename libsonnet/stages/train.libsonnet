@@ -321,6 +321,9 @@ local podLib = import 'nemoc/stages/pod.libsonnet';
          + ' for ' + order.dir.train
        else ''),
 
+  // The directory it writes (SUMMARY.md "State directories"; F15).
+  stateDir(ctx):: paths.trainDir(ctx),
+
   summary(ctx)::
     local placement = ctx.placement;
     {

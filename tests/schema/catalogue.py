@@ -126,6 +126,34 @@ def main():
         changed = json.load(open(os.path.join(tmp, "schemas", "project.schema.json")))
         check("llama9-1b" in changed["definitions"]["model"]["properties"]["preset"]["enum"],
               "a preset added to models.json is not in the regenerated schema")
+        # A stage's spec schema is its description's (libsonnet/stages/<key>.stage.json):
+        # a field added there reaches spec.stages.<key>, and a new description a new key.
+        stage_path = os.path.join(tmp, "libsonnet", "stages", "evaluate.stage.json")
+        evaluate = json.load(open(stage_path))
+        evaluate["schema"]["properties"]["limit"] = {"description": "At most this many examples per task.",
+                                                     "type": "integer", "minimum": 1}
+        json.dump(evaluate, open(stage_path, "w"))
+        json.dump({"description": "d", "dir": "45-judge", "library": "judge.libsonnet", "present": "named",
+                   "schema": {"description": "j", "type": "object"}},
+                  open(os.path.join(tmp, "libsonnet", "stages", "judge.stage.json"), "w"))
+        r = subprocess.run([UPDATE, "--check", "--root", tmp], capture_output=True, text=True)
+        check(r.returncode == 1, "--check did not notice a stage description's schema change")
+        subprocess.run([UPDATE, "--root", tmp], check=True)
+        stages = json.load(open(os.path.join(tmp, "schemas", "project.schema.json")))["definitions"]["stages"]
+        check("limit" in stages["properties"]["evaluate"]["properties"],
+              "a field added to evaluate.stage.json is not in spec.stages.evaluate")
+        check(list(stages["properties"]).index("judge") == list(stages["properties"]).index("evaluate") + 1,
+              "spec.stages does not list a new stage in pipeline order: %s" % list(stages["properties"]))
+        check("judge (45-judge)" in stages["description"], "spec.stages' description lacks the new stage")
+    # Every built-in stage description meets its contract (schemas/contracts/stage.schema.json);
+    # nemoc checks a --jpath directory's at run time, located (tests/extending_test.cc).
+    contract = jsonschema.Draft7Validator(json.load(open(os.path.join(SRC, "schemas", "contracts", "stage.schema.json"))))
+    stage_dir = os.path.join(SRC, "libsonnet", "stages")
+    described = [f for f in sorted(os.listdir(stage_dir)) if f.endswith(".stage.json")]
+    check(len(described) >= 12, "fewer stage descriptions than the built-in stages: %s" % described)
+    for f in described:
+        errors = [e.message for e in contract.iter_errors(json.load(open(os.path.join(stage_dir, f))))]
+        check(not errors, "libsonnet/stages/%s breaks schemas/contracts/stage.schema.json: %s" % (f, errors[:3]))
     check(nemoc("schema").stdout == open(schema_path).read(), "nemoc schema does not print the schema")
 
     validator = jsonschema.Draft7Validator(schema)

@@ -388,7 +388,7 @@ def current_dirs(source):
 
 def generated_dirs(source, argv, tmp):
     """The kept specs of fixtures/generated/ (a TrainJob + Kueue under Argo CD, which no example has),
-    and tests/extending/aks-volcano.yaml with its --jpath directory, built with the current nemoc (--nemoc PATH; ctest passes it), as 'current/<project>/<target>':
+    and tests/extending/aks-volcano.yaml and publish.yaml with their --jpath directories, built with the current nemoc (--nemoc PATH; ctest passes it), as 'current/<project>/<target>':
     part 3 then checks today's generator on them too (B21)."""
     if "--nemoc" not in argv:
         return []
@@ -412,8 +412,18 @@ def generated_dirs(source, argv, tmp):
                           spec], capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=source))
     if run.returncode != 0:
         raise SystemExit(f"building tests/extending/aks-volcano.yaml failed:\n{run.stderr}")
+    # Issue #48: a stage of your own -- 55-publish, one description and one library under --jpath
+    # (tests/extending/publish) -- which both engines must run after 50-convert and finish before
+    # 60-tensorrt-llm, a failure halting what follows, like any stage.
+    spec = os.path.join(tmp, "publish.yaml")
+    shutil.copyfile(os.path.join(extending, "publish.yaml"), spec)
+    run = subprocess.run([nemoc, "build", "--quiet", "--out", out + "-publish", "--jpath",
+                          os.path.join(extending, "publish"), spec],
+                         capture_output=True, text=True, env=dict(os.environ, NEMOC_DATA_DIR=source))
+    if run.returncode != 0:
+        raise SystemExit(f"building tests/extending/publish.yaml failed:\n{run.stderr}")
     found = []
-    for root in (out, out + "-azure"):
+    for root in (out, out + "-azure", out + "-publish"):
         for project in sorted(os.listdir(root)):
             if project.startswith("_"):
                 continue
