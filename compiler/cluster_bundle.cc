@@ -7,6 +7,7 @@
 #include <set>
 
 #include "drift.h"
+#include "engines.h"
 #include "secret_scanner.h"
 #include "source_map.h"
 #include "yaml_emitter.h"
@@ -91,18 +92,13 @@ std::string Summary(const std::string& name, const nlohmann::json& first,
       if (step.is_string()) steps.emplace(engine, step.get<std::string>());
     }
   }
-  if (tree.count("platform/argocd/kustomization.yaml") != 0 && steps.count("argocd") != 0) {
-    out += "- Argo CD: " + steps["argocd"] +
-           ". The root Application of this cluster's components syncs them wave by wave; a project sync meeting a "
-           "kind whose CRD is not installed yet fails, and Argo CD does not auto-sync a failed revision again "
-           "(decision F14)\n";
-  }
-  if (tree.count("platform/flux/kustomization.yaml") != 0 && steps.count("flux") != 0) {
-    out += "- Flux: " + steps["flux"] +
-           ". One Kustomization per component -- a Helm component's applies its HelmRelease from "
-           "platform/flux/components/<name>/ and is Ready once the release is -- and per group of cluster objects, "
-           "all ordered by dependsOn, and the root Kustomization platform-root, which keeps platform/flux in sync "
-           "with Git from then on\n";
+  // In engine order (by name), each engine whose part of the bundle exists,
+  // with what people read about it (libsonnet/engines/<name>.json).
+  for (const auto& [engine, step] : steps) {
+    if (tree.count("platform/" + engine + "/kustomization.yaml") == 0) continue;
+    const nlohmann::json about = EngineDescription(engine);
+    const std::string note = about.value("clusterBootstrapNote", "");
+    out += "- " + about.value("title", engine) + ": " + step + (note.empty() ? "" : ". " + note) + "\n";
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "drift.h"
+#include "engines.h"
 #include "jsonnet_expander.h"
 #include "secret_scanner.h"
 #include "review_diff.h"
@@ -60,21 +61,12 @@ void NoteReplacedTrainings(const std::vector<FileChange>& changes, const std::ve
     // stage runs (field review C24), from the target's gitops/ on disk.
     const std::string target = path.substr(0, dir_start);
     std::error_code ec;
-    const bool argocd = std::filesystem::is_directory(target + "gitops/argocd", ec);
-    const bool flux = std::filesystem::is_directory(target + "gitops/flux", ec);
     std::string engines;
-    if (argocd) {
-      engines += " Argo CD: while the pipeline's sync operation runs (it lasts while a stage runs), auto-sync "
-                 "skips this commit (argo-cd appcontroller.go:2336-2338); terminate it and sync with prune: "
-                 "in the stage's wave this one is pruned before the new one is created (gitops-engine "
-                 "sync_context.go:1616); a sync without prune leaves it running.";
+    for (const auto& [engine, about] : EngineDescriptions()) {
+      if (!std::filesystem::is_directory(target + "gitops/" + engine, ec)) continue;
+      engines += " " + about.value("title", engine) + ": " + about.value("replacedWorkloadNote", "");
     }
-    if (flux) {
-      engines += " Flux: the stage's Kustomization applies it at its next reconcile, after a running health "
-                 "check ends (at most its timeout): the new workload is created and this one pruned from the "
-                 "inventory.";
-    }
-    if (!argocd && !flux) engines = " Applied by hand: delete this workload and apply the new one.";
+    if (engines.empty()) engines = " Applied by hand: delete this workload and apply the new one.";
     // Where the new run writes (decision F15): the stage's row of SUMMARY.md
     // "State directories" before and after.
     std::string where = " Its log directory is in SUMMARY.md \"State directories\".";

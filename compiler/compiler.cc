@@ -634,25 +634,21 @@ SummaryProvenance Provenance(const Document& spec_doc, const std::string& target
 
 }  // namespace
 
-std::string ExpectedNamespace(const nlohmann::json& normalized, const std::string& path) {
-  const auto& spec = normalized["spec"];
-  const std::string prefix = std::string(kGitopsDir) + "/";
-  if (path.rfind(prefix, 0) == 0 && spec.contains("gitops")) {
-    const std::string dir = path.substr(0, path.rfind('/'));
-    std::string engine = dir.substr(dir.rfind('/') + 1);
-    // gitops/argocd/applicationset/: Argo CD's namespace like gitops/argocd/;
-    // gitops/platform/flux/components/<name>/ (a Helm component's
-    // HelmRelease): Flux's, like gitops/platform/flux/.
-    const std::string rest = dir.substr(prefix.size()) + "/";
-    const std::string second = rest.substr(0, rest.find('/'));
-    if (second == "argocd" || second == "flux") engine = second;
-    if (rest.rfind("platform/flux/", 0) == 0) engine = "flux";
-    if (engine == "argocd" || engine == "flux") {
-      const nlohmann::json settings = spec["gitops"].value(engine, nlohmann::json::object());
-      return settings.value("namespace", engine == "argocd" ? "argocd" : "flux-system");
+std::string ExpectedNamespace(const std::vector<std::pair<std::string, std::string>>& namespaces,
+                              const std::string& spec_namespace, const std::string& path) {
+  // The engines' objects live in the engines' namespaces (gitops.libsonnet
+  // summary namespaces: each engine's directories, engine.libsonnet): the
+  // longest directory that holds the file names it.
+  size_t best = 0;
+  std::string found = spec_namespace;
+  for (const auto& [dir, ns] : namespaces) {
+    if (dir.size() > best && path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+        path[dir.size()] == '/') {
+      best = dir.size();
+      found = ns;
     }
   }
-  return spec["namespace"].get<std::string>();
+  return found;
 }
 
 bool Compiler::CompileFile(const std::string& path, CompiledSpec* out, Diagnostics* diags) {
@@ -1181,7 +1177,8 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
     // groups by directory (gitops/argocd, gitops/platform/flux, ...).
     std::map<std::string, std::map<std::string, nlohmann::json>> by_namespace;
     for (const auto& [file, object] : it->second.files) {
-      by_namespace[ExpectedNamespace(effective, file)].emplace(file, object);
+      by_namespace[ExpectedNamespace(facts.library.gitops.namespaces, effective["spec"]["namespace"].get<std::string>(), file)]
+          .emplace(file, object);
     }
     bool verified = true;
     for (const auto& [expected, group] : by_namespace) {

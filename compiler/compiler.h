@@ -281,9 +281,11 @@ class Compiler {
 inline constexpr const char kGitopsDir[] = "gitops";
 
 /// The namespace an emitted file's object must be in: the spec's namespace,
-/// except below gitops/ where a directory named argocd or flux holds objects
-/// of that engine's namespace (spec.gitops.<engine>.namespace).
-std::string ExpectedNamespace(const nlohmann::json& normalized, const std::string& path);
+/// except below a directory an engine names for its objects (`namespaces`:
+/// directory -> namespace, the libraries' summary gitops.namespaces), the
+/// longest one holding the file winning.
+std::string ExpectedNamespace(const std::vector<std::pair<std::string, std::string>>& namespaces,
+                              const std::string& spec_namespace, const std::string& path);
 
 /// kustomization.yaml for a directory listing `resources`.
 std::string KustomizationYaml(const std::vector<std::string>& resources);

@@ -138,7 +138,9 @@ bool ParseLibraryFacts(const nlohmann::json& summary, LibraryFacts* facts, std::
     Reader r(*gitops, "summary.gitops", err);
     if (!r.Strings("engines", &g.engines) || !r.String("source", &g.source) ||
         !r.Strings("platform", &g.platform) || !r.Any("cluster", &g.cluster) ||
-        !r.Strings("bootstrap", &g.bootstrap) || !r.Strings("remove", &g.remove) || !r.Done()) {
+        !r.Strings("bootstrap", &g.bootstrap) || !r.Strings("remove", &g.remove) ||
+        !r.Strings("editWhileRunning", &g.edit_while_running) || !r.Sentences("namespaces", &g.namespaces) ||
+        !r.Done()) {
       return false;
     }
     if (!g.cluster.is_null() && !g.cluster.is_object()) {

@@ -42,6 +42,10 @@ struct LibraryFacts {
     nlohmann::json cluster;             // {name, server, profile, explicit} or null
     std::vector<std::string> bootstrap;  // what to apply once, in order
     std::vector<std::string> remove;     // per engine: how the target is removed (F13)
+    // Per engine (engine.libsonnet): what it does with a commit that edits a
+    // running stage (C24), and the namespace of its objects by directory.
+    std::vector<std::string> edit_while_running;
+    std::vector<std::pair<std::string, std::string>> namespaces;  // tree directory -> namespace
   } gitops;
   std::vector<std::pair<std::string, std::string>> stages;  // directory -> what it does
   // Stage directory -> the directory on shared storage it writes, named by its

@@ -121,8 +121,19 @@ const std::string& JsonnetExpander::StagesSource() const {
   // refused never gets here. The first root that describes a key wins.
   std::map<std::string, Stage> by_key;
   for (size_t i = 0; i <= user_roots_ && i < roots_.size(); ++i) {
-    for (const auto& [key, file] : StageFiles(roots_[i] + "stages")) {
+    for (const auto& [key, found] : StageFiles(roots_[i] + "stages")) {
       if (by_key.count(key) != 0) continue;
+      // A built-in description replaced at its namespaced path (nemoc/stages/
+      // of a --jpath directory) is what its import reads: its order too.
+      std::string file = found;
+      for (size_t j = 0; i == user_roots_ && j < user_roots_; ++j) {
+        std::error_code ec;
+        const std::string replaced = roots_[j] + "nemoc/stages/" + key + ".stage.json";
+        if (fs::is_regular_file(replaced, ec)) {
+          file = replaced;
+          break;
+        }
+      }
       std::string text, err;
       Stage stage;
       stage.key = key;

@@ -147,6 +147,60 @@ TEST(LibsonnetTest, ContentNameChangesWithTheContentOnlyAndFitsTheBudget) {
   EXPECT_EQ(46u, cut.size());
 }
 
+// Issue #48: a GitOps engine is one implementation of libsonnet/engine.libsonnet
+// (engines/argocd.libsonnet and engines/flux.libsonnet are the two), and
+// gitops.libsonnet asks each engine the spec names for its part. A third one
+// joins by name alone (implementations): its stage annotations, kept kinds,
+// files, bootstrap, removal, namespace and edit note reach the target, and a
+// member it lacks is named.
+TEST(GitopsLibsonnetTest, AnEngineIsOneImplementationOfTheContract) {
+  const std::string engine =
+      "local gitops = import 'gitops.libsonnet'; "
+      "local fake = (import 'engine.libsonnet') + { name:: 'fake', dirs:: ['gitops/fake'], "
+      "  namespace(ctx):: ctx.spec.gitops.fake.namespace, "
+      "  stageAnnotations(ctx, dir, o, workload):: {'fake.dev/wave': std.toString(gitops.wave(dir))} "
+      "    + (if workload then {'fake.dev/workload': 'true'} else {}), "
+      "  keepAnnotations:: {'fake.dev/keep': 'true'}, "
+      "  files(ctx, files):: {'gitops/fake/root-x.yaml': {kind: 'Root', stages: gitops.stageDirs(files)}}, "
+      "  clusterBootstrap(ctx):: 'apply the bundle', "
+      "  bootstrap(ctx):: ['apply gitops/fake/root-x.yaml'], "
+      "  remove(ctx, kept):: ['delete the root; ' + kept], "
+      "  editWhileRunning:: 'Fake: applies it at once.' }; "
+      "local g = gitops { implementations+: { fake: fake } }; "
+      "local ctx = {project: 'p', target: {name: 't'}, workloadKinds: gitops.coreWorkloads, "
+      "  spec: {gitops: {engines: ['fake'], platform: false, repoURL: 'https://git.example/r.git', revision: 'main', "
+      "  path: 'out', clusters: {}, fake: {namespace: 'fake-system'}}}}; "
+      "local files = {'30-train/job-a.yaml': {apiVersion: 'batch/v1', kind: 'Job', metadata: {name: 'a'}}, "
+      "  '00-base/namespace-n.yaml': {apiVersion: 'v1', kind: 'Namespace', metadata: {name: 'n'}}}; ";
+  const nlohmann::json out = Eval(engine + "{files: g.files(ctx, files), summary: g.summary(ctx, files)}");
+  EXPECT_EQ(out["files"]["30-train/job-a.yaml"]["metadata"]["annotations"],
+            (nlohmann::json{{"fake.dev/wave", "30"}, {"fake.dev/workload", "true"}}));
+  EXPECT_EQ(out["files"]["00-base/namespace-n.yaml"]["metadata"]["annotations"],
+            (nlohmann::json{{"fake.dev/wave", "0"}, {"fake.dev/keep", "true"}}));
+  EXPECT_EQ(out["files"]["gitops/fake/root-x.yaml"]["stages"], (nlohmann::json{"00-base", "30-train"}));
+  EXPECT_EQ(out["files"].size(), 3u);  // no Argo CD or Flux object
+  EXPECT_EQ(out["summary"]["bootstrap"], (nlohmann::json{"apply gitops/fake/root-x.yaml"}));
+  EXPECT_EQ(out["summary"]["namespaces"], (nlohmann::json{{"gitops/fake", "fake-system"}}));
+  EXPECT_EQ(out["summary"]["editWhileRunning"], (nlohmann::json{"Fake: applies it at once."}));
+  EXPECT_NE(out["summary"]["remove"][0].get<std::string>().find("delete the root; the Namespace and the "),
+            std::string::npos);
+
+  // A member it lacks is named.
+  JsonnetVm* vm = jsonnet_make();
+  AddLibraryPaths(vm);
+  int failed = 0;
+  char* text = jsonnet_evaluate_snippet(
+      vm, "test", (std::string(engine) + "local bare = (import 'engine.libsonnet') + {name:: 'bare'}; "
+                  "(gitops { implementations+: { bare: bare } }).summary(ctx { spec+: {gitops+: {engines: ['bare']}} }, files)")
+                      .c_str(),
+      &failed);
+  const std::string err = text;
+  jsonnet_realloc(vm, text, 0);
+  jsonnet_destroy(vm);
+  EXPECT_EQ(1, failed);
+  EXPECT_NE(err.find("engine bare lacks dirs"), std::string::npos) << err;
+}
+
 TEST(GitopsLibsonnetTest, StageDirectoriesAreFoundGenerically) {
   const nlohmann::json dirs = Eval(
       "(import 'gitops.libsonnet').stageDirs({'00-base/a.yaml': 1, '70-serve/b.yaml': 1, "
@@ -447,10 +501,10 @@ TEST(HealthLibsonnetTest, HealthIsCodeWithTheConditionFormAsAHelper) {
 
   // What the engines get from a kind whose runtime wrote its own code.
   const nlohmann::json cm = Eval(
-      "local g = import 'gitops.libsonnet'; g.argocdHealthConfig({spec: {gitops: {argocd: {namespace: 'argocd'}}}, "
+      "local g = import 'engines/argocd.libsonnet'; g.argocdHealthConfig({spec: {gitops: {argocd: {namespace: 'argocd'}}}, "
       "workloadKinds: {'batch.volcano.sh/Job': " + own + "}})");
   EXPECT_EQ(cm["data"]["resource.customizations.health.batch.volcano.sh_Job"], "hs = {status = \"Healthy\"} return hs");
-  const nlohmann::json expr = Eval("(import 'gitops.libsonnet').healthCheckExpr('batch.volcano.sh/v1alpha1', 'Job', " + own + ")");
+  const nlohmann::json expr = Eval("(import 'engines/flux.libsonnet').healthCheckExpr('batch.volcano.sh/v1alpha1', 'Job', " + own + ")");
   EXPECT_EQ(expr, nlohmann::json({{"apiVersion", "batch.volcano.sh/v1alpha1"}, {"kind", "Job"},
                                   {"current", "status.phase == 'Completed'"}, {"failed", "status.phase == 'Failed'"}}));
 

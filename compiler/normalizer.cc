@@ -148,9 +148,14 @@ bool Normalize(const Document& doc, const InputSchema& schema,
   if (!out["spec"].contains("serviceAccount")) {
     out["spec"]["serviceAccount"] = nlohmann::json::object();
   }
+  // Every engine's settings get their defaults, whichever engines the spec
+  // names (the libraries read them; engines: the schema's enum).
   if (out["spec"].contains("gitops") && out["spec"]["gitops"].is_object()) {
-    for (const char* engine : {"argocd", "flux"}) {
-      if (!out["spec"]["gitops"].contains(engine)) out["spec"]["gitops"][engine] = nlohmann::json::object();
+    const nlohmann::json* engines = schema.SchemaAt("/spec/gitops/engines/0");
+    for (const auto& engine : engines != nullptr ? engines->value("enum", nlohmann::json::array()) : nlohmann::json::array()) {
+      if (engine.is_string() && !out["spec"]["gitops"].contains(engine.get<std::string>())) {
+        out["spec"]["gitops"][engine.get<std::string>()] = nlohmann::json::object();
+      }
     }
   }
   schema.FillDefaults(&out);

@@ -113,8 +113,19 @@ bool StageTable::Load(const std::string& builtin_root, const std::vector<std::st
   // Built-in first, so that a --jpath description replaces it; then the
   // --jpath directories in reverse, so that the first one wins (the order
   // imports search them in).
-  for (const auto& [key, file] : StageFiles((fs::path(builtin_root) / "stages").string())) {
+  for (const auto& [key, builtin_file] : StageFiles((fs::path(builtin_root) / "stages").string())) {
     // nemoc's own: parsed, not located (StagesTest holds them to the contract).
+    // A --jpath file at its namespaced path replaces it, as it does for the
+    // libraries' import (the build warns, jpath.shadows-builtin).
+    std::string file = builtin_file;
+    for (const auto& jpath : jpaths) {
+      std::error_code ec;
+      const fs::path replaced = fs::path(jpath) / "nemoc" / "stages" / (key + kSuffix);
+      if (fs::is_regular_file(replaced, ec)) {
+        file = replaced.string();
+        break;
+      }
+    }
     std::string text, err;
     Stage stage;
     stage.key = key;

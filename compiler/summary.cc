@@ -395,20 +395,7 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     // Field review C24: what each engine does with a commit that edits a
     // stage while one runs (nemoc diff says it per replaced training too).
     std::string edit;
-    for (const auto& e : gitops.engines) {
-      if (e == "argocd") {
-        edit += std::string(edit.empty() ? "" : " ") +
-                "Argo CD: auto-sync skips the commit while the pipeline's operation runs "
-                "(argo-cd appcontroller.go:2336-2338); terminate it (`argocd app terminate-op`) and sync with "
-                "prune (`argocd app sync --prune`): in the stage's wave the old workload is pruned before the new "
-                "one is created (gitops-engine sync_context.go:1616). A sync without prune leaves the old "
-                "workload running beside the new one.";
-      } else if (e == "flux") {
-        edit += std::string(edit.empty() ? "" : " ") +
-                "Flux: the stage's Kustomization applies it at its next reconcile after a running health check "
-                "ends: the new workload is created and the old one pruned.";
-      }
-    }
+    for (const auto& sentence : gitops.edit_while_running) edit += (edit.empty() ? "" : " ") + sentence;
     if (!edit.empty()) {
       out += Row("Edit while a stage runs",
                  edit + " An edit of what determines the stage's output starts a new run in a new state directory "

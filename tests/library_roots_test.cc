@@ -60,18 +60,29 @@ TEST_F(LibraryRootsTest, AJpathFileThatReplacesABuiltInIsUsedAndNamed) {
                              "nemoc's built-in "))
       << patched.err;
   EXPECT_NE(std::string::npos, patched.err.find("/profiles/vanilla-k8s.libsonnet for every import")) << patched.err;
-  // A library of nemoc's is replaced at its namespaced path: here the stage
-  // order, with the training directory renamed.
-  std::string order = ReadFile(SourceDir() + "/libsonnet/stages/order.libsonnet");
-  ASSERT_NE(std::string::npos, order.find("'30-train'"));
-  scratch_.Write("lib2/nemoc/stages/order.libsonnet", Replace(order, "'30-train'", "'31-train'"));
+  // A file of nemoc's is replaced at its namespaced path: here the training
+  // stage's description (libsonnet/stages/train.stage.json), its directory
+  // renamed -- for the libraries and for C++'s stage table alike.
+  std::string train_stage = ReadFile(SourceDir() + "/libsonnet/stages/train.stage.json");
+  ASSERT_NE(std::string::npos, train_stage.find("\"30-train\""));
+  scratch_.Write("lib2/nemoc/stages/train.stage.json", Replace(train_stage, "\"30-train\"", "\"31-train\""));
   RunResult nested = RunNemoc({"build", "--jpath", scratch_.path() + "/lib2", "--out", scratch_.path() + "/nested", spec});
   ASSERT_EQ(0, nested.exit_code) << nested.err;
   EXPECT_EQ("pytorchjob", Workload(scratch_.path() + "/nested/gpt-tp2/lab/31-train"));
   EXPECT_NE(std::string::npos,
-            nested.err.find("nemoc/stages/order.libsonnet replaces nemoc's built-in " + SourceDir() +
-                            "/libsonnet/stages/order.libsonnet"))
+            nested.err.find("nemoc/stages/train.stage.json replaces nemoc's built-in " + SourceDir() +
+                            "/libsonnet/stages/train.stage.json"))
       << nested.err;
+  // ... and a library at its own: the stage order, the training directory renamed again.
+  std::string order = ReadFile(SourceDir() + "/libsonnet/stages/order.libsonnet");
+  ASSERT_NE(std::string::npos, order.find("    dir: s.description.dir,\n"));
+  scratch_.Write("lib3/nemoc/stages/order.libsonnet",
+                 Replace(order, "    dir: s.description.dir,\n",
+                         "    dir: if s.key == 'train' then '32-train' else s.description.dir,\n"));
+  nested = RunNemoc({"build", "--jpath", scratch_.path() + "/lib3", "--out", scratch_.path() + "/nested3", spec});
+  ASSERT_EQ(0, nested.exit_code) << nested.err;
+  EXPECT_EQ("pytorchjob", Workload(scratch_.path() + "/nested3/gpt-tp2/lab/32-train"));
+  EXPECT_NE(std::string::npos, nested.err.find("nemoc/stages/order.libsonnet replaces nemoc's built-in")) << nested.err;
 }
 
 TEST_F(LibraryRootsTest, ALibraryOfYourOwnWithABuiltInsNameReplacesNothing) {
