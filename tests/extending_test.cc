@@ -427,8 +427,8 @@ TEST_F(ExtendingTest, AStageOfYourOwnIsADescriptionAndALibraryUnderJpath) {
   r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("publish.yaml", public_upload)});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("publish.yaml:" + PositionOf(public_upload, "false\n") +
-                       ": warning: target onprem: spec.stages.publish.private is false: the weights of llama31-8b "
-                       "become public on huggingface.co/acme/llama31-8b-web"),
+                       ": warning: target onprem: spec.stages.publish.private is false: if the upload creates "
+                       "huggingface.co/acme/llama31-8b-web, the weights of llama31-8b are public"),
             std::string::npos)
       << r.err;
 

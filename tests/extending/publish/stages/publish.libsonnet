@@ -1,8 +1,12 @@
 // 55-publish, a stage of your own (docs/stages.md): the HuggingFace checkpoint
 // 50-convert wrote, uploaded to a Hugging Face Hub repository with
-// huggingface_hub's CLI (`huggingface-cli upload <repo> <dir> .`, the token
-// from HF_TOKEN). Described by publish.stage.json beside it; built with the
-// helpers every built-in stage uses.
+// huggingface_hub's CLI: `huggingface-cli upload <repo_id> <local_path>
+// <path_in_repo>` with path_in_repo `.` (the repository's root) and
+// --private (huggingface_hub v0.27.1 src/huggingface_hub/commands/upload.py:
+// 68-99: --private applies when the upload creates the repository, "Ignored
+// if the repo already exists"); the token from HF_TOKEN (utils/_auth.py:42,
+// read before any token file). Described by publish.stage.json beside it;
+// built with the helpers every built-in stage uses.
 local k8s = import 'nemoc/k8s.libsonnet';
 local paths = import 'nemoc/paths.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
@@ -40,8 +44,8 @@ local pod = import 'nemoc/stages/pod.libsonnet';
       pointer: '/spec/stages/publish/private',
       severity: 'warning',
       code: 'publish.public',
-      message: 'spec.stages.publish.private is false: the weights of ' + ctx.project + ' become public on huggingface.co/' + ctx.spec.stages.publish.repo,
-      hint: 'remove it to upload to a private repository',
+      message: 'spec.stages.publish.private is false: if the upload creates huggingface.co/' + ctx.spec.stages.publish.repo + ', the weights of ' + ctx.project + ' are public',
+      hint: 'remove it to create the repository private (an existing repository keeps its visibility)',
     }],
 
   summary(ctx)::
