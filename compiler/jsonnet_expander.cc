@@ -141,6 +141,7 @@ const std::string& JsonnetExpander::StagesSource() const {
       const nlohmann::json json = reader_->Read(file, kMaxLibraryFileBytes, &text, &err)
                                       ? nlohmann::json::parse(text, nullptr, false)
                                       : nlohmann::json();
+      stage.digest = Digest128Hex(text);
       if (!json.is_discarded() && ParseStage(json, &stage, &err)) by_key.emplace(key, std::move(stage));
     }
   }

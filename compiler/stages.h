@@ -44,6 +44,7 @@ struct Stage {
   std::string writes;
   std::vector<StageNeed> needs;
   nlohmann::json schema;  // spec.stages.<key>; null when the spec cannot name it
+  std::string digest;     // of the description file's bytes (StageTableSource)
   /// The Jsonnet imports of the description and the library (nemoc/stages/...
   /// for a built-in stage, stages/... for a --jpath one).
   std::string description_import() const;
@@ -86,7 +87,12 @@ bool ParseStage(const nlohmann::json& json, Stage* stage, std::string* err);
 
 /// The table the libraries import as nemoc/stages.libsonnet (order.libsonnet
 /// reads it): one row per stage in pipeline order, {key, libraryPath,
-/// description: import <its description>, library: import <its library>}.
+/// description: {dir, present, training, summaryLine, serving}, library:
+/// import <its library>}. The members the libraries read are written out, not
+/// imported (a description's schema is most of its bytes, and Jsonnet would
+/// parse it in every evaluation); each row ends with the digest of its
+/// description file, so that the text -- which build stamps record -- changes
+/// with any byte of it.
 std::string StageTableSource(std::vector<Stage> stages);
 
 /// spec.missing-source for every stage of the normalized spec whose `needs`

@@ -1,5 +1,6 @@
 // The pipeline's stages in order: the table nemoc generates from the stage
-// descriptions (libsonnet/stages/<key>.stage.json and a --jpath directory's
+// descriptions (what the libraries read of each, compiler/stages.cc
+// StageTableSource) (libsonnet/stages/<key>.stage.json and a --jpath directory's
 // stages/<key>.stage.json; schemas/contracts/stage.schema.json, compiler/stages.h),
 // sorted by directory. The numeric prefix of a directory IS the stage's
 // position: kustomize, SUMMARY.md and the GitOps objects (sync waves, Flux
@@ -13,9 +14,9 @@ local stages = std.parseJson('' + [
     library: s.libraryPath,
     dir: s.description.dir,
     present: s.description.present,
-    training: std.get(s.description, 'training', false),
-    summaryLine: std.get(s.description, 'summaryLine', true),
-    serving: std.get(s.description, 'serving', false),
+    training: s.description.training,
+    summaryLine: s.description.summaryLine,
+    serving: s.description.serving,
   }
   for s in table
 ]);
