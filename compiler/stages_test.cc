@@ -96,7 +96,8 @@ TEST_F(StagesTest, AStageOfYourOwnJoinsTheTableInItsPlace) {
   // The table the libraries import lists it, in order.
   const std::string source = StageTableSource(table.stages());
   EXPECT_LT(source.find("key: 'convert'"),
-            source.find("key: 'publish', libraryPath: 'stages/publish.libsonnet', description: { dir: '55-publish', "
+            source.find("key: 'publish', libraryPath: 'stages/publish.libsonnet', sharesLibrary: false, description: { "
+                        "dir: '55-publish', "
                         "present: 'named', training: false, summaryLine: true, serving: false }, library: import "
                         "'stages/publish.libsonnet' },  // stages/publish.stage.json "));
   // The row names the description's digest: any byte of it changes the
@@ -106,6 +107,11 @@ TEST_F(StagesTest, AStageOfYourOwnJoinsTheTableInItsPlace) {
   ASSERT_TRUE(Load(&again, &lines));
   EXPECT_NE(StageTableSource(again.stages()), source);
   EXPECT_LT(source.find("key: 'publish'"), source.find("key: 'tensorrtLLM'"));
+  // train shares pretrain's library (its diagnostics are asked for once).
+  EXPECT_NE(source.find("key: 'train', libraryPath: 'nemoc/stages/train.libsonnet', sharesLibrary: true,"), std::string::npos)
+      << source;
+  EXPECT_NE(source.find("key: 'pretrain', libraryPath: 'nemoc/stages/train.libsonnet', sharesLibrary: false,"),
+            std::string::npos);
 }
 
 TEST_F(StagesTest, ADescriptionTheContractRefusesIsLocated) {

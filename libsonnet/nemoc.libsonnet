@@ -33,13 +33,9 @@ local stageCtx(ctx, s) = if s.training then chain.at(ctx, s.key) else ctx;
 // your own (a --jpath description) gets its state after them.
 // The stages whose library raises diagnostics, each library once (pretrain
 // and train share theirs).
-local diagnosing = [
-  order.stages[i]
-  for i in std.range(0, std.length(order.stages) - 1)
-  if std.objectHasEx(builders[order.stages[i].key], 'diagnostics', true)
-     && std.length([j for j in std.range(0, i - 1) if order.stages[j].library == order.stages[i].library]) == 0
-];
-local chained = ['dataPrep', 'importModel', 'pretrain', 'train', 'mergeLora', 'evaluate', 'convert', 'tensorrtLLM'];
+local diagnosing = [s for s in order.stages if !s.sharesLibrary && std.objectHasEx(builders[s.key], 'diagnostics', true)];
+local chained = { dataPrep: true, importModel: true, pretrain: true, train: true, mergeLora: true, evaluate: true, convert: true, tensorrtLLM: true };
+local ownStates = [s for s in order.stages if !std.objectHasEx(chained, s.key, false) && std.objectHasEx(builders[s.key], 'state', true)];
 
 {
   // libjsonnet 0.18 re-evaluates an object field on every access; values
@@ -176,7 +172,7 @@ local chained = ['dataPrep', 'importModel', 'pretrain', 'train', 'mergeLora', 'e
     // order (each sees the states before it).
     local states7 = std.foldl(
       function(acc, s) acc + stateOf(converted { states: acc }, s.key),
-      [s for s in order.stages if !std.member(chained, s.key) && std.objectHasEx(builders[s.key], 'state', true)],
+      ownStates,
       states6
     );
     local ctx = converted { states: states7 };

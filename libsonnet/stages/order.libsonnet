@@ -17,6 +17,7 @@ local stages = std.parseJson('' + [
     training: s.description.training,
     summaryLine: s.description.summaryLine,
     serving: s.description.serving,
+    sharesLibrary: s.sharesLibrary,
   }
   for s in table
 ]);
