@@ -26,14 +26,17 @@ local builders = order.libraries;
 local train = builders.train;
 local mergeLora = builders.mergeLora;
 local convert = builders.convert;
-// A training stage is built with ctx.trainKey naming it (stages/chain.libsonnet).
+// Stage key -> its place in order.stages.
 local stageIndex = { [order.stages[i].key]: i for i in std.range(0, std.length(order.stages) - 1) };
+// A training stage is built with ctx.trainKey naming it (stages/chain.libsonnet).
 local stageCtx(ctx, s) = if s.training then chain.at(ctx, s.key) else ctx;
-// The stages buildTarget's chain computes the states of, in order; a stage of
-// your own (a --jpath description) gets its state after them.
 // The stages whose library raises diagnostics, each library once (pretrain
 // and train share theirs).
 local diagnosing = [s for s in order.stages if !s.sharesLibrary && std.objectHasEx(builders[s.key], 'diagnostics', true)];
+// The stages buildTarget's chain computes the states of, in order; a stage of
+// your own (a --jpath description) that writes state gets it after them
+// (ownStates). Both computed once per evaluation: std.member and `==` are
+// Jsonnet code in libjsonnet 0.18 (bench/RESULTS.md, session 31).
 local chained = { dataPrep: true, importModel: true, pretrain: true, train: true, mergeLora: true, evaluate: true, convert: true, tensorrtLLM: true };
 local ownStates = [s for s in order.stages if !std.objectHasEx(chained, s.key, false) && std.objectHasEx(builders[s.key], 'state', true)];
 
