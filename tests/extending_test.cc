@@ -446,6 +446,15 @@ TEST_F(ExtendingTest, AStageOfYourOwnIsADescriptionAndALibraryUnderJpath) {
             std::string::npos)
       << r.err;
   EXPECT_EQ(TreeFingerprint(Out()), settled);
+  // A library lacking what its description implies: named, nothing written.
+  broken.Write("stages/publish.stage.json", ReadFile(jpath + "/stages/publish.stage.json"));
+  broken.Write("stages/publish.libsonnet",
+               Replace(ReadFile(jpath + "/stages/publish.libsonnet"), "\n  summary(ctx)::", "\n  summry(ctx)::"));
+  r = RunNemoc({"build", "--out", Out(), "--jpath", broken.path(), scratch_.Write("publish.yaml", spec)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("stage publish: its library stages/publish.libsonnet lacks summary(ctx)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), settled);
 }
 
 TEST_F(ExtendingTest, AMissingMemberIsNamedAtTheFileThatLacksIt) {
