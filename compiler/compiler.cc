@@ -94,6 +94,7 @@ bool Compiler::Init(Diagnostics* diags) {
     }
   }
   if (!stage_table_.Load(data_.libsonnet(), options_.jpaths, stage_contract.get(), diags)) return false;
+  stage_table_source_ = StageTableSource(stage_table_.stages());
   stamps_ = std::make_unique<StampCalculator>(data_, options_.jpaths, kube_schemas_.get());
   return true;
 }
@@ -417,6 +418,7 @@ std::unique_ptr<JsonnetExpander> Compiler::MakeExpander() const {
   expander->DumpEntriesTo(options_.dump_entry_dir);
   expander->CheckContracts(contracts_.get());
   expander->SelectTargets(options_.only_targets);
+  expander->UseStageTable(stage_table_source_);
   // A --jpath profile's default runtime, as Resolve described it: the
   // expander brings a --jpath runtime into an evaluation only when needed.
   expander->ProfileDefaultRuntime([this](const std::string& profile) {

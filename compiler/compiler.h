@@ -255,6 +255,7 @@ class Compiler {
   std::set<std::string> builtin_profiles_;
   std::map<std::string, std::string> user_runtime_files_;
   StageTable stage_table_;  // stages.h: the built-in stages and those of --jpath
+  std::string stage_table_source_;  // its text for the libraries (every expander's nemoc/stages.libsonnet)
   std::map<std::string, std::string> user_component_files_;  // components/<name>.libsonnet of --jpath
   // What each --jpath profile a spec names says about itself (Resolve); its
   // errors are appended to the diagnostics of every spec that names it.

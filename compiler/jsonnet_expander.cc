@@ -117,37 +117,14 @@ std::string JsonnetExpander::StagesPath() const {
 
 const std::string& JsonnetExpander::StagesSource() const {
   if (!stages_source_.empty()) return stages_source_;
-  // Compiler::Init has checked the descriptions (StageTable::Load); one it
-  // refused never gets here. The first root that describes a key wins.
-  std::map<std::string, Stage> by_key;
-  for (size_t i = 0; i <= user_roots_ && i < roots_.size(); ++i) {
-    for (const auto& [key, found] : StageFiles(roots_[i] + "stages")) {
-      if (by_key.count(key) != 0) continue;
-      // A built-in description replaced at its namespaced path (nemoc/stages/
-      // of a --jpath directory) is what its import reads: its order too.
-      std::string file = found;
-      for (size_t j = 0; i == user_roots_ && j < user_roots_; ++j) {
-        std::error_code ec;
-        const std::string replaced = roots_[j] + "nemoc/stages/" + key + ".stage.json";
-        if (fs::is_regular_file(replaced, ec)) {
-          file = replaced;
-          break;
-        }
-      }
-      std::string text, err;
-      Stage stage;
-      stage.key = key;
-      stage.builtin = i == user_roots_;
-      const nlohmann::json json = reader_->Read(file, kMaxLibraryFileBytes, &text, &err)
-                                      ? nlohmann::json::parse(text, nullptr, false)
-                                      : nlohmann::json();
-      stage.digest = Digest128Hex(text);
-      if (!json.is_discarded() && ParseStage(json, &stage, &err)) by_key.emplace(key, std::move(stage));
-    }
-  }
-  std::vector<Stage> stages;
-  for (auto& [key, stage] : by_key) stages.push_back(std::move(stage));
-  stages_source_ = StageTableSource(std::move(stages));
+  // An expander the compiler did not hand its table (UseStageTable): the
+  // same reading of the same roots (StageTable::Load); Compiler::Init has
+  // reported any description it refuses.
+  std::vector<std::string> jpaths(roots_.begin(), roots_.begin() + std::min(user_roots_, roots_.size()));
+  StageTable table;
+  Diagnostics reported;
+  if (user_roots_ < roots_.size()) table.Load(roots_[user_roots_], jpaths, nullptr, &reported);
+  stages_source_ = StageTableSource(table.stages());
   return stages_source_;
 }
 

@@ -79,6 +79,9 @@ class JsonnetExpander {
   const Contracts* contracts() const { return contracts_; }
   /// The targets --target names (empty: all): the others' diagnostics and
   /// objects are dropped when the expansion is collected.
+  /// The stage table's text (stages.h StageTableSource) the compiler read
+  /// once for the run; without it the expander reads the descriptions itself.
+  void UseStageTable(std::string source) { stages_source_ = std::move(source); }
   void SelectTargets(std::vector<std::string> names) { selected_ = std::move(names); }
   /// The runtime a --jpath profile runs by default ("" when not known): a
   /// target without a runtime of its own then brings that runtime into the
@@ -244,9 +247,10 @@ class JsonnetExpander {
   std::map<std::string, std::string> components_;
   std::string ComponentsPath() const;
   std::string ComponentsSource() const;
-  // The stage table (stages.h), imported as nemoc/stages.libsonnet: generated
-  // on first use from the description files of libsonnet/stages/ and of each
-  // --jpath directory's stages/ (which wins), like ComponentsSource.
+  // The stage table (stages.h), imported as nemoc/stages.libsonnet: the text
+  // UseStageTable handed over, else generated on first use from the
+  // description files of libsonnet/stages/ and of each --jpath directory's
+  // stages/ (which wins), like ComponentsSource.
   std::string StagesPath() const;
   const std::string& StagesSource() const;
   mutable std::string stages_source_;
