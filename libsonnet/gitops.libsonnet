@@ -80,7 +80,6 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
   stageDirs(files):: k8s.stringSet([d for d in [$.stageDirOf(p) for p in std.objectFields(files)] if !std.primitiveEquals(d, null)]),
 
   enabled(ctx):: std.objectHasEx(ctx.spec, 'gitops', false),
-  engine(ctx, name):: std.member(ctx.spec.gitops.engines, name),
 
   // ---- stage objects -------------------------------------------------------
 
@@ -156,7 +155,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
 
   // Kustomize roots the compiler writes as <dir>/kustomization.yaml (no
   // objects of their own), each engine's (kustomizations).
-  argocdKustomizations(ctx, files)::
+  kustomizations(ctx, files)::
     if !$.enabled(ctx) then {} else std.foldl(function(acc, e) acc + e.kustomizations(ctx, files), $.active(ctx), {}),
 
   // ---- platform bundle -------------------------------------------------------

@@ -195,7 +195,7 @@ local ownStates = [s for s in order.stages if !std.objectHasEx(chained, s.key, f
       diagnostics: diagnostics,
       files: if rejected then {} else gitops.files(ctx, stageFiles),
       // Kustomize roots without objects of their own: dir -> resources.
-      kustomizations: if rejected then {} else gitops.argocdKustomizations(ctx, stageFiles),
+      kustomizations: if rejected then {} else gitops.kustomizations(ctx, stageFiles),
       // File -> what the controllers append to its object's name in pod
       // hostnames, for every file of a runtime's workload kind whose runtime
       // says (runtime.libsonnet podNameSuffix; output_verifier.cc checks it).

@@ -133,7 +133,8 @@ local platform = import 'nemoc/platform.libsonnet';
   // (admin-equivalent, docs/operator-manual/declarative-setup.md:108-113).
   // One roots project per repository on a cluster (contributions of every
   // project from that repository are equal and merge).
-  usesRootsProject(ctx):: gitops.engine(ctx, 'argocd') && ctx.spec.gitops.platform,
+  // (Only Argo CD's own objects ask: the engine is this one.)
+  usesRootsProject(ctx):: ctx.spec.gitops.platform,
   rootsProjectName(ctx):: 'nemoc-roots-' + std.substr(std.md5(ctx.spec.gitops.repoURL), 0, 8),
   rootProjectName(ctx, targetName):: if $.usesRootsProject(ctx) then $.rootsProjectName(ctx) else $.projectName(ctx, targetName),
   argocdKinds:: [{ group: 'argoproj.io', kind: 'Application' }, { group: 'argoproj.io', kind: 'AppProject' }],
