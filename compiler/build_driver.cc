@@ -80,7 +80,6 @@ void CompileBatch(const Compiler& compiler, const std::vector<size_t>& batch,
       // What this spec alone imports: its stamp and quoted sources.
       expander->RecordImports(r.prepared.normalized);
       for (auto& [file, text] : expander->LibrarySources()) r.sources[file] = text;
-      if (!ok[k]) compiler.CheckFitOfFailedExpansion(r.prepared, expansions[k], &r.diags);
       r.ok = ok[k] && compiler.Finish(&r.prepared, &expansions[k], &r.spec, &r.diags);
       if (r.ok) compiler.Stamp(r.prepared, &r.spec, expander);
       expansions[k].clear();

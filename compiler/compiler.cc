@@ -16,6 +16,7 @@
 #include "facts.h"
 #include "file_reader.h"
 #include "framework_check.h"
+#include "gpu_node.h"
 #include "jsonnet_expander.h"
 #include "normalizer.h"
 #include "object_patches.h"
@@ -135,6 +136,19 @@ void Compiler::Resolve(const LoadedSpec& loaded) const {
       EvalWatch watch("profile " + name);
       description.ok =
           MakeExpander()->DescribeProfile(name, &description.json, &description.diags, &description.is_profile);
+    }
+    // Where its gpuNode is declared, for the message when the rule is wrong
+    // (a profile extending another may inherit it: then the file itself).
+    const std::string& file = profile_files_.at(name);
+    description.gpu_node_at = {file, 0, 0};
+    std::string text, read_err;
+    if (reader_->Read(file, kMaxTableBytes, &text, &read_err)) {
+      const size_t at = text.find("gpuNode");
+      if (at != std::string::npos) {
+        const size_t line_start = text.rfind('\n', at);
+        description.gpu_node_at.line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
+        description.gpu_node_at.column = static_cast<int>(at - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
+      }
     }
     profile_descriptions_.emplace(name, std::move(description));
   }
@@ -307,6 +321,16 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
       diags->Error("profile.options", "profile " + name + ": " + err, {file, 0, 0},
                    "libsonnet/profile.libsonnet documents options: target field -> its JSON Schema");
       ok = false;
+    }
+    // Its GPU node joins the built-ins' (gpu_node.h): what Prepare's checks read.
+    const nlohmann::json& rule = described.json["gpuNode"];
+    if (!ValidGpuNodeRule(rule, &err) || !KnownAccelerators(rule, accelerators_, &err)) {
+      diags->Error("profile.gpu-node", "profile " + name + ": " + err, described.gpu_node_at,
+                   "libsonnet/profile.libsonnet documents gpuNode; accelerators are the keys of "
+                   "libsonnet/accelerators.json");
+      ok = false;
+    } else {
+      schema[nlohmann::json::json_pointer(std::string(kGpuNodesAt) + "/" + EscapePointerToken(name))] = rule;
     }
   }
   if (!ok) return nullptr;
@@ -702,10 +726,7 @@ bool Compiler::CompilePrepared(PreparedSpec* prepared, CompiledSpec* out, Diagno
     DropWhatBlockingCaused(*prepared, from, diags);
   }
   for (auto& [file, text] : expander->LibrarySources()) (*sources)[file] = text;
-  if (!expanded) {
-    CheckFitOfFailedExpansion(*prepared, expansions, diags);
-    return false;
-  }
+  if (!expanded) return false;
   if (!Finish(prepared, &expansions, out, diags)) return false;
   Stamp(*prepared, out, expander);
   return true;
@@ -892,7 +913,56 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   std::vector<std::string> known_profiles;
   for (const auto& [name, file] : profile_files_) known_profiles.push_back(name);
   if (!CheckProfilesKnown(doc, normalized, known_profiles, diags)) return false;
-  return PrepareTargetOverrides(*input_schema, yaml11_bools, prepared, diags, false);
+  if (!PrepareTargetOverrides(*input_schema, yaml11_bools, prepared, diags, false)) return false;
+  CheckTargetNodes(*input_schema, prepared, diags);
+  return true;
+}
+
+void Compiler::CheckTargetNodes(const InputSchema& input_schema, PreparedSpec* prepared, Diagnostics* diags) const {
+  // Issue #48 item 3: the checks that need the accelerator run here, with the
+  // spec's others and before any Jsonnet, from the profile's gpuNode data
+  // (gpu_node.h). A target whose node its profile cannot name (eks-efa
+  // without a known instanceType) is the profile's own check to report.
+  const nlohmann::json::json_pointer rules_at(kGpuNodesAt);
+  if (!input_schema.json().contains(rules_at)) return;
+  const nlohmann::json& rules = input_schema.json().at(rules_at);
+  const size_t from = diags->items().size();
+  const size_t errors_before = diags->error_count();
+  for (const auto& listed : prepared->normalized["spec"]["targets"]) {
+    const std::string name = listed["name"].get<std::string>();
+    if (!Selected(name)) continue;
+    // A target with overrides is checked in its merged spec and document.
+    const nlohmann::json& effective = prepared->SpecFor(name);
+    const Document& doc = prepared->DocFor(name);
+    const nlohmann::json* target = &listed;
+    size_t index = 0;
+    for (size_t i = 0; i < effective["spec"]["targets"].size(); ++i) {
+      if (effective["spec"]["targets"][i]["name"] == name) {
+        target = &effective["spec"]["targets"][i];
+        index = i;
+      }
+    }
+    const auto rule = rules.find((*target)["profile"].get<std::string>());
+    GpuNode node;
+    if (rule == rules.end() || !ResolveGpuNode(*rule, *target, &node)) continue;
+    const nlohmann::json* gpu = accelerators_.Find(node.accelerator);
+    if (gpu == nullptr) {  // a --jpath profile's rules are checked when composed
+      const std::string pointer = "/spec/targets/" + std::to_string(index);
+      const std::string option = rule->value("option", "");
+      diags->Error("profile.accelerator",
+                   "target " + name + ": unknown accelerator " + node.accelerator,
+                   doc.map.Locate(!option.empty() && doc.map.Has(pointer + "/" + option) ? pointer + "/" + option : pointer),
+                   "libsonnet/accelerators.json lists the GPU models nemoc knows");
+      continue;
+    }
+    prepared->nodes[name] = node;
+    CheckGpusPerNode(doc, effective["spec"], name, node, diags);
+    CheckTargetOnAccelerator(doc, effective["spec"], name, node.accelerator, *gpu, diags);
+  }
+  DropInsideRepaired(*prepared, from, diags);
+  // D9: like CheckSpec's, these errors leave the shape valid -- the spec goes
+  // on to the libraries' checks and is never built.
+  if (diags->error_count() > errors_before) prepared->blocked = true;
 }
 
 bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
@@ -1038,25 +1108,6 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
   return ok;
 }
 
-void Compiler::CheckFitOfFailedExpansion(const PreparedSpec& prepared,
-                                         const std::map<std::string, TargetExpansion>& expansions,
-                                         Diagnostics* diags) const {
-  const size_t from = diags->items().size();
-  for (const auto& target : prepared.normalized["spec"]["targets"]) {
-    const std::string name = target["name"].get<std::string>();
-    auto it = expansions.find(name);
-    if (!Selected(name) || it == expansions.end()) continue;
-    // A rejected target's summary is {accelerator} at most (nemoc.libsonnet).
-    const auto accelerator = it->second.summary.find("accelerator");
-    if (accelerator == it->second.summary.end() || !accelerator->is_string()) continue;
-    const nlohmann::json* gpu = accelerators_.Find(accelerator->get<std::string>());
-    if (gpu == nullptr) continue;
-    CheckTargetOnAccelerator(prepared.DocFor(name), prepared.SpecFor(name)["spec"], name, accelerator->get<std::string>(),
-                             *gpu, diags);
-  }
-  DropInsideRepaired(prepared, from, diags);
-}
-
 bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expanded,
                       CompiledSpec* out, Diagnostics* diags) const {
   const size_t finish_from = diags->items().size();
@@ -1115,22 +1166,15 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
       continue;
     }
     const auto& spec = effective["spec"];
-    if (!facts.library.accelerator.empty()) {
-      const std::string& accelerator = facts.library.accelerator;
+    // The target's GPU node, from its profile's data (Prepare checked it:
+    // CheckTargetNodes).
+    if (const auto node = prepared->nodes.find(name); node != prepared->nodes.end()) {
+      const std::string& accelerator = node->second.accelerator;
+      facts.accelerator = accelerator;
       const nlohmann::json* gpu = accelerators_.Find(accelerator);
-      if (gpu == nullptr) {
-        diags->Error("library.accelerator",
-                     "target " + name + ": profile names unknown accelerator " + accelerator);
-        ok = false;
-        continue;
-      }
-      if (!CheckTargetOnAccelerator(doc, spec, name, accelerator, *gpu, diags)) {
-        ok = false;
-        continue;
-      }
       // A target that trains shows the GPU model and each training stage's
       // estimate (SUMMARY.md, plan).
-      if (spec["stages"].contains("train")) {
+      if (gpu != nullptr && spec["stages"].contains("train")) {
         facts.gpu_model = (*gpu)["model"].get<std::string>();
         facts.capacity_gb = (*gpu)["memoryGB"].get<double>();
         for (const std::string& key : TrainingStages(spec["stages"])) {

@@ -18,15 +18,17 @@
 //                         4. normalization (normalizer.h)  5. CheckSpec (checks.h:
 //                            the semantic and admission rules)  6. --target
 //                         7. spec.unknown-profile (checks.h)  8. each target's
-//                            overrides through 3-5 again (target_overrides.h).
+//                            overrides through 3-5 again (target_overrides.h)
+//                         9. each target's GPU node, its profile's gpuNode data
+//                            (gpu_node.h): gpusPerNode and CheckTargetOnAccelerator
+//                            (fit_check.h: FP8 and releases the GPU runs, every
+//                            stage's fit) -- CheckTargetNodes.
 //   Expand   (Jsonnet)    the libraries (jsonnet_expander.h): library.*, the
 //                         profiles' own checks (profile.libsonnet `checks`).
-//   Finish   (pure)       per target: 1. embedded documents  2. the accelerator
-//                         the profile names: CheckTargetOnAccelerator (fit_check.h:
-//                         FP8 and releases the GPU runs, every stage's fit)
-//                         3. output.* (output_verifier.h: the output schemas and
-//                         what the clusters admit)  4. the tree (SUMMARY.md and
-//                         the plan from one TargetFacts, facts.h)  5. output.secret.
+//   Finish   (pure)       per target: 1. embedded documents  2. output.*
+//                         (output_verifier.h: the output schemas and what the
+//                         clusters admit)  3. the tree (SUMMARY.md and the plan
+//                         from one TargetFacts, facts.h)  4. output.secret.
 //   Stamp    (reads)      incremental-build stamps (build_stamp.h).
 // Cluster bundles are checked across specs afterwards (cluster_bundle.h).
 //
@@ -44,6 +46,7 @@
 
 #include "data_dir.h"
 #include "fit_check.h"
+#include "gpu_node.h"
 #include "diagnostic.h"
 #include "kube_schemas.h"
 #include "normalizer.h"
@@ -111,6 +114,9 @@ struct PreparedSpec {
   /// check -- report theirs in the same run. Such a spec never produces
   /// output: Finish returns false after its checks.
   bool blocked = false;
+  /// Each selected target's GPU node, when its profile names one
+  /// (CheckTargetNodes; gpu_node.h): Finish's facts read it.
+  std::map<std::string, GpuNode> nodes;
   /// Spec subtrees whose values Prepare removed or masked to go on: later
   /// diagnostics located inside them would be about a value the user did not
   /// write, and are dropped.
@@ -187,13 +193,6 @@ class Compiler {
   /// Finish reads nothing: the expansion is checked and made into trees.
   bool Finish(PreparedSpec* prepared, std::map<std::string, TargetExpansion>* expansions,
               CompiledSpec* out, Diagnostics* diags) const;
-  /// D9 (mistake 5): when the libraries reported errors, Finish does not
-  /// run, but each target's memory fit still can: it needs only the
-  /// accelerator the library's summary names. Reports what it finds; builds
-  /// nothing.
-  void CheckFitOfFailedExpansion(const PreparedSpec& prepared,
-                                 const std::map<std::string, TargetExpansion>& expansions,
-                                 Diagnostics* diags) const;
   /// Sets each finished target's incremental-build stamp (none when Finish
   /// reported anything: skipping the spec next time would hide it).
   void Stamp(const PreparedSpec& prepared, CompiledSpec* out, JsonnetExpander* expander) const;
@@ -242,6 +241,9 @@ class Compiler {
                               const std::set<std::string>& spec_yaml11_bools,
                               PreparedSpec* prepared, Diagnostics* diags,
                               bool validate_only) const;
+  // Prepare's checks that need each target's GPU node (gpu_node.h): the
+  // memory fit, FP8 and the release's GPU support, gpusPerNode.
+  void CheckTargetNodes(const InputSchema& input_schema, PreparedSpec* prepared, Diagnostics* diags) const;
 
   mutable std::once_flag input_schema_once_;
   mutable std::unique_ptr<InputSchema> input_schema_;
@@ -264,6 +266,7 @@ class Compiler {
     bool is_profile = true;  // false: a helper library, not a profile
     nlohmann::json json;
     Diagnostics diags;
+    Location gpu_node_at;  // the line of its file that declares gpuNode (or the file)
   };
   mutable std::map<std::string, ProfileDescription> profile_descriptions_;
   mutable std::mutex profiles_mu_;  // profile_descriptions_, composed_schemas_

@@ -107,7 +107,6 @@ TEST_F(ContractsTest, ABrokenExpansionIsRefused) {
       {"podNameSuffixes", nlohmann::json::object()},
       {"summary",
        {{"profile", "vanilla-k8s"},
-        {"accelerator", "h100-80gb"},
         {"platform", {{"installs", nlohmann::json::array()}, {"clusterHas", nlohmann::json::array()}}},
         {"stages", nlohmann::json::object()},
         {"storage", {{"results", "NFS"}}}}}};
@@ -128,7 +127,7 @@ TEST_F(ContractsTest, TheFactsTheContractAllowsAreTheFactsCppReads) {
   const nlohmann::json schema = ReadJson(ContractsDir() + "/expansion.schema.json");
   const nlohmann::json* summary = nullptr;
   for (const auto& [name, definition] : schema["definitions"].items()) {
-    if (definition.contains("properties") && definition["properties"].contains("accelerator") &&
+    if (definition.contains("properties") && definition["properties"].contains("profile") &&
         definition["properties"].contains("gitops")) {
       summary = &definition;
     }

@@ -115,7 +115,7 @@ bool ParseLibraryFacts(const nlohmann::json& summary, LibraryFacts* facts, std::
   const nlohmann::json* train = nullptr;
   const nlohmann::json* gitops = nullptr;
   const nlohmann::json* platform = nullptr;
-  if (!top.String("profile", &facts->profile) || !top.String("accelerator", &facts->accelerator) ||
+  if (!top.String("profile", &facts->profile) ||
       !top.Object("train", &train) || !top.Sentences("storage", &facts->storage) ||
       !top.Object("gitops", &gitops) || !top.Sentences("stages", &facts->stages) ||
       !top.Sentences("stateDirs", &facts->state_dirs) || !top.Sentences("stageDirs", &facts->stage_dirs) ||

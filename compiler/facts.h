@@ -24,7 +24,6 @@ namespace nemoc {
 /// empty (`present` false for the groups).
 struct LibraryFacts {
   std::string profile;      // the profile's name
-  std::string accelerator;  // accelerators.json key the profile names; "" = none
   struct Train {
     bool present = false;
     std::string runtime;    // "PyTorchJob (Kubeflow Training Operator v1)", ...
@@ -89,6 +88,10 @@ struct AppliedPatch {
 struct TargetFacts {
   LibraryFacts library;
   std::vector<AppliedPatch> patches;  // spec.patches as applied
+  /// accelerators.json key of the target's GPU node ("" = the profile does
+  /// not know it): the profile's gpuNode data, resolved before expansion
+  /// (gpu_node.h).
+  std::string accelerator;
   std::string gpu_model;   // accelerators.json "model" ("" = no accelerator)
   double capacity_gb = 0;  // accelerators.json "memoryGB"
   /// The memory estimate of each training stage ("pretrain", "train"), when

@@ -7,7 +7,6 @@ namespace {
 
 const nlohmann::json kSummary = nlohmann::json::parse(R"({
   "profile": "vanilla-k8s",
-  "accelerator": "h100-80gb",
   "train": {"runtime": "PyTorchJob", "fabric": "InfiniBand", "resources": "Guaranteed",
             "queue": "team-a", "privileges": ["IPC_LOCK"]},
   "storage": {"data": "NFS", "checkpoints": "NFS"},
@@ -24,7 +23,6 @@ TEST(LibraryFacts, EveryFactIsRead) {
   std::string err;
   ASSERT_TRUE(ParseLibraryFacts(kSummary, &facts, &err)) << err;
   EXPECT_EQ("vanilla-k8s", facts.profile);
-  EXPECT_EQ("h100-80gb", facts.accelerator);
   EXPECT_TRUE(facts.train.present);
   EXPECT_EQ("team-a", facts.train.queue);
   EXPECT_EQ(std::vector<std::string>{"IPC_LOCK"}, facts.train.privileges);
@@ -62,7 +60,7 @@ TEST(LibraryFacts, AFactNemocDoesNotReadIsAnError) {
 
 TEST(LibraryFacts, AFactOfTheWrongTypeIsAnError) {
   const std::vector<std::pair<const char*, nlohmann::json>> cases = {
-      {"/accelerator", 80}, {"/train/privileges", "IPC_LOCK"}, {"/storage/data", nlohmann::json::array()},
+      {"/profile", 80}, {"/train/privileges", "IPC_LOCK"}, {"/storage/data", nlohmann::json::array()},
       {"/gitops/cluster", "lab"}, {"/platform/installs", nlohmann::json::object()}, {"/stages", "x"}};
   for (const auto& [pointer, value] : cases) {
     nlohmann::json summary = kSummary;

@@ -25,7 +25,7 @@ using Files = std::map<std::string, json>;
 
 const char kDir[] = "out/proj/tgt";
 
-std::string Messages(const Diagnostics& d) {
+std::string VerifierMessages(const Diagnostics& d) {
   std::string out;
   for (const Diagnostic& x : d.items()) {
     out += std::string(SeverityName(x.severity)) + " [" + x.code + "] " + x.location.file +
@@ -230,7 +230,7 @@ TEST(OutputVerifierTestVerify, ValidObjectsPass) {
                  {"30-train/pytorchjob-sft.yaml", PyTorchJob("sft", 3)}};
   Diagnostics diags;
   EXPECT_TRUE(VerifyObjects(files, "ml", kDir, nullptr, &diags));
-  EXPECT_TRUE(diags.empty()) << Messages(diags);
+  EXPECT_TRUE(diags.empty()) << VerifierMessages(diags);
 }
 
 TEST(OutputVerifierTestVerify, SubdomainKindsAcceptDotsLabelKindsDoNot) {
@@ -241,7 +241,7 @@ TEST(OutputVerifierTestVerify, SubdomainKindsAcceptDotsLabelKindsDoNot) {
                  {"00-base/service-a.b.yaml", svc}};
   Diagnostics diags;
   EXPECT_FALSE(VerifyObjects(files, "ml", kDir, nullptr, &diags));
-  ASSERT_EQ(diags.items().size(), 1u) << Messages(diags);
+  ASSERT_EQ(diags.items().size(), 1u) << VerifierMessages(diags);
   const Diagnostic& d = diags.items()[0];
   EXPECT_EQ(d.code, "output.name");
   EXPECT_EQ(d.message, "Service a.b: name is not a valid DNS-1123 label");
@@ -256,7 +256,7 @@ TEST(OutputVerifierTestVerify, BadSubdomainName) {
   EXPECT_EQ(WithCode(diags, "output.name"),
             "out/proj/tgt/00-base/configmap-Bad_Name.yaml: ConfigMap Bad_Name: name is not a "
             "valid DNS-1123 subdomain\n");
-  EXPECT_EQ(diags.items().size(), 1u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 1u) << VerifierMessages(diags);
 }
 
 TEST(OutputVerifierTestVerify, RuntimeWorkloadsLeaveRoomForTheSuffixTheirRuntimeDeclares) {
@@ -268,7 +268,7 @@ TEST(OutputVerifierTestVerify, RuntimeWorkloadsLeaveRoomForTheSuffixTheirRuntime
     Files files = {{path_ok, PyTorchJob(ok, 3)}};
     std::map<std::string, int> suffixes = {{path_ok, suffix}};
     Diagnostics diags;
-    EXPECT_TRUE(VerifyObjects(files, "ml", kDir, nullptr, &diags, &suffixes)) << Messages(diags);
+    EXPECT_TRUE(VerifyObjects(files, "ml", kDir, nullptr, &diags, &suffixes)) << VerifierMessages(diags);
     const std::string bad = ok + "j";
     const std::string path_bad = "30-train/pytorchjob-" + bad + ".yaml";
     files = {{path_bad, PyTorchJob(bad, 3)}};
@@ -285,7 +285,7 @@ TEST(OutputVerifierTestVerify, RuntimeWorkloadsLeaveRoomForTheSuffixTheirRuntime
   Diagnostics diags;
   EXPECT_FALSE(VerifyObjects(dotted, "ml", kDir, nullptr, &diags, &none));
   Diagnostics unclaimed;
-  EXPECT_TRUE(VerifyObjects(dotted, "ml", kDir, nullptr, &unclaimed)) << Messages(unclaimed);
+  EXPECT_TRUE(VerifyObjects(dotted, "ml", kDir, nullptr, &unclaimed)) << VerifierMessages(unclaimed);
 }
 
 // The first name length that is refused for `object` (named n..n), probing
@@ -324,7 +324,7 @@ TEST(OutputVerifierTestVerify, OtherLabelKindsGetTheFull63) {
               {"metadata", {{"name", name}, {"namespace", "ml"}}}};
   Files files = {{"30-train/job-" + name + ".yaml", job}};
   Diagnostics diags;
-  EXPECT_TRUE(VerifyObjects(files, "ml", kDir, nullptr, &diags)) << Messages(diags);
+  EXPECT_TRUE(VerifyObjects(files, "ml", kDir, nullptr, &diags)) << VerifierMessages(diags);
   job["metadata"]["name"] = name + "n";
   files = {{"30-train/job-" + name + "n.yaml", job}};
   EXPECT_FALSE(VerifyObjects(files, "ml", kDir, nullptr, &diags));
@@ -343,7 +343,7 @@ TEST(OutputVerifierTestVerify, FileNameMustMatchKindAndName) {
             "configmap-x.yaml\n"
             "out/proj/tgt/00-base/configmap-other.yaml: ConfigMap hydra: file name should be "
             "configmap-hydra.yaml\n");
-  EXPECT_EQ(diags.items().size(), 2u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 2u) << VerifierMessages(diags);
 }
 
 TEST(OutputVerifierTestVerify, DuplicateIdentityAcrossFiles) {
@@ -354,7 +354,7 @@ TEST(OutputVerifierTestVerify, DuplicateIdentityAcrossFiles) {
   EXPECT_EQ(WithCode(diags, "output.duplicate"),
             "out/proj/tgt/30-train/configmap-hydra.yaml: ConfigMap hydra is generated twice "
             "(also in out/proj/tgt/00-base/configmap-hydra.yaml)\n");
-  EXPECT_EQ(diags.items().size(), 1u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 1u) << VerifierMessages(diags);
 }
 
 TEST(OutputVerifierTestVerify, IdentityIsGroupKindNamespaceName) {
@@ -380,7 +380,7 @@ TEST(OutputVerifierTestVerify, IdentityIsGroupKindNamespaceName) {
   EXPECT_EQ(WithCode(diags, "output.duplicate"),
             "out/proj/tgt/50-x/deployment-d.yaml: Deployment d is generated twice "
             "(also in out/proj/tgt/40-x/deployment-d.yaml)\n");
-  EXPECT_EQ(diags.items().size(), 1u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 1u) << VerifierMessages(diags);
 }
 
 TEST(OutputVerifierTestVerify, InvalidLabelValueInMetadata) {
@@ -394,7 +394,7 @@ TEST(OutputVerifierTestVerify, InvalidLabelValueInMetadata) {
             "invalid value 8\n"
             "out/proj/tgt/00-base/configmap-hydra.yaml: ConfigMap hydra: label team has an "
             "invalid value \"ml team\"\n");
-  EXPECT_EQ(diags.items().size(), 2u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 2u) << VerifierMessages(diags);
 }
 
 TEST(OutputVerifierTestVerify, InvalidLabelValueInPodTemplate) {
@@ -407,7 +407,7 @@ TEST(OutputVerifierTestVerify, InvalidLabelValueInPodTemplate) {
   EXPECT_EQ(WithCode(diags, "output.label"),
             "out/proj/tgt/30-train/pytorchjob-sft.yaml: PyTorchJob sft: label app has an "
             "invalid value \"-bad\"\n");
-  EXPECT_EQ(diags.items().size(), 1u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 1u) << VerifierMessages(diags);
 
   // A plain Job's spec.template.
   json batch = {{"apiVersion", "batch/v1"},
@@ -420,11 +420,11 @@ TEST(OutputVerifierTestVerify, InvalidLabelValueInPodTemplate) {
   files = {{"30-train/job-j.yaml", batch}};
   Diagnostics more;
   EXPECT_FALSE(VerifyObjects(files, "ml", kDir, nullptr, &more));
-  EXPECT_EQ(more.items().size(), 1u) << Messages(more);
+  EXPECT_EQ(more.items().size(), 1u) << VerifierMessages(more);
   EXPECT_EQ(WithCode(more, "output.label").rfind(
                 "out/proj/tgt/30-train/job-j.yaml: Job j: label x has an invalid value", 0),
             0u)
-      << Messages(more);
+      << VerifierMessages(more);
 }
 
 TEST(OutputVerifierTestVerify, NotAKubernetesObject) {
@@ -444,7 +444,7 @@ TEST(OutputVerifierTestVerify, NotAKubernetesObject) {
             "metadata.name)\n"
             "out/proj/tgt/00-base/c.yaml: not a Kubernetes object (apiVersion, kind, "
             "metadata.name)\n");
-  EXPECT_EQ(diags.items().size(), 3u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 3u) << VerifierMessages(diags);
 }
 
 TEST(OutputVerifierTestBug, NonStringFieldsAreReportedNotThrown) {
@@ -461,7 +461,7 @@ TEST(OutputVerifierTestBug, NonStringFieldsAreReportedNotThrown) {
   bool ok = true;
   EXPECT_NO_THROW(ok = VerifyObjects(files, "ml", kDir, nullptr, &diags));
   EXPECT_FALSE(ok);
-  EXPECT_EQ(diags.items().size(), 3u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 3u) << VerifierMessages(diags);
   EXPECT_EQ(WithCode(diags, "output.malformed"),
             "out/proj/tgt/00-base/a.yaml: not a Kubernetes object (apiVersion, kind, "
             "metadata.name)\n"
@@ -495,8 +495,8 @@ TEST_F(OutputVerifierTestSchemas, ValidObjectsPass) {
   Files files = {{"00-base/namespace-ml.yaml", ns},
                  {"00-base/configmap-hydra.yaml", ConfigMap("hydra")}};
   Diagnostics diags;
-  EXPECT_TRUE(VerifyObjects(files, "ml", kDir, schemas_.get(), &diags)) << Messages(diags);
-  EXPECT_TRUE(diags.empty()) << Messages(diags);
+  EXPECT_TRUE(VerifyObjects(files, "ml", kDir, schemas_.get(), &diags)) << VerifierMessages(diags);
+  EXPECT_TRUE(diags.empty()) << VerifierMessages(diags);
 }
 
 TEST_F(OutputVerifierTestSchemas, NamespacedObjectWithoutOrInAnotherNamespace) {
@@ -507,7 +507,7 @@ TEST_F(OutputVerifierTestSchemas, NamespacedObjectWithoutOrInAnotherNamespace) {
   EXPECT_EQ(WithCode(diags, "output.namespace"),
             "out/proj/tgt/00-base/configmap-a.yaml: ConfigMap a: must be in namespace ml\n"
             "out/proj/tgt/00-base/configmap-b.yaml: ConfigMap b: must be in namespace ml\n");
-  EXPECT_EQ(diags.items().size(), 2u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 2u) << VerifierMessages(diags);
 }
 
 TEST_F(OutputVerifierTestSchemas, ClusterScopedObjectWithNamespace) {
@@ -520,7 +520,7 @@ TEST_F(OutputVerifierTestSchemas, ClusterScopedObjectWithNamespace) {
   EXPECT_EQ(WithCode(diags, "output.namespace"),
             "out/proj/tgt/00-base/namespace-ml.yaml: Namespace ml: is cluster-scoped but has "
             "a namespace\n");
-  EXPECT_EQ(diags.items().size(), 1u) << Messages(diags);
+  EXPECT_EQ(diags.items().size(), 1u) << VerifierMessages(diags);
 }
 
 TEST_F(OutputVerifierTestSchemas, SchemaViolation) {
@@ -531,11 +531,11 @@ TEST_F(OutputVerifierTestSchemas, SchemaViolation) {
   EXPECT_FALSE(VerifyObjects(files, "ml", kDir, schemas_.get(), &diags));
   ASSERT_FALSE(diags.items().empty());
   for (const Diagnostic& d : diags.items()) {
-    EXPECT_EQ(d.code, "output.schema") << Messages(diags);
+    EXPECT_EQ(d.code, "output.schema") << VerifierMessages(diags);
     EXPECT_EQ(d.location.file, "out/proj/tgt/00-base/configmap-hydra.yaml");
   }
   EXPECT_NE(WithCode(diags, "output.schema").find("data.replicas"), std::string::npos)
-      << Messages(diags);
+      << VerifierMessages(diags);
 }
 
 TEST_F(OutputVerifierTestSchemas, UnknownKindIsNotNamespaceChecked) {
@@ -546,7 +546,7 @@ TEST_F(OutputVerifierTestSchemas, UnknownKindIsNotNamespaceChecked) {
   Diagnostics diags;
   EXPECT_FALSE(VerifyObjects(files, "ml", kDir, schemas_.get(), &diags));
   EXPECT_EQ(WithCode(diags, "output.namespace"), "");
-  EXPECT_NE(WithCode(diags, "output.unknown-kind"), "") << Messages(diags);
+  EXPECT_NE(WithCode(diags, "output.unknown-kind"), "") << VerifierMessages(diags);
 }
 
 }  // namespace

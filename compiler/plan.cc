@@ -64,7 +64,7 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
     plan["environment"] = target["environment"];
     plan["namespace"] = spec["namespace"];
   }
-  if (!facts.library.accelerator.empty()) plan["accelerator"] = facts.library.accelerator;
+  if (!facts.accelerator.empty()) plan["accelerator"] = facts.accelerator;
   if (!facts.gpu_model.empty()) plan["gpuModel"] = facts.gpu_model;
   if (facts.library.train.present) {
     plan["runtime"] = facts.library.train.runtime;
@@ -119,7 +119,7 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
           prior == facts.priors.end() ? MfuPrior{} : prior->second,
           peak == facts.peak_tflops.end() ? "no " + precision + " peak for this GPU in nemoc's table"
                                           : none == facts.no_prior.end() ? std::string("no prior") : none->second);
-      plan[key]["cost"]["priorKey"] = PriorKey(spec["model"], facts.library.accelerator, precision);
+      plan[key]["cost"]["priorKey"] = PriorKey(spec["model"], facts.accelerator, precision);
     }
   }
   plan["gpusByStage"] = GpusByStage(files, "nvidia.com/gpu", training_gpus);

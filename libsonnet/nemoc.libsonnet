@@ -187,7 +187,6 @@ local ownStates = [s for s in order.stages if !std.objectHasEx(chained, s.key, f
     // would be built from facts that do not exist (an unknown instance type).
     local isError(d) = !std.objectHasEx(d, 'severity', false) || std.primitiveEquals(d.severity, 'error');
     local rejected = std.length([d for d in diagnostics if isError(d)]) > 0;
-    local accelerator = ctx.profile.accelerator(ctx);
     local workloadFiles = if rejected then {} else k8s.files($.stages(ctx));
     // The Kueue objects sized from the queued workloads (kueue.libsonnet) join 00-base.
     local stageFiles = workloadFiles + std.foldl(function(acc, o) acc + k8s.file(order.dir.base, o), kueue.objects(ctx, workloadFiles), {});
@@ -203,12 +202,10 @@ local ownStates = [s for s in order.stages if !std.objectHasEx(chained, s.key, f
         local owners = $.workloadOwners(runtimes, ctx.runtime);
         local suffixes = [[p, $.podNameSuffixBy(runtimes, owners, stageFiles[p])] for p in std.objectFields(stageFiles)];
         { [s[0]]: s[1] for s in suffixes if !std.primitiveEquals(s[1], null) },
-      // A rejected target still names its accelerator (null when its profile
-      // does not know it: profile.libsonnet), so that the memory fit reports
-      // in the same run (compiler.cc CheckFitOfFailedExpansion; D9, mistake 5).
-      summary: if rejected then { accelerator: accelerator } else {
+      // A rejected target has no facts. The accelerator is nemoc's (the
+      // profile's gpuNode data, read before expansion: compiler/gpu_node.h).
+      summary: if rejected then {} else {
         profile: target.profile,
-        accelerator: accelerator,
         storage: storage.describeAll(ctx),
         stages: $.stageSummaries(ctx),
         stateDirs: $.stateDirs(ctx),

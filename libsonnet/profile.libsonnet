@@ -19,7 +19,7 @@ local required = {
   description: 'description:: one sentence for nemoc schema, explain and profiles',
   defaults: "defaults: {runtime: ...}, the runtime of the profile's targets by default",
   storageBackends: "storageBackends: the storage backends (spec.storage) the profile's clusters mount",
-  accelerator: 'accelerator(ctx):: the GPU model of a target (a key of libsonnet/accelerators.json), or null when the target does not say (it is read for a target the profile rejected too)',
+  gpuNode: "gpuNode:: the GPU node a target runs on, as data ({fixed: {accelerator, gpus?, name?}} or {option, default?, values?}: see below)",
   localPlacement: 'localPlacement(ctx):: the placement of single-node stage pods',
   placement: 'placement(ctx, runtime):: the placement of multi-node workloads',
 };
@@ -29,7 +29,7 @@ local required = {
   // FRAME_INVARIANTS), and this object is indexed on every read of the
   // profile: the check is native calls only (issue #47; `==` would call
   // std.equals, a comprehension allocate). The message names each missing one.
-  assert std.objectHasEx(self, 'name', true) && std.objectHasEx(self, 'description', true) && std.objectHasEx(self, 'defaults', true) && std.objectHasEx(self, 'storageBackends', true) && std.objectHasEx(self, 'accelerator', true) && std.objectHasEx(self, 'localPlacement', true) && std.objectHasEx(self, 'placement', true) :
+  assert std.objectHasEx(self, 'name', true) && std.objectHasEx(self, 'description', true) && std.objectHasEx(self, 'defaults', true) && std.objectHasEx(self, 'storageBackends', true) && std.objectHasEx(self, 'gpuNode', true) && std.objectHasEx(self, 'localPlacement', true) && std.objectHasEx(self, 'placement', true) :
          'profile ' + (if std.objectHasEx(self, 'name', true) then self.name else '(no name)') + ' lacks '
          + std.join('; ', [required[m] for m in std.objectFields(required) if !std.objectHasEx(self, m, true)])
          + ' (libsonnet/profile.libsonnet lists what a profile provides)',
@@ -46,6 +46,25 @@ local required = {
   // built-in profiles' options are copied into schemas/project.schema.json by
   // scripts/update-schema-catalogue (editors read that file).
   options:: {},
+
+  // ---- the GPU node, as data ---------------------------------------------------
+  // What nemoc's checks need from the cloud -- the GPU model (a key of
+  // libsonnet/accelerators.json) and the GPUs of one node -- before any
+  // Jsonnet builds objects (issue #48 item 3: the memory fit, FP8 and
+  // gpusPerNode run with the spec's other checks, compiler/gpu_node.h). Data,
+  // not code: nemoc reads it from the profile's description (a --jpath
+  // profile) or the schema (the built-ins, scripts/update-schema-catalogue).
+  // One of:
+  //   {fixed: {accelerator: 'b200-180gb', gpus: 8, name: 'an a4-highgpu-8g node'}}
+  //       every target's nodes are these (gpus, name optional);
+  //   {option: 'instanceType', values: {'p5.48xlarge': {accelerator: 'h100-80gb', gpus: 8}}}
+  //       the target option names the node (name: the value); a value not
+  //       listed is the profile's own check to report (checks);
+  //   {option: 'gpu', default: 'h100-80gb'}
+  //       the option's value is the accelerator (default when unset).
+  // gpus: a training stage's gpusPerNode above it is a located error
+  // (profile.gpus-per-node); without it nemoc does not know the node's size.
+  // Required (no default): see `required` above.
 
   // ---- nemoc init ------------------------------------------------------------
   // null: `nemoc init --profile <name>` has no starter. Otherwise:

@@ -2,7 +2,6 @@
 // device plugin or GPU Operator, EFA through aws-efa-k8s-device-plugin
 // (vpc.amazonaws.com/efa), FSx for Lustre or Mountpoint for S3 storage, and
 // IAM roles for service accounts. Facts: awsome-distributed-training.
-local chain = import 'nemoc/stages/chain.libsonnet';
 local fabrics = import 'nemoc/fabrics.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
@@ -122,9 +121,9 @@ profile + {
     if std.objectHasEx(ctx.target, 'instanceType', false) && std.objectHasEx($.instances, ctx.target.instanceType, false)
     then $.instances[ctx.target.instanceType] else null,
 
-  accelerator(ctx)::
-    local instance = instanceOf(ctx);
-    if std.primitiveEquals(instance, null) then null else instance.gpu,
+  // The instance type names the node (profile.libsonnet gpuNode): its GPU
+  // model and count, from the table above.
+  gpuNode:: { option: 'instanceType', values: { [t]: { accelerator: $.instances[t].gpu, gpus: $.instances[t].gpus } for t in std.objectFields($.instances) } },
 
   // Placement of single-node stage pods (data preparation, evaluation,
   // conversion, engine build, serving): the instance type's GPU nodes and
@@ -217,11 +216,8 @@ profile + {
        message: 'unknown EFA instance type ' + target.instanceType,
        hint: 'known types: ' + std.join(', ', std.objectFields($.instances)),
      }]
-     else [{
-       code: 'profile.gpus-per-node',
-       pointer: '/spec/stages/' + k + '/gpusPerNode',
-       message: 'gpusPerNode ' + ctx.spec.stages[k].gpusPerNode + ' exceeds the ' + instance.gpus + ' GPUs of ' + target.instanceType,
-     } for k in chain.present(ctx) if ctx.spec.stages[k].gpusPerNode > instance.gpus])
+     // gpusPerNode above the instance's GPUs: nemoc's own check (gpuNode).
+     else [])
     // B20: a stage node type the bundle's device plugin does not select never
     // gets nvidia.com/gpu, and its pods stay Pending.
     + [{

@@ -83,7 +83,8 @@ profile + {
   local hostNetworkOf(target) = !std.objectHasEx(target, 'hostNetwork', false) || target.hostNetwork,
   local kueueOf(target) = if std.objectHasEx(target, 'kueue', false) then target.kueue else null,
 
-  accelerator(ctx):: 'b200-180gb',
+  // Every target's nodes (profile.libsonnet gpuNode).
+  gpuNode:: { fixed: { accelerator: 'b200-180gb', gpus: $.gpusPerNode, name: 'an a4-highgpu-8g node' } },
 
   // The gIB plugin tag for the training image (B12).
   gibTag(ctx)::
@@ -209,12 +210,8 @@ profile + {
   checks(ctx)::
     local target = ctx.target;
     local runtime = ctx.runtimeImpl;
-    [{
-      code: 'profile.gpus-per-node',
-      pointer: '/spec/stages/' + k + '/gpusPerNode',
-      message: 'gpusPerNode ' + ctx.spec.stages[k].gpusPerNode + ' exceeds the 8 GPUs of an a4-highgpu-8g node',
-    } for k in chain.present(ctx) if ctx.spec.stages[k].gpusPerNode > $.gpusPerNode]
-    + (if std.objectHasEx(target, 'gpu', false) then [{
+    // gpusPerNode above a node's 8 GPUs: nemoc's own check (gpuNode above).
+    (if std.objectHasEx(target, 'gpu', false) then [{
          code: 'profile.gpu',
          pointer: ctx.targetPointer + '/gpu',
          atKey: true,

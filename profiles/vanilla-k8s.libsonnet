@@ -68,7 +68,9 @@ profile + {
   // The target's rdma block (schema defaults filled) or null.
   local rdmaOf(target) = if std.objectHasEx(target, 'rdma', false) then target.rdma else null,
 
-  accelerator(ctx):: if std.objectHasEx(ctx.target, 'gpu', false) then ctx.target.gpu else 'h100-80gb',
+  // The target's gpu option names the GPU model (profile.libsonnet gpuNode);
+  // the node's GPU count is the cluster's, unknown to nemoc.
+  gpuNode:: { option: 'gpu', default: 'h100-80gb' },
 
   // Cluster components this profile assumes (gitops platform bundle,
   // versions in libsonnet/platform.libsonnet). The NeMo Framework Kubernetes

@@ -174,6 +174,57 @@ TEST_F(ExtendingTest, TheContractsRulesAreLocatedErrors) {
       << r.err;
 }
 
+// Issue #48 item 3: a profile's GPU node is data (profile.libsonnet gpuNode),
+// read before any Jsonnet builds objects, so that the checks that need the
+// accelerator -- gpusPerNode, the memory fit -- run with the spec's other
+// rules: for a target the profile's own checks reject too, in one run. A rule
+// naming a GPU nemoc does not know is refused at the profile's file.
+TEST_F(ExtendingTest, AProfilesGpuNodeIsDataCheckedBeforeExpansion) {
+  ScratchDir jpath;
+  const std::string rule =
+      "gpuNode:: { option: 'zone', values: { a: { accelerator: 'a100-40gb', gpus: 4, name: 'a zone-a node' },\n"
+      "                                      b: { accelerator: 'h100-80gb', gpus: 8 } } },\n";
+  jpath.Write("zoned-cloud.libsonnet",
+              "(import 'my-cloud.libsonnet') + { name: 'zoned-cloud',\n" + rule +
+              "  checks(ctx):: [{ code: 'profile.zone-a', pointer: ctx.targetPointer, message: 'zone a is closed' }\n"
+              "                 for z in [ctx.target.zone] if z == 'a'] }\n");
+  const std::string spec =
+      Replace(Replace(Replace(ReadFile(Spec()), "profile: my-cloud", "profile: zoned-cloud"), "profile: my-cloud",
+                      "profile: zoned-cloud"),
+              "nodes: 2\n", "nodes: 2\n      gpusPerNode: 8\n");
+  const std::string path = scratch_.Write("zoned.yaml", spec);
+  const std::string before = TreeFingerprint(Out());
+  RunResult r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), "--jpath", Jpath(), path});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // lab2 (zone a by default): 4 GPUs a node, and its profile rejects it.
+  EXPECT_NE(r.err.find("zoned.yaml:" + PositionOf(spec, "8\n      parallelism") +
+                       ": error: target lab2: gpusPerNode 8 exceeds the 4 GPUs of a zone-a node"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("error: target lab2: zone a is closed"), std::string::npos) << r.err;
+  // lab (zone b): H100 nodes of 8 GPUs fit it; nothing about it.
+  EXPECT_EQ(r.err.find("target lab:"), std::string::npos) << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before) << "something was written";
+
+  // Zone b for both: it builds, and SUMMARY.md names the node's GPU.
+  const std::string zone_b = Replace(spec, "overrides: {namespace: lab2}", "zone: b\n      overrides: {namespace: lab2}");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), "--jpath", Jpath(), scratch_.Write("zoned.yaml", zone_b)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(ReadFile(Out() + "/my-cloud-demo/lab2/SUMMARY.md").find("H100"), std::string::npos);
+
+  // A GPU nemoc does not know: refused where the rule is, nothing written.
+  fs::remove_all(Out());
+  jpath.Write("zoned-cloud.libsonnet", "(import 'my-cloud.libsonnet') + { name: 'zoned-cloud',\n" +
+                                           Replace(rule, "'a100-40gb'", "'x100-1gb'") + "}\n");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), "--jpath", Jpath(), path});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(jpath.path() + "/zoned-cloud.libsonnet:2:1: error: profile zoned-cloud: gpuNode names "
+                                      "accelerator 'x100-1gb', which libsonnet/accelerators.json does not list"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(Out()));
+}
+
 // Issue #48: a platform component is one file (libsonnet/component.libsonnet),
 // and one of your own is components/<name>.libsonnet under --jpath
 // (tests/extending/jpath/components/my-scheduler.libsonnet, which my-runtime's
@@ -469,7 +520,7 @@ TEST_F(ExtendingTest, AMissingMemberIsNamedAtTheFileThatLacksIt) {
                                                                "profile: half-cloud"));
   RunResult r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), "--jpath", Jpath(), path});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find(jpath.path() + "/half-cloud.libsonnet:1:1: error: profile half-cloud lacks accelerator(ctx):: "),
+  EXPECT_NE(r.err.find(jpath.path() + "/half-cloud.libsonnet:1:1: error: profile half-cloud lacks gpuNode:: "),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("localPlacement(ctx)::"), std::string::npos);

@@ -60,7 +60,7 @@ profile + {
   },
   defaults: { runtime: 'volcano-job' },
   storageBackends: ['nfs', 'pvc'],
-  accelerator(ctx):: 'h100-80gb',
+  gpuNode:: { fixed: { accelerator: 'h100-80gb', gpus: 8, name: 'a Standard_ND96isr_H100_v5 node' } },
 
   local ibOf(target) = if std.objectHasEx(target, 'ib', false) then target.ib else null,
   local identityOf(target) = if std.objectHasEx(target, 'identity', false) then target.identity else null,

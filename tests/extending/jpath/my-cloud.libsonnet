@@ -33,7 +33,7 @@ profile + {
   defaults: { runtime: 'jobset' },
   gpuResource: 'example.com/gpu',
   storageBackends: ['nfs'],
-  accelerator(ctx):: 'a100-80gb',
+  gpuNode:: { fixed: { accelerator: 'a100-80gb' } },
 
   // Placement: every field of the record from placementDefaults, plus the
   // zone's nodes and their taint.
