@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "check_registry.h"
 #include "edit_distance.h"
 #include "fit_check.h"
 #include "framework_check.h"
@@ -846,59 +847,125 @@ bool ExportsNemo2(const nlohmann::json& stages) {
          stages["train"].value("framework", "nemo1") == "nemo2";
 }
 
-bool CheckSpec(const Document& doc, const nlohmann::json& normalized, Diagnostics* diags) {
-  const size_t errors_before = diags->error_count();
-  const auto& spec = normalized["spec"];
-  // Images as the user wrote them (the normalized spec adds defaults, which
-  // are nemoc's own release tags).
-  if (doc.root.contains("spec")) CheckNvidiaTags(doc, doc.root["spec"], "/spec", diags);
-  if (spec.contains("gitops")) {
-    CheckFluxPolls(doc, spec["gitops"], diags);
-    // A cluster for a target that does not exist is a typo, not a no-op.
-    std::set<std::string> target_names;
-    for (const auto& t : spec["targets"]) target_names.insert(t["name"].get<std::string>());
-    const nlohmann::json clusters = spec["gitops"].value("clusters", nlohmann::json::object());
-    for (const auto& [name, server] : clusters.items()) {
-      if (target_names.count(name) == 0) {
-        diags->Error("spec.unknown-target",
-                     "spec.gitops.clusters." + name + ": no target is named '" + name + "'",
-                     doc.map.Locate("/spec/gitops/clusters/" + name, true));
-      }
-    }
-    // The ApplicationSet creates each target's root Application at once; a
-    // root in a project that does not exist yet never syncs (argo-cd 37ee009
-    // controller/appcontroller.go projectErrorToCondition: "Application
-    // referencing project ... which does not exist"). With the platform
-    // bundle the roots live in its roots AppProject (gitops.libsonnet
-    // rootsProject, decision F14), applied before any root; without one, the
-    // AppProject createProject makes would be one of the objects that root
-    // syncs.
-    const nlohmann::json argocd = spec["gitops"].value("argocd", nlohmann::json::object());
-    if (argocd.value("applicationSet", false) && argocd.value("createProject", true) &&
-        !spec["gitops"].value("platform", true)) {
-      diags->Error("spec.gitops-project",
-                   "spec.gitops.argocd.createProject: with applicationSet and no platform bundle the "
-                   "generated root Applications would name AppProjects that only they create, and "
-                   "Argo CD does not sync an Application whose project does not exist",
-                   doc.map.Has("/spec/gitops/argocd/createProject")
-                       ? doc.map.Locate("/spec/gitops/argocd/createProject")
-                       : doc.map.Locate("/spec/gitops/argocd/applicationSet"),
-                   "set argocd.createProject: false and name an existing AppProject in argocd.project, "
-                   "keep the platform bundle (gitops.platform), or drop applicationSet");
+namespace {
+
+// ---- the checks CheckSpec runs (check_registry.h), in declaration order ----
+
+// Images as the user wrote them (the normalized spec adds defaults, which are
+// nemoc's own release tags).
+void CheckTagsAsWritten(const CheckInput& in, const std::string&, Diagnostics* diags) {
+  if (in.doc.root.contains("spec")) CheckNvidiaTags(in.doc, in.doc.root["spec"], "/spec", diags);
+}
+NEMOC_REGISTER_CHECK("spec.nvidia-tags", kSpec, "", CheckTagsAsWritten);
+
+void CheckFluxPollsOf(const CheckInput& in, const std::string&, Diagnostics* diags) {
+  if (in.spec.contains("gitops")) CheckFluxPolls(in.doc, in.spec["gitops"], diags);
+}
+NEMOC_REGISTER_CHECK("gitops.flux-polls", kSpec, "", CheckFluxPollsOf);
+
+// A cluster for a target that does not exist is a typo, not a no-op.
+void CheckClusterTargets(const CheckInput& in, const std::string&, Diagnostics* diags) {
+  if (!in.spec.contains("gitops")) return;
+  std::set<std::string> target_names;
+  for (const auto& t : in.spec["targets"]) target_names.insert(t["name"].get<std::string>());
+  const nlohmann::json clusters = in.spec["gitops"].value("clusters", nlohmann::json::object());
+  for (const auto& [name, server] : clusters.items()) {
+    if (target_names.count(name) == 0) {
+      diags->Error("spec.unknown-target", "spec.gitops.clusters." + name + ": no target is named '" + name + "'",
+                   in.doc.map.Locate("/spec/gitops/clusters/" + name, true));
     }
   }
-  CheckTargets(doc, spec, diags);
-  CheckPipeline(doc, spec, diags);
-  CheckServeEngine(doc, spec, diags);
-  CheckTrainingChain(doc, spec, diags);
-  for (const std::string& key : TrainingStages(spec["stages"])) {
-    // A pretrain stage in another mode is reported once (spec.chain-mode),
-    // not again by the rules of the mode it should not have.
-    if (key != "pretrain" || spec["stages"][key]["mode"] == "pretrain") CheckTrainMode(doc, spec, key, diags);
-    CheckTrainFramework(doc, spec, key, diags);
-    CheckTrainArithmetic(doc, spec["stages"][key], spec["model"]["architecture"], diags,
-                         RecipeCountedSplitLayers(spec, key), key);
-    CheckWarmup(doc, spec["stages"][key], key, diags);
+}
+NEMOC_REGISTER_CHECK("gitops.cluster-targets", kSpec, "", CheckClusterTargets);
+
+// The ApplicationSet creates each target's root Application at once; a root
+// in a project that does not exist yet never syncs (argo-cd 37ee009
+// controller/appcontroller.go projectErrorToCondition: "Application
+// referencing project ... which does not exist"). With the platform bundle
+// the roots live in its roots AppProject (gitops.libsonnet rootsProject,
+// decision F14), applied before any root; without one, the AppProject
+// createProject makes would be one of the objects that root syncs.
+void CheckArgocdProject(const CheckInput& in, const std::string&, Diagnostics* diags) {
+  if (!in.spec.contains("gitops")) return;
+  const nlohmann::json argocd = in.spec["gitops"].value("argocd", nlohmann::json::object());
+  if (argocd.value("applicationSet", false) && argocd.value("createProject", true) &&
+      !in.spec["gitops"].value("platform", true)) {
+    const Document& doc = in.doc;
+    diags->Error("spec.gitops-project",
+                 "spec.gitops.argocd.createProject: with applicationSet and no platform bundle the "
+                 "generated root Applications would name AppProjects that only they create, and "
+                 "Argo CD does not sync an Application whose project does not exist",
+                 doc.map.Has("/spec/gitops/argocd/createProject") ? doc.map.Locate("/spec/gitops/argocd/createProject")
+                                                                   : doc.map.Locate("/spec/gitops/argocd/applicationSet"),
+                 "set argocd.createProject: false and name an existing AppProject in argocd.project, "
+                 "keep the platform bundle (gitops.platform), or drop applicationSet");
+  }
+}
+NEMOC_REGISTER_CHECK("gitops.argocd-project", kSpec, "", CheckArgocdProject);
+
+void CheckTargetsOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckTargets(in.doc, in.spec, diags); }
+NEMOC_REGISTER_CHECK("spec.targets", kSpec, "", CheckTargetsOf);
+
+void CheckPipelineOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckPipeline(in.doc, in.spec, diags); }
+NEMOC_REGISTER_CHECK("spec.pipeline", kSpec, "", CheckPipelineOf);
+
+void CheckTrainingChainOf(const CheckInput& in, const std::string&, Diagnostics* diags) {
+  CheckTrainingChain(in.doc, in.spec, diags);
+}
+NEMOC_REGISTER_CHECK("training.chain", kSpec, "", CheckTrainingChainOf);
+
+// Each training stage (pretrain, train).
+void CheckTrainModeOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
+  // A pretrain stage in another mode is reported once (spec.chain-mode), not
+  // again by the rules of the mode it should not have.
+  if (key != "pretrain" || in.spec["stages"][key]["mode"] == "pretrain") CheckTrainMode(in.doc, in.spec, key, diags);
+}
+NEMOC_REGISTER_CHECK("train.mode", kTrainingStage, "", CheckTrainModeOf);
+
+void CheckTrainFrameworkOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
+  CheckTrainFramework(in.doc, in.spec, key, diags);
+}
+NEMOC_REGISTER_CHECK("train.framework", kTrainingStage, "", CheckTrainFrameworkOf);
+
+void CheckTrainArithmeticOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
+  CheckTrainArithmetic(in.doc, in.spec["stages"][key], in.spec["model"]["architecture"], diags,
+                       RecipeCountedSplitLayers(in.spec, key), key);
+}
+NEMOC_REGISTER_CHECK("train.arithmetic", kTrainingStage, "", CheckTrainArithmeticOf);
+
+void CheckWarmupOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
+  CheckWarmup(in.doc, in.spec["stages"][key], key, diags);
+}
+NEMOC_REGISTER_CHECK("train.warmup", kTrainingStage, "", CheckWarmupOf);
+
+void CheckServeEngineOf(const CheckInput& in, const std::string&, Diagnostics* diags) {
+  CheckServeEngine(in.doc, in.spec, diags);
+}
+NEMOC_REGISTER_CHECK("serve.engine", kStage, "serve", CheckServeEngineOf);
+
+}  // namespace
+
+bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const StageTable& stages,
+               Diagnostics* diags) {
+  const size_t errors_before = diags->error_count();
+  const CheckInput input{doc, normalized, normalized["spec"], stages};
+  const nlohmann::json& present = input.spec["stages"];
+  const std::vector<const RegisteredCheck*> checks = RegisteredChecks(stages);
+  using Scope = RegisteredCheck::Scope;
+  for (const RegisteredCheck* check : checks) {
+    if (check->scope == Scope::kSpec) check->run(input, "", diags);
+  }
+  // Each training stage's rules together, pretrain's before train's.
+  for (const std::string& key : TrainingStages(present)) {
+    for (const RegisteredCheck* check : checks) {
+      if (check->scope == Scope::kTrainingStage) check->run(input, key, diags);
+    }
+  }
+  for (const RegisteredCheck* check : checks) {
+    if (check->scope == Scope::kStage && present.is_object() && present.contains(check->stage) &&
+        present[check->stage].is_object()) {
+      check->run(input, check->stage, diags);
+    }
   }
   return diags->error_count() == errors_before;
 }

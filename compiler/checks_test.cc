@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "check_registry.h"
 #include "normalizer.h"
 #include "schema_validator.h"
 #include "spec_loader.h"
@@ -28,8 +29,8 @@ const InputSchema& Schema() {
   return *schema;
 }
 
-// The built-in stages (stages.h): their descriptions' `needs` are checked
-// beside CheckSpec (Compiler::Prepare).
+// The built-in stages (stages.h): CheckSpec orders the stage checks by them,
+// and their descriptions' `needs` are one of its registered checks.
 const StageTable& Stages() {
   static const StageTable table = [] {
     StageTable t;
@@ -114,7 +115,7 @@ Checked RunCheckSpec(const std::string& text) {
   Checked c;
   auto p = Prepare(text);
   if (!p->ready) return c;
-  c.ok = CheckSpec(p->doc, p->normalized, &p->checks) & CheckStageNeeds(p->doc, p->normalized, Stages(), &p->checks);
+  c.ok = CheckSpec(p->doc, p->normalized, Stages(), &p->checks);
   c.lines = RenderAll(p->checks);
   return c;
 }
@@ -413,7 +414,7 @@ TEST(ChecksTestArithmetic, MissingBatchSectionDoesNotCrash) {
   json normalized;
   ASSERT_TRUE(Normalize(doc, Schema(), Catalog(), &normalized, &diags));
   bool ok = true;
-  EXPECT_NO_THROW(ok = CheckSpec(doc, normalized, &diags));
+  EXPECT_NO_THROW(ok = CheckSpec(doc, normalized, Stages(), &diags));
   // Fixed in the normalizer or the checks: a default batch, or a located error.
   if (!normalized["spec"]["stages"]["train"].contains("batch")) {
     EXPECT_FALSE(ok);
@@ -954,6 +955,43 @@ TEST(ChecksTestSpec, ArithmeticRunsInsideCheckSpec) {
   EXPECT_EQ(Lines{"error train.batch@18:33: global batch 36 is not a multiple of micro batch × "
                   "data-parallel size = 1 × 8 = 8 | nearest valid values: 32 or 40"},
             c.lines);
+}
+
+// Issue #48 item 3: a check registers itself for its scope. This one, of the
+// evaluate stage, records the stages it ran for and reports nothing.
+std::vector<std::string>& EvaluateCheckRuns() {
+  static std::vector<std::string> runs;
+  return runs;
+}
+void RecordEvaluate(const CheckInput&, const std::string& key, Diagnostics*) { EvaluateCheckRuns().push_back(key); }
+NEMOC_REGISTER_CHECK("test.evaluate-ran", kStage, "evaluate", RecordEvaluate);
+
+TEST(CheckRegistry, EachCheckIsRegisteredOnceAndRunsForItsScope) {
+  std::set<std::string> names;
+  std::vector<std::string> order;
+  for (const RegisteredCheck* check : RegisteredChecks(Stages())) {
+    EXPECT_TRUE(names.insert(check->name).second) << check->name << " registered twice";
+    EXPECT_NE(nullptr, check->run) << check->name;
+    if (check->scope == RegisteredCheck::Scope::kStage) {
+      EXPECT_NE(nullptr, Stages().Find(check->stage)) << check->name << ": no stage " << check->stage;
+    }
+    order.push_back(check->name);
+  }
+  // From every file that declares checks: the linker kept them all.
+  for (const char* name : {"spec.pipeline", "train.arithmetic", "serve.engine", "stages.needs"}) {
+    EXPECT_EQ(1u, names.count(name)) << name;
+  }
+  // The spec's checks, then the training stages', then the stages' in pipeline order.
+  auto at = [&](const std::string& name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  EXPECT_LT(at("stages.needs"), at("train.mode"));
+  EXPECT_LT(at("train.warmup"), at("test.evaluate-ran"));
+  EXPECT_LT(at("test.evaluate-ran"), at("serve.engine"));  // 40-evaluate before 70-serve
+
+  EvaluateCheckRuns().clear();
+  RunCheckSpec(kBase);
+  EXPECT_EQ(std::vector<std::string>{}, EvaluateCheckRuns()) << "ran without an evaluate stage";
+  RunCheckSpec(WithStages("    evaluate: {}\n"));
+  EXPECT_EQ(std::vector<std::string>{"evaluate"}, EvaluateCheckRuns());
 }
 
 }  // namespace

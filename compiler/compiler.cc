@@ -879,7 +879,7 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
   // Semantic checks run even when normalization reported something, so one
   // run shows every problem; they only need the validated shape.
-  const bool checks_ok = CheckSpec(doc, normalized, diags) & CheckStageNeeds(doc, normalized, stage_table_, diags);
+  const bool checks_ok = CheckSpec(doc, normalized, stage_table_, diags);
   DropInsideRepaired(*prepared, checks_from, diags);
   if (!normalized_ok) return false;
   // D9: a spec whose checks failed on a valid shape still goes through the
@@ -1076,7 +1076,7 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
       const size_t checks_from = found.items().size();
       const bool normalized_ok = Normalize(merged_doc, input_schema, catalog_, &merged, &found);
       const bool checks_ok =
-          CheckSpec(merged_doc, merged, &found) & CheckStageNeeds(merged_doc, merged, stage_table_, &found);
+          CheckSpec(merged_doc, merged, stage_table_, &found);
       DropInsideRepaired(*prepared, checks_from, &found);
       checked_on = normalized_ok && (!target_ok || !checks_ok);
       target_ok = target_ok && checks_ok && normalized_ok;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "checks.h"
+#include "stages.h"
 #include "normalizer.h"
 #include "schema_validator.h"
 #include "spec_loader.h"
@@ -50,7 +51,13 @@ Lines Check(const std::string& text) {
     ADD_FAILURE() << "spec does not reach the checks:\n" << text;
     return {};
   }
-  CheckSpec(doc, normalized, &diags);
+  static const StageTable stages = [] {
+    StageTable t;
+    Diagnostics refused;
+    if (!t.Load(NEMOC_SOURCE_DIR "/libsonnet", {}, nullptr, &refused)) ADD_FAILURE() << "built-in stages refused";
+    return t;
+  }();
+  CheckSpec(doc, normalized, stages, &diags);
   Lines out;
   for (const auto& d : diags.items()) {
     out.push_back(d.code + "@" + std::to_string(d.location.line) + ":" +

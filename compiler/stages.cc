@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "check_registry.h"
 #include "content_hash.h"
 #include "file_reader.h"
 #include "schema_validator.h"
@@ -275,5 +276,14 @@ bool CheckStageNeeds(const Document& doc, const nlohmann::json& normalized, cons
   }
   return ok;
 }
+
+namespace {
+
+void CheckNeedsOf(const CheckInput& in, const std::string&, Diagnostics* diags) {
+  CheckStageNeeds(in.doc, in.normalized, in.stages, diags);
+}
+NEMOC_REGISTER_CHECK("stages.needs", kSpec, "", CheckNeedsOf);
+
+}  // namespace
 
 }  // namespace nemoc
