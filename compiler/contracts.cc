@@ -87,7 +87,10 @@ std::unique_ptr<Contracts> Contracts::Open(const std::string& dir, std::string* 
 
 std::unique_ptr<Contracts> Contracts::FromEnvironment(const std::string& dir, std::string* err) {
   const char* value = std::getenv("NEMOC_CHECK_CONTRACTS");
-  if (value == nullptr || std::string(value).empty() || std::string(value) == "0") return nullptr;
+  // Issue #48 item 4: a Debug build (no NDEBUG) checks them unless told not
+  // to (NEMOC_CHECK_CONTRACTS=0); a release build only when asked.
+  if (value == nullptr || std::string(value).empty()) return kCheckedByDefault ? Open(dir, err) : nullptr;
+  if (std::string(value) == "0") return nullptr;
   return Open(dir, err);
 }
 

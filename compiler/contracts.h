@@ -3,8 +3,9 @@
 // libraries: the normalized spec) and schemas/contracts/expansion.schema.json
 // (what one evaluation returns for one spec). The expander checks both at the
 // boundary when NEMOC_CHECK_CONTRACTS is set, as the test suite sets it for
-// every nemoc it runs (tests/CMakeLists.txt); production builds skip the
-// check (its cost is one schema validation of every object).
+// every nemoc it runs (tests/CMakeLists.txt), and in every Debug build (no
+// NDEBUG) unless NEMOC_CHECK_CONTRACTS=0; release builds skip the check
+// otherwise (its cost is one schema validation of every object).
 #ifndef NEMOC_CONTRACTS_H_
 #define NEMOC_CONTRACTS_H_
 
@@ -19,12 +20,17 @@ class FileReader;
 
 class Contracts {
  public:
+#ifdef NDEBUG
+  static constexpr bool kCheckedByDefault = false;
+#else
+  static constexpr bool kCheckedByDefault = true;
+#endif
   /// Reads both schemas from `dir` (schemas/contracts of the data directory).
   static std::unique_ptr<Contracts> Open(const std::string& dir, std::string* err,
                                          FileReader* reader = nullptr);
-  /// When NEMOC_CHECK_CONTRACTS is set (and not "0"): the data directory's
-  /// contracts, or nullptr with `err` when they cannot be read. nullptr and
-  /// no error when it is not set.
+  /// When NEMOC_CHECK_CONTRACTS is set (and not "0"), or unset in a Debug
+  /// build (kCheckedByDefault): the data directory's contracts, or nullptr
+  /// with `err` when they cannot be read. nullptr and no error otherwise.
   static std::unique_ptr<Contracts> FromEnvironment(const std::string& dir, std::string* err);
   ~Contracts();
 

@@ -143,11 +143,14 @@ TEST_F(ContractsTest, TheFactsTheContractAllowsAreTheFactsCppReads) {
   }
 }
 
-TEST(ContractsEnvironment, OnlyWhenAsked) {
+TEST(ContractsEnvironment, WhenAskedOrInADebugBuild) {
   std::string err;
   unsetenv("NEMOC_CHECK_CONTRACTS");
-  EXPECT_EQ(nullptr, Contracts::FromEnvironment(ContractsDir(), &err));
+  // Unset: checked in a Debug build, not in a release build.
+  EXPECT_EQ(Contracts::kCheckedByDefault, Contracts::FromEnvironment(ContractsDir(), &err) != nullptr);
   EXPECT_TRUE(err.empty());
+  setenv("NEMOC_CHECK_CONTRACTS", "0", 1);
+  EXPECT_EQ(nullptr, Contracts::FromEnvironment(ContractsDir(), &err));
   setenv("NEMOC_CHECK_CONTRACTS", "1", 1);
   EXPECT_NE(nullptr, Contracts::FromEnvironment(ContractsDir(), &err)) << err;
   EXPECT_EQ(nullptr, Contracts::FromEnvironment("/nonexistent", &err));

@@ -122,13 +122,15 @@ bool Normalize(const Document& doc, const InputSchema& schema,
                Diagnostics* diags) {
   const size_t errors_before = diags->error_count();
   nlohmann::json out = doc.root;
-  // Sub-objects whose fields all have defaults are created first, so that
-  // FillDefaults reaches them (an absent object gets no defaults).
+  // Defaults live in the input schema (issue #48 item 4): a field's default,
+  // and {} or [] for a sub-object or list whose absence means "none" or
+  // "every default" (parallelism, optimizer, checkpoint, monitoring,
+  // serviceAccount, each engine's settings, labels, annotations, env...) --
+  // FillDefaults creates it and fills what it holds. What follows here is
+  // what depends on other values: a mode's learning rate and adapter, the
+  // preset, stage images, derived sizes, resolved storage.
   for (const std::string& key : TrainingStages(out["spec"]["stages"])) {
     nlohmann::json& train = out["spec"]["stages"][key];
-    for (const char* section : {"parallelism", "optimizer", "checkpoint"}) {
-      if (!train.contains(section)) train[section] = nlohmann::json::object();
-    }
     if (train.value("mode", "") == "lora" && !train.contains("peft")) {
       train["peft"] = nlohmann::json::object();
     }
@@ -138,34 +140,16 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     // nemo/collections/llm/recipes/llama31_70b.py:313, :324), min_lr 0
     // (recipes/finetune_default.py:88). field-review.md A19.
     const std::string mode = train.value("mode", "");
-    nlohmann::json& optimizer = train["optimizer"];
-    if ((mode == "sft" || mode == "lora") && optimizer.is_object()) {
-      if (!optimizer.contains("lr")) optimizer["lr"] = mode == "sft" ? 5e-6 : 1e-4;
-      if (!optimizer.contains("minLr")) optimizer["minLr"] = 0.0;
-    }
-  }
-  if (!out["spec"].contains("monitoring")) out["spec"]["monitoring"] = nlohmann::json::object();
-  if (!out["spec"].contains("serviceAccount")) {
-    out["spec"]["serviceAccount"] = nlohmann::json::object();
-  }
-  // Every engine's settings get their defaults, whichever engines the spec
-  // names (the libraries read them; engines: the schema's enum).
-  if (out["spec"].contains("gitops") && out["spec"]["gitops"].is_object()) {
-    const nlohmann::json* engines = schema.SchemaAt("/spec/gitops/engines/0");
-    for (const auto& engine : engines != nullptr ? engines->value("enum", nlohmann::json::array()) : nlohmann::json::array()) {
-      if (engine.is_string() && !out["spec"]["gitops"].contains(engine.get<std::string>())) {
-        out["spec"]["gitops"][engine.get<std::string>()] = nlohmann::json::object();
-      }
+    if (mode == "sft" || mode == "lora") {
+      if (!train.contains("optimizer")) train["optimizer"] = nlohmann::json::object();
+      nlohmann::json& optimizer = train["optimizer"];
+      if (optimizer.is_object() && !optimizer.contains("lr")) optimizer["lr"] = mode == "sft" ? 5e-6 : 1e-4;
+      if (optimizer.is_object() && !optimizer.contains("minLr")) optimizer["minLr"] = 0.0;
     }
   }
   schema.FillDefaults(&out);
   nlohmann::json& spec = out["spec"];
   const std::string project = out["metadata"]["name"].get<std::string>();
-  if (!out["metadata"].contains("labels")) out["metadata"]["labels"] = nlohmann::json::object();
-  if (!out["metadata"].contains("annotations")) {
-    out["metadata"]["annotations"] = nlohmann::json::object();
-  }
-  if (!spec.contains("imagePullSecrets")) spec["imagePullSecrets"] = nlohmann::json::array();
   if (!spec["serviceAccount"].contains("name")) {
     spec["serviceAccount"]["name"] = project + "-workload";
   }
@@ -316,9 +300,6 @@ bool Normalize(const Document& doc, const InputSchema& schema,
       train["seqLength"] = model.value("defaultSeqLength",
                                        architecture.value("maxPositionEmbeddings", 4096));
     }
-    if (!train.contains("overrides")) train["overrides"] = nlohmann::json::array();
-    if (!train.contains("env")) train["env"] = nlohmann::json::object();
-    if (!train.contains("resources")) train["resources"] = nlohmann::json::object();
     TrainSizes sizes = ComputeTrainSizes(train);
     train["derived"] = {{"worldSize", sizes.world_size},
                         {"modelParallel", sizes.model_parallel},
@@ -363,7 +344,6 @@ bool Normalize(const Document& doc, const InputSchema& schema,
     target["storage"] = ResolveStorage(
         own ? target["storage"] : spec["storage"],
         own ? "/spec/targets/" + std::to_string(i) + "/storage" : std::string("/spec/storage"));
-    if (!target.contains("nodeSelector")) target["nodeSelector"] = nlohmann::json::object();
   }
   *normalized = std::move(out);
   return diags->error_count() == errors_before;
