@@ -23,14 +23,22 @@
 
 namespace nemoc {
 
-class StageTable;  // stages.h
+class StageTable;    // stages.h
+struct NemoReleases;  // nemo_releases.h
+
+/// The tables the checks read (Compiler::Init loads them).
+struct CheckTables {
+  const StageTable& stages;        // the stage descriptions (stages.h)
+  const NemoReleases& releases;    // what NeMo runs on, by release (nemo_releases.h)
+};
 
 /// What a check reads: the spec as written (locations) and normalized.
 struct CheckInput {
   const Document& doc;
   const nlohmann::json& normalized;  // {apiVersion, kind, metadata, spec}
   const nlohmann::json& spec;        // normalized["spec"]
-  const StageTable& stages;          // the stage descriptions (stages.h)
+  const StageTable& stages;
+  const NemoReleases& releases;
 };
 
 struct RegisteredCheck {

@@ -923,7 +923,7 @@ void CheckTrainModeOf(const CheckInput& in, const std::string& key, Diagnostics*
 NEMOC_REGISTER_CHECK("train.mode", kTrainingStage, "", CheckTrainModeOf);
 
 void CheckTrainFrameworkOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
-  CheckTrainFramework(in.doc, in.spec, key, diags);
+  CheckTrainFramework(in.doc, in.spec, key, in.releases, diags);
 }
 NEMOC_REGISTER_CHECK("train.framework", kTrainingStage, "", CheckTrainFrameworkOf);
 
@@ -945,10 +945,11 @@ NEMOC_REGISTER_CHECK("serve.engine", kStage, "serve", CheckServeEngineOf);
 
 }  // namespace
 
-bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const StageTable& stages,
+bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const CheckTables& tables,
                Diagnostics* diags) {
   const size_t errors_before = diags->error_count();
-  const CheckInput input{doc, normalized, normalized["spec"], stages};
+  const StageTable& stages = tables.stages;
+  const CheckInput input{doc, normalized, normalized["spec"], tables.stages, tables.releases};
   const nlohmann::json& present = input.spec["stages"];
   const std::vector<const RegisteredCheck*> checks = RegisteredChecks(stages);
   using Scope = RegisteredCheck::Scope;

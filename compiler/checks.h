@@ -13,14 +13,14 @@
 
 namespace nemoc {
 
-class StageTable;  // stages.h
+struct CheckTables;  // check_registry.h
 
 /// Checks the normalized spec: every check registered with
 /// NEMOC_REGISTER_CHECK (check_registry.h) -- this file's, the stage
 /// descriptions' `needs` (stages.cc) -- in the registry's order, a stage's
 /// only when the spec has the stage. Locations come from the original
 /// document. Returns false when any error was reported (warnings do not count).
-bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const StageTable& stages,
+bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const CheckTables& tables,
                Diagnostics* diags);
 
 /// Training-arithmetic rules alone (exposed for unit tests): parallelism

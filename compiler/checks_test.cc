@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "check_registry.h"
+#include "nemo_releases.h"
 #include "normalizer.h"
 #include "schema_validator.h"
 #include "spec_loader.h"
@@ -39,6 +40,18 @@ const StageTable& Stages() {
     return t;
   }();
   return table;
+}
+
+// The built-in tables CheckSpec reads (Compiler::Init loads the same).
+const CheckTables& BuiltinCheckTables() {
+  static const NemoReleases releases = [] {
+    NemoReleases r;
+    std::string err;
+    if (!NemoReleases::Load(NEMOC_SOURCE_DIR "/libsonnet/nemo/versions.json", &r, &err)) ADD_FAILURE() << err;
+    return r;
+  }();
+  static const CheckTables tables{Stages(), releases};
+  return tables;
 }
 
 const ModelCatalog& Catalog() {
@@ -115,7 +128,7 @@ Checked RunCheckSpec(const std::string& text) {
   Checked c;
   auto p = Prepare(text);
   if (!p->ready) return c;
-  c.ok = CheckSpec(p->doc, p->normalized, Stages(), &p->checks);
+  c.ok = CheckSpec(p->doc, p->normalized, BuiltinCheckTables(), &p->checks);
   c.lines = RenderAll(p->checks);
   return c;
 }
@@ -414,7 +427,7 @@ TEST(ChecksTestArithmetic, MissingBatchSectionDoesNotCrash) {
   json normalized;
   ASSERT_TRUE(Normalize(doc, Schema(), Catalog(), &normalized, &diags));
   bool ok = true;
-  EXPECT_NO_THROW(ok = CheckSpec(doc, normalized, Stages(), &diags));
+  EXPECT_NO_THROW(ok = CheckSpec(doc, normalized, BuiltinCheckTables(), &diags));
   // Fixed in the normalizer or the checks: a default batch, or a located error.
   if (!normalized["spec"]["stages"]["train"].contains("batch")) {
     EXPECT_FALSE(ok);

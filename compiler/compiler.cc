@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "build_stamp.h"
+#include "check_registry.h"
 #include "checks.h"
 #include "contracts.h"
 #include "cost.h"
@@ -52,6 +53,10 @@ bool Compiler::Init(Diagnostics* diags) {
   }
   if (!AcceleratorTable::Load(data_.accelerators(), &accelerators_, &err, reader_)) {
     diags->Error("internal.accelerators", err);
+    return false;
+  }
+  if (!NemoReleases::Load(data_.libsonnet() + "/nemo/versions.json", &releases_, &err, reader_)) {
+    diags->Error("internal.table", err);
     return false;
   }
   if (!options_.kube_schemas_dir.empty()) {
@@ -879,7 +884,7 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
   // Semantic checks run even when normalization reported something, so one
   // run shows every problem; they only need the validated shape.
-  const bool checks_ok = CheckSpec(doc, normalized, stage_table_, diags);
+  const bool checks_ok = CheckSpec(doc, normalized, CheckTables{stage_table_, releases_}, diags);
   DropInsideRepaired(*prepared, checks_from, diags);
   if (!normalized_ok) return false;
   // D9: a spec whose checks failed on a valid shape still goes through the
@@ -1076,7 +1081,7 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
       const size_t checks_from = found.items().size();
       const bool normalized_ok = Normalize(merged_doc, input_schema, catalog_, &merged, &found);
       const bool checks_ok =
-          CheckSpec(merged_doc, merged, stage_table_, &found);
+          CheckSpec(merged_doc, merged, CheckTables{stage_table_, releases_}, &found);
       DropInsideRepaired(*prepared, checks_from, &found);
       checked_on = normalized_ok && (!target_ok || !checks_ok);
       target_ok = target_ok && checks_ok && normalized_ok;

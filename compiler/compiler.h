@@ -49,6 +49,7 @@
 #include "gpu_node.h"
 #include "diagnostic.h"
 #include "kube_schemas.h"
+#include "nemo_releases.h"
 #include "normalizer.h"
 #include "schema_validator.h"
 #include "stages.h"
@@ -273,6 +274,7 @@ class Compiler {
   // Sorted profile names joined by ',' -> the schema with their options.
   mutable std::map<std::string, std::unique_ptr<InputSchema>> composed_schemas_;
   ModelCatalog catalog_;
+  NemoReleases releases_;  // libsonnet/nemo/versions.json nemo1 (nemo_releases.h)
   AcceleratorTable accelerators_;
   std::unique_ptr<KubeSchemas> kube_schemas_;
   std::unique_ptr<Contracts> contracts_;  // NEMOC_CHECK_CONTRACTS (contracts.h)

@@ -53,7 +53,8 @@ TEST(CompilerStages, InitReadsTheDataDirectoryThroughTheReader) {
   Diagnostics diags;
   ASSERT_TRUE(compiler.Init(&diags)) << diags.items().size();
   const DataDir data = SourceData();
-  for (const std::string& table : {data.schema(), data.models(), data.accelerators()}) {
+  for (const std::string& table : {data.schema(), data.models(), data.accelerators(),
+                                   data.libsonnet() + "/nemo/versions.json"}) {
     EXPECT_NE(std::find(reader.paths.begin(), reader.paths.end(), table), reader.paths.end()) << table;
   }
 }

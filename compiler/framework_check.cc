@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "nemo_releases.h"
 #include "normalizer.h"
 
 namespace nemoc {
@@ -278,7 +279,9 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
 }
 
 void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const std::string& key,
-                         Diagnostics* diags) {
+                         const NemoReleases& releases, Diagnostics* diags) {
+  const int first_llama31 = releases.nemo1_scale_positional_embedding_since;
+  const int last_nemo1 = releases.last_nemo1;
   const auto& train = spec["stages"][key];
   const std::string framework = train.value("framework", "nemo1");
   const auto& image = train["image"];
@@ -286,7 +289,7 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const 
   const int release = NemoRelease(image.value("repository", ""), tag);
   if (framework == "nemo2") {
     CheckNemo2(doc, spec, key, release, tag, diags);
-  } else if (release > 0 && release < kFirstNemo1Llama31Release &&
+  } else if (release > 0 && release < first_llama31 &&
              spec["model"].value("preset", "").rfind("llama3.1-", 0) == 0) {
     // Llama 3.1 needs its RoPE frequency scaling: NeMo 1 reads
     // model.scale_positional_embedding from NVIDIA/NeMo v2.0.0 (NeMo 24.09)
@@ -294,19 +297,19 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const 
     // would train with unscaled RoPE (field-review.md A8, decision F9).
     diags->Error("spec.framework-image",
                  "Llama 3.1 needs RoPE scaling (model.scale_positional_embedding), which NeMo 1 reads "
-                 "from NeMo " + Release(kFirstNemo1Llama31Release) + " on; image tag " + tag + " is NeMo " +
+                 "from NeMo " + Release(first_llama31) + " on; image tag " + tag + " is NeMo " +
                      Release(release),
                  doc.map.Locate(ImageTagPointer(doc, key)),
-                 "use a NeMo " + Release(kFirstNemo1Llama31Release) +
+                 "use a NeMo " + Release(first_llama31) +
                      " or later image (25.02 or later on Blackwell GPUs)");
-  } else if (release > kLastNemo1Release) {
+  } else if (release > last_nemo1) {
     diags->Error("spec.framework-image",
                  "framework nemo1 runs NeMo 1 Hydra scripts (megatron_gpt_*.py), which NeMo " +
-                     Release(kLastNemo1Release) + " is the last container to ship; image tag " + tag +
+                     Release(last_nemo1) + " is the last container to ship; image tag " + tag +
                      " is NeMo " + Release(release),
                  doc.map.Locate(FrameworkOr(doc, key, ImageTagPointer(doc, key))),
                  "set spec.stages." + key + ".framework: nemo2, or use a NeMo " +
-                     Release(kLastNemo1Release) + " or older image");
+                     Release(last_nemo1) + " or older image");
   }
 
   // NeMo 1 SFT/LoRA builds the validation dataset on every fit, whatever

@@ -14,6 +14,8 @@
 
 namespace nemoc {
 
+struct NemoReleases;  // nemo_releases.h
+
 /// NeMo release a container image carries, as YY*100+MM (2507 for 25.07),
 /// or 0 when the image does not say: NGC's nvcr.io/nvidia/nemo:YY.MM[...]
 /// tags, and tags that embed "nemoYY.MM" (gpu-recipes' A4 images,
@@ -24,13 +26,6 @@ int NemoRelease(const std::string& repository, const std::string& tag);
 /// 2407), which names the TensorRT-LLM release it ships; 0 for any other
 /// image or tag.
 int TritonRelease(const std::string& repository, const std::string& tag);
-
-/// NeMo 1 training scripts (megatron_gpt_*.py) are absent from this release on.
-constexpr int kLastNemo1Release = 2507;
-
-/// First release whose NeMo 1 reads model.scale_positional_embedding (Llama
-/// 3.1 RoPE scaling): NeMo 24.09 = NVIDIA/NeMo v2.0.0.
-constexpr int kFirstNemo1Llama31Release = 2409;
 
 /// Layers Megatron adds to the model's in its even pipeline split because
 /// the NeMo 2 recipe sets account_for_embedding_in_pipeline_split and
@@ -51,9 +46,10 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
 
 /// Checks spec.stages.<key>.framework (key: a training stage, "pretrain" or
 /// "train") against the image, the model catalog's NeMo 2 recipe, the mode's
-/// checkpoint source, the data and the overrides.
+/// checkpoint source, the data and the overrides; what NeMo 1 runs on from
+/// `releases` (libsonnet/nemo/versions.json nemo1).
 void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const std::string& key,
-                         Diagnostics* diags);
+                         const NemoReleases& releases, Diagnostics* diags);
 
 }  // namespace nemoc
 

@@ -1,5 +1,6 @@
 #include "framework_check.h"
 
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -7,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "check_registry.h"
 #include "checks.h"
+#include "nemo_releases.h"
 #include "stages.h"
 #include "normalizer.h"
 #include "schema_validator.h"
@@ -32,7 +35,7 @@ TEST(FrameworkCheckTest, NemoReleaseFromImageTags) {
 
 // The real pipeline up to the checks; returns CheckSpec's diagnostics as
 // "code@line:col: message".
-Lines Check(const std::string& text) {
+Lines Check(const std::string& text, const NemoReleases* table = nullptr) {
   std::string err;
   static const std::unique_ptr<InputSchema> schema =
       InputSchema::Load(NEMOC_SOURCE_DIR "/schemas/project.schema.json", &err);
@@ -57,7 +60,13 @@ Lines Check(const std::string& text) {
     if (!t.Load(NEMOC_SOURCE_DIR "/libsonnet", {}, nullptr, &refused)) ADD_FAILURE() << "built-in stages refused";
     return t;
   }();
-  CheckSpec(doc, normalized, stages, &diags);
+  static const NemoReleases releases = [] {
+    NemoReleases r;
+    std::string err;
+    if (!NemoReleases::Load(NEMOC_SOURCE_DIR "/libsonnet/nemo/versions.json", &r, &err)) ADD_FAILURE() << err;
+    return r;
+  }();
+  CheckSpec(doc, normalized, CheckTables{stages, table != nullptr ? *table : releases}, &diags);
   Lines out;
   for (const auto& d : diags.items()) {
     out.push_back(d.code + "@" + std::to_string(d.location.line) + ":" +
@@ -135,6 +144,37 @@ TEST(FrameworkCheckTest, Llama31OnNemo1Before2409IsRefusedAtTheTag) {
             Check(Spec("24.07", "llama3.1-8b", nemo1)));
   EXPECT_EQ(Lines{}, Check(Spec("24.09", "llama3.1-8b", nemo1)));
   EXPECT_EQ(Lines{}, Check(Spec("24.07", "llama3-8b", nemo1)));
+}
+
+// Issue #48 item 3: what NeMo 1 runs on is libsonnet/nemo/versions.json's
+// nemo1 rows, not code: the verdicts follow the table.
+TEST(FrameworkCheckTest, WhatNemo1RunsOnIsTheVersionsTable) {
+  NemoReleases table;
+  std::string err;
+  ASSERT_TRUE(NemoReleases::Load(NEMOC_SOURCE_DIR "/libsonnet/nemo/versions.json", &table, &err)) << err;
+  EXPECT_EQ(2507, table.last_nemo1);
+  EXPECT_EQ(2409, table.nemo1_scale_positional_embedding_since);
+  const std::string nemo1 = "      nodes: 1\n      batch: {global: 8}\n      data: {mock: true}\n";
+  NemoReleases later = table;
+  later.last_nemo1 = 2509;
+  EXPECT_EQ(Lines{}, Check(Spec("25.09", "llama3-8b", nemo1), &later));
+  later.nemo1_scale_positional_embedding_since = 2412;
+  EXPECT_EQ(Lines{"spec.framework-image@6:49: Llama 3.1 needs RoPE scaling "
+                  "(model.scale_positional_embedding), which NeMo 1 reads from NeMo 24.12 on; image "
+                  "tag 24.09 is NeMo 24.09"},
+            Check(Spec("24.09", "llama3.1-8b", nemo1), &later));
+
+  // A row that is no release is refused, naming it.
+  const std::string bad = ::testing::TempDir() + "/versions.json";
+  {
+    std::ofstream out(bad);
+    out << R"({"nemo1": {"lastRelease": "25.7", "scalePositionalEmbeddingSince": "24.09"}, "releases": {}})";
+  }
+  NemoReleases refused;
+  EXPECT_FALSE(NemoReleases::Load(bad, &refused, &err));
+  EXPECT_NE(err.find("nemo1.lastRelease must be a release \"YY.MM\""), std::string::npos) << err;
+  EXPECT_EQ(2507, ReleaseNumber("25.07"));
+  EXPECT_EQ(0, ReleaseNumber("25.7"));
 }
 
 // NeMo 1 SFT builds model.data.validation_ds unconditionally
