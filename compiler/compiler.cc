@@ -148,7 +148,12 @@ void Compiler::Resolve(const LoadedSpec& loaded) const {
     description.gpu_node_at = {file, 0, 0};
     std::string text, read_err;
     if (reader_->Read(file, kMaxTableBytes, &text, &read_err)) {
-      const size_t at = text.find("gpuNode");
+      // The member's declaration (`gpuNode::` or `gpuNode:`), not a mention in a comment.
+      size_t at = text.find("gpuNode");
+      while (at != std::string::npos && text.find_first_not_of(" \t", at + 7) != std::string::npos &&
+             text[text.find_first_not_of(" \t", at + 7)] != ':') {
+        at = text.find("gpuNode", at + 7);
+      }
       if (at != std::string::npos) {
         const size_t line_start = text.rfind('\n', at);
         description.gpu_node_at.line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;

@@ -556,20 +556,26 @@ TEST(InputSchemaTestDefaults, FillsNestedDefaultsOnlyUnderExistingObjects) {
   EXPECT_EQ("256Gi", train["shmSize"]);  // default next to a $ref
   EXPECT_EQ((json{{"micro", 1}, {"global", 32}}), train["batch"]);
   EXPECT_EQ((json{{"mock", true}}), train["data"]);
-  // Absent objects stay absent.
-  for (const char* absent : {"optimizer", "checkpoint", "peft", "resources", "env"}) {
-    EXPECT_FALSE(train.contains(absent)) << absent;
-  }
-  for (const char* absent : {"gitops", "monitoring", "serviceAccount", "imagePullSecrets"}) {
-    EXPECT_FALSE(spec.contains(absent)) << absent;
-  }
+  // An absent object whose schema defaults it ({} or [], issue #48 item 4:
+  // defaults in one place) is created and filled; one without a default
+  // stays absent.
+  EXPECT_EQ(0.0003, train["optimizer"]["lr"]);
+  EXPECT_TRUE(train["checkpoint"].contains("every"));
+  EXPECT_EQ(json::object(), train["resources"]);
+  EXPECT_EQ(json::object(), train["env"]);
+  EXPECT_EQ(json::array(), train["overrides"]);
+  EXPECT_FALSE(train.contains("peft"));
+  EXPECT_TRUE(spec["monitoring"].contains("alerts"));
+  EXPECT_TRUE(spec["serviceAccount"].contains("create"));
+  EXPECT_EQ(json::array(), spec["imagePullSecrets"]);
+  EXPECT_FALSE(spec.contains("gitops"));
   EXPECT_FALSE(spec["storage"].contains("data"));
-  EXPECT_FALSE(filled["metadata"].contains("labels"));
+  EXPECT_EQ(json::object(), filled["metadata"]["labels"]);
   // Defaults inside $ref'd objects and list items.
   EXPECT_EQ("IfNotPresent", spec["image"]["pullPolicy"]);
   EXPECT_EQ(false, spec["storage"]["results"]["nfs"]["readOnly"]);
   EXPECT_FALSE(spec["storage"]["results"].contains("mountPath"));
-  EXPECT_EQ((json{{"name", "onprem"}, {"profile", "vanilla-k8s"}}), spec["targets"][0]);
+  EXPECT_EQ((json{{"name", "onprem"}, {"profile", "vanilla-k8s"}, {"nodeSelector", json::object()}}), spec["targets"][0]);
 }
 
 TEST(InputSchemaTestDefaults, FillsDefaultsInListItemsAndExistingSections) {
@@ -593,8 +599,13 @@ TEST(InputSchemaTestDefaults, FillsDefaultsInListItemsAndExistingSections) {
                   {"automated", false},
                   {"platform", true},
                   {"clusters", json::object()},
-                  {"defaultTimeout", "1m"}}),
+                  {"defaultTimeout", "1m"},
+                  // Every engine's settings, whichever engines the spec names.
+                  {"argocd", filled["spec"]["gitops"]["argocd"]},
+                  {"flux", filled["spec"]["gitops"]["flux"]}}),
             filled["spec"]["gitops"]);
+  EXPECT_EQ("argocd", filled["spec"]["gitops"]["argocd"]["namespace"]);
+  EXPECT_EQ("flux-system", filled["spec"]["gitops"]["flux"]["namespace"]);
 }
 
 TEST(InputSchemaTestDefaults, ExplicitValuesAreKept) {
