@@ -17,7 +17,8 @@ const char kExplainHelp[] =
     "Examples:\n"
     "  nemoc explain spec.stages.train.parallelism\n"
     "  nemoc explain spec.targets.kueue\n"
-    "  nemoc explain spec --recursive";
+    "  nemoc explain spec --recursive\n"
+    "  nemoc explain --jpath DIR spec.stages.publish   (a stage, profile option or runtime of DIR)";
 
 namespace {
 
@@ -45,7 +46,9 @@ int RunExplain(const ExplainFlags& flags) {
   Diagnostics diags;
   nlohmann::json schema;
   std::string text;
-  if (!ReadInputSchema(&schema, &diags) || !Explain(schema, flags.path, flags.recursive, &text, &diags)) {
+  const bool read = flags.jpaths.empty() ? ReadInputSchema(&schema, &diags)
+                                         : ReadComposedSchema(flags.jpaths, &schema, &diags);
+  if (!read || !Explain(schema, flags.path, flags.recursive, &text, &diags)) {
     PrintDiagnostics(diags, {});
     return ExitCodeFor(diags);
   }

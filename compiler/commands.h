@@ -55,12 +55,19 @@ int RunInit(const InitFlags& flags);
 struct ExplainFlags {
   std::string path;
   bool recursive = false;
+  std::vector<std::string> jpaths;  // --jpath: the schema with their profiles, runtimes, stages
 };
 extern const char kExplainHelp[];
 int RunExplain(const ExplainFlags& flags);
 
 extern const char kSchemaHelp[];
-int RunSchema();
+struct SchemaFlags {
+  std::vector<std::string> jpaths;  // --jpath: the schema with their profiles, runtimes, stages
+};
+int RunSchema(const SchemaFlags& flags);
+/// The input schema of this nemoc, composed with what `jpaths` bring
+/// (Compiler::ComposedInputSchema); the built-in one without.
+bool ReadComposedSchema(const std::vector<std::string>& jpaths, nlohmann::json* schema, Diagnostics* diags);
 
 struct ProfilesFlags {
   std::vector<std::string> jpaths;

@@ -164,6 +164,40 @@ void Compiler::Resolve(const LoadedSpec& loaded) const {
   }
 }
 
+bool Compiler::ComposedInputSchema(nlohmann::json* out, Diagnostics* diags) const {
+  // A spec naming every profile, runtime and component of the --jpath
+  // directories, so that InputSchemaForSpec composes each as a build would.
+  LoadedSpec all;
+  all.attempted = all.ok = true;
+  nlohmann::json targets = nlohmann::json::array();
+  for (const auto& [name, file] : profile_files_) {
+    if (builtin_profiles_.count(name) == 0 && !options_.jpaths.empty()) targets.push_back({{"profile", name}});
+  }
+  for (const auto& [name, file] : user_runtime_files_) targets.push_back({{"runtime", name}});
+  nlohmann::json has = nlohmann::json::object();
+  for (const auto& [name, file] : user_component_files_) has[name] = true;
+  if (!has.empty()) targets.push_back({{"clusterHas", has}});
+  all.doc.root = {{"spec", {{"targets", targets}}}};
+  Resolve(all);
+  // A helper library of a --jpath directory is not a profile (Resolve found
+  // out): a build says so only when a spec names it.
+  nlohmann::json& listed = all.doc.root["spec"]["targets"];
+  {
+    std::lock_guard<std::mutex> lock(profiles_mu_);
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& target : listed) {
+      const auto described = target.contains("profile") ? profile_descriptions_.find(target["profile"].get<std::string>())
+                                                        : profile_descriptions_.end();
+      if (described == profile_descriptions_.end() || described->second.is_profile) kept.push_back(std::move(target));
+    }
+    listed = std::move(kept);
+  }
+  const InputSchema* schema = InputSchemaForSpec(all.doc, diags);
+  if (schema == nullptr) return false;
+  *out = schema->json();
+  return true;
+}
+
 void Compiler::WarnShadowedLibraries(Diagnostics* diags) const {
   // Which file replaces which is the expander's precedence
   // (JsonnetExpander::BuiltinReplacedBy, docs/extending.md). Either may be

@@ -198,6 +198,13 @@ class Compiler {
   /// reported anything: skipping the spec next time would hide it).
   void Stamp(const PreparedSpec& prepared, CompiledSpec* out, JsonnetExpander* expander) const;
 
+  /// The input schema with everything the --jpath directories bring composed
+  /// in -- every profile of theirs (options, GPU node), runtime, platform
+  /// component and stage -- as a build composes what a spec names: what
+  /// `nemoc schema --jpath` prints and `nemoc explain --jpath` reads. The
+  /// built-in schema without --jpath.
+  bool ComposedInputSchema(nlohmann::json* out, Diagnostics* diags) const;
+
   /// A Jsonnet expander over this compiler's library roots (one per thread).
   std::unique_ptr<JsonnetExpander> MakeExpander() const;
 

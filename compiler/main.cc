@@ -113,9 +113,18 @@ int RunMain(int argc, char** argv) {
     explain->add_option("path", explain_flags.path, "Dotted field path, e.g. spec.stages.train (default: the whole spec)")
         ->type_name("PATH");
     explain->add_flag("-r,--recursive", explain_flags.recursive, "Show every field below PATH as a tree");
+    explain->add_option("--jpath", explain_flags.jpaths, "Extra Jsonnet library root: its profiles' options, "
+                                                         "runtimes, components and stages are documented too (repeatable)")
+        ->type_name("DIR")
+        ->allow_extra_args(false);
 
+    SchemaFlags schema_flags;
     CLI::App* schema = app.add_subcommand("schema", "Print the input JSON Schema (for editors)");
     schema->footer(kSchemaHelp);
+    schema->add_option("--jpath", schema_flags.jpaths, "Extra Jsonnet library root: the schema then holds its "
+                                                       "profiles' options, runtimes, components and stages (repeatable)")
+        ->type_name("DIR")
+        ->allow_extra_args(false);
 
     ProfilesFlags profiles_flags;
     CLI::App* profiles = app.add_subcommand("profiles", "List the cloud profiles: built in and under --jpath");
@@ -239,7 +248,7 @@ int RunMain(int argc, char** argv) {
     if (render->parsed()) return RunRender(render_flags);
     if (init->parsed()) return RunInit(init_flags);
     if (explain->parsed()) return RunExplain(explain_flags);
-    if (schema->parsed()) return RunSchema();
+    if (schema->parsed()) return RunSchema(schema_flags);
     if (profiles->parsed()) return RunProfiles(profiles_flags);
     if (metrics->parsed()) return RunMetrics(metrics_flags);
     if (help->parsed()) {

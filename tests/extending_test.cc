@@ -5,10 +5,12 @@
 // options with their schema, checks, starter, placement, platform needs;
 // the runtime's objects, base objects, health, platform components, Kueue
 // integration, pod sets, capabilities and pod-name suffix.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "test_prerequisite.h"
 #include "test_support.h"
@@ -223,6 +225,38 @@ TEST_F(ExtendingTest, AProfilesGpuNodeIsDataCheckedBeforeExpansion) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(Out()));
+}
+
+// `nemoc schema --jpath` and `nemoc explain --jpath`: editors and the terminal
+// see what a --jpath directory brings -- its profile's options and GPU node,
+// its runtimes, its stages -- as `nemoc build --jpath` checks them; without
+// --jpath, the schema as committed, byte for byte.
+TEST_F(ExtendingTest, SchemaAndExplainSeeWhatAJpathDirectoryBrings) {
+  RunResult r = RunNemoc({"schema"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFile(SourceDir() + "/schemas/project.schema.json"), r.out);
+
+  r = RunNemoc({"schema", "--jpath", Jpath(), "--jpath", SourceDir() + "/tests/extending/publish"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json schema = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(schema.is_object()) << r.out.substr(0, 200);
+  const nlohmann::json& target = schema["definitions"]["target"]["properties"];
+  EXPECT_EQ(nlohmann::json::array({"a", "b"}), target["zone"]["enum"]);  // my-cloud's option
+  EXPECT_EQ("a100-80gb", target["profile"]["x-nemoc-gpu-nodes"]["my-cloud"]["fixed"]["accelerator"]);
+  const nlohmann::json& runtimes = target["runtime"]["enum"];
+  EXPECT_NE(std::find(runtimes.begin(), runtimes.end(), "my-runtime"), runtimes.end()) << runtimes;
+  EXPECT_TRUE(schema["definitions"]["stages"]["properties"].contains("publish"));
+
+  r = RunNemoc({"explain", "--jpath", Jpath(), "spec.targets.zone"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("The zone of the GPU nodes (my-cloud): a or b."), std::string::npos) << r.out;
+  r = RunNemoc({"explain", "--jpath", SourceDir() + "/tests/extending/publish", "spec.stages.publish"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("huggingface_hub"), std::string::npos) << r.out;
+  // Without the directory the field is unknown, with the fields there are.
+  r = RunNemoc({"explain", "spec.targets.zone"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no field 'zone' in spec.targets"), std::string::npos) << r.err;
 }
 
 // Issue #48: a platform component is one file (libsonnet/component.libsonnet),
