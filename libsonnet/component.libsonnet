@@ -42,6 +42,27 @@ local required = {
   // sync wave, Flux dependsOn).
   needs: [],
 
+  // group/Kind of the objects that need this component installed (a
+  // target whose tree holds one installs it): the Prometheus Operator's
+  // ServiceMonitor, the Network Operator's NicClusterPolicy. A runtime's
+  // workload kind is the runtime's to declare (runtime.libsonnet platform).
+  kinds:: [],
+
+  // group/Kind of cluster objects this component reads as its one
+  // configuration (the Network Operator acts on the NicClusterPolicy named
+  // nic-cluster-policy only): where the cluster already runs the component
+  // (clusterHas), the object is the cluster's own and nemoc applies none.
+  singletons:: [],
+
+  // The oldest version whose API nemoc's objects use, {version: 'vX.Y.Z',
+  // why: where that was read}, or null: a cluster that runs an older one
+  // (clusterHas.<name>: <version>) is a located error.
+  minimumVersion:: null,
+
+  // nemoc's values for the chart whatever the cloud, laid over the release
+  // pins (C9); a cloud's own come from its profile (profile.componentValues).
+  values(ctx):: {},
+
   // Names (extended resources, group/Kind of CRDs) it provides, for
   // SUMMARY.md's Platform section (tests/platform/bundle_releases.py checks
   // every one a workload uses is provided or a prerequisite).

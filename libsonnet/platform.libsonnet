@@ -21,6 +21,17 @@ local k8s = import 'nemoc/k8s.libsonnet';
 local kueue = import 'nemoc/kueue.libsonnet';
 local storage = import 'nemoc/storage.libsonnet';
 
+// What the component files declare, gathered once per evaluation (file-level
+// locals: an object field would be evaluated again on every access). Only
+// byKind reads every component (which parses every component file, ~3 M
+// instructions per evaluation); a component's minimumVersion and singletons
+// are read when a target needs them.
+local components = import 'nemoc/components.libsonnet';
+local componentNames = std.objectFields(components);
+local kindPairs = std.flattenArrays([[[k, n] for k in components[n].kinds] for n in componentNames]);
+local byKind = { [k]: [p[1] for p in kindPairs if std.primitiveEquals(p[0], k)] for k in k8s.stringSet([p[0] for p in kindPairs]) };
+local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components[n].singletons }, componentNames, {});
+
 {
 
   // name -> the component (libsonnet/component.libsonnet): where it comes
@@ -28,22 +39,16 @@ local storage = import 'nemoc/storage.libsonnet';
   // One file each: libsonnet/components/<name>.libsonnet and a --jpath
   // directory's components/<name>.libsonnet, collected by nemoc into this
   // generated import (compiler/jsonnet_expander.cc, issue #48).
-  components: import 'nemoc/components.libsonnet',
+  components: components,
 
   // component -> released version; each target's `versions` defaults to these (F2).
   versions:: { [n]: $.components[n].version for n in std.objectFields($.components) },
 
-  // Which components a kind needs (group/Kind as in the objects). The
-  // runtimes' kinds come from their files (runtime.libsonnet platform,
-  // collected in ctx.platformKinds by nemoc.libsonnet).
-  byKind: {
-    'kubeflow.org/MPIJob': ['training-operator'],
-    'monitoring.coreos.com/ServiceMonitor': ['prometheus-operator'],
-    'monitoring.coreos.com/PodMonitor': ['prometheus-operator'],
-    'monitoring.coreos.com/PrometheusRule': ['prometheus-operator'],
-    'mellanox.com/NicClusterPolicy': ['network-operator'],
-    'nvidia.com/ClusterPolicy': ['gpu-operator'],
-  },
+  // Which components a kind needs (group/Kind as in the objects): each
+  // component's `kinds` (component.libsonnet). The runtimes' kinds come from
+  // their files (runtime.libsonnet platform, collected in ctx.platformKinds
+  // by nemoc.libsonnet).
+  byKind: byKind,
 
   // Native calls only (issue #47: std.split's asserts call std.equals, once per object).
   local groupOf(apiVersion) =
@@ -83,14 +88,9 @@ local storage = import 'nemoc/storage.libsonnet';
     [n for n in $.needed(ctx, files) if !std.objectHasEx(e, n, false)],
 
   // The oldest version of a component whose API nemoc's objects use, with
-  // where that was read: an older existing install is refused.
-  minimumVersions:: {
-    kueue: {
-      version: 'v0.15.0',
-      why: "nemoc's LocalQueue, ClusterQueue, ResourceFlavor and Topology are kueue.x-k8s.io/v1beta2, first served by "
-           + 'Kueue v0.15.0 (kubernetes-sigs/kueue v0.15.0 apis/kueue/v1beta2; absent at v0.14.0)',
-    },
-  },
+  // where that was read (the component's minimumVersion, or null): an older
+  // existing install is refused.
+  minimumVersion(name):: if std.objectHasEx(components, name, false) then components[name].minimumVersion else null,
   local versionParts(v) = [std.parseInt(x) for x in std.split(std.substr(v, 1, std.length(v) - 1), '.')] + [0, 0, 0],  // 'vX.Y[.Z]' (schema)
   local older(a, b) =
     local x = versionParts(a), y = versionParts(b);
@@ -101,11 +101,11 @@ local storage = import 'nemoc/storage.libsonnet';
       {
         code: 'platform.existing-version',
         pointer: ctx.targetPointer + (if clusterHas.declared(ctx, n) then '/clusterHas/' + n else '/profile'),
-        message: 'the cluster runs ' + n + ' ' + e[n] + ', older than ' + $.minimumVersions[n].version + ': ' + $.minimumVersions[n].why,
+        message: 'the cluster runs ' + n + ' ' + e[n] + ', older than ' + $.minimumVersion(n).version + ': ' + $.minimumVersion(n).why,
         hint: 'upgrade ' + n + ' on the cluster and declare its version, or set clusterHas.' + n + ': false to let nemoc install ' + $.components[n].version,
       }
       for n in std.objectFields(e)
-      if std.objectHasEx($.minimumVersions, n, false) && older(e[n], $.minimumVersions[n].version)
+      if !std.primitiveEquals($.minimumVersion(n), null) && older(e[n], $.minimumVersion(n).version)
     ],
 
   // Install order: 0 for a component that needs nothing, else one more than
@@ -124,29 +124,10 @@ local storage = import 'nemoc/storage.libsonnet';
     std.foldl(function(acc, p) std.mergePatch(acc, nest(p, pins[p])), std.objectFields(pins), {}),
 
   // The values nemoc gives a component whatever the cloud, on top of the
-  // release pins (C9); a cloud's own come from its profile
-  // (profile.componentValues, issue #48: this library reads no cloud's
-  // options or labels).
-  targetValues(ctx, name)::
-    if std.primitiveEquals(name, 'gpu-operator') then {
-      // One NFD in the cluster: the GPU Operator's (the Network Operator's is off).
-      nfd: { enabled: true },
-      // dcgm-exporter labels each GPU series with the workload's pod and
-      // namespace (NVIDIA/dcgm-exporter 4.5.3-4.8.2
-      // internal/pkg/transformation/const.go:21-22); with the chart's default
-      // honorLabels: false (NVIDIA/gpu-operator@v26.7.0
-      // deployments/gpu-operator/values.yaml:325-329, applied to the
-      // ServiceMonitor endpoint by controllers/object_controls.go:5002-5003)
-      // Prometheus renames them exported_pod/exported_namespace and the
-      // training alerts (05-monitoring) would match the exporter's own pod.
-      dcgmExporter: { serviceMonitor: { honorLabels: true } },
-      driver: {
-        // Clouds whose GPU node images ship the driver (profile.shipsGpuDriver).
-        enabled: !ctx.profile.shipsGpuDriver,
-      },
-    }
-    else if std.primitiveEquals(name, 'kueue') then kueue.chartValues(ctx)
-    else {},
+  // release pins (C9): the component's own (component.libsonnet values); a
+  // cloud's own come from its profile (profile.componentValues, issue #48:
+  // this library reads no cloud's options or labels).
+  targetValues(ctx, name):: $.components[name].values(ctx),
 
   // Release pins < nemoc's values < the profile's (JSON merge patches).
   values(ctx, name):: std.mergePatch(std.mergePatch($.pinValues(name), $.targetValues(ctx, name)), ctx.profile.componentValues(ctx, name)),
@@ -168,7 +149,8 @@ local storage = import 'nemoc/storage.libsonnet';
   // the cluster already runs that component, the policy is the cluster's own:
   // nemoc applies none (it would replace the operator's configuration) and
   // SUMMARY.md says what it must advertise.
-  singletons:: { 'mellanox.com/NicClusterPolicy': 'network-operator' },
+  // (each component's `singletons`).
+  singletons:: singletons,
   clustersOwn(ctx, o)::
     local key = groupOf(o.apiVersion) + '/' + o.kind;
     std.objectHasEx($.singletons, key, false) && clusterHas.runs(ctx, $.singletons[key]),

@@ -333,6 +333,26 @@ TEST_F(ExtendingTest, APlatformComponentOfYourOwnIsOneFileUnderJpath) {
   EXPECT_NE(ReadFile(cluster + "/platform/apps/argocd/application-platform-in-cluster-jobset.yaml").find("targetRevision: v0.12.1"),
             std::string::npos);
 
+  // What a component declares about itself (component.libsonnet): nemoc's
+  // values for its chart reach the HelmRelease/Application, and its minimum
+  // version refuses an older install the cluster declares, located there.
+  jpath.Write("components/my-scheduler.libsonnet",
+              "(import 'my-scheduler-base.libsonnet') + { values(ctx):: { gang: { timeoutSeconds: 600 } },\n"
+              "  minimumVersion:: { version: 'v0.4.0', why: 'the gang API nemoc writes is v0.4.0\\'s' } }\n");
+  jpath.Write("my-scheduler-base.libsonnet", ReadFile(Jpath() + "/components/my-scheduler.libsonnet"));
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string own_values = ReadFile(cluster + "/platform/apps/argocd/application-platform-in-cluster-my-scheduler.yaml");
+  EXPECT_NE(own_values.find("timeoutSeconds: 600"), std::string::npos) << own_values;
+  const std::string older = scratch_.Write("my-cloud.yaml", has);
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), older});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("my-cloud.yaml:" + PositionOf(has, "v0.3.1") +
+                       ": error: target lab: the cluster runs my-scheduler v0.3.1, older than v0.4.0: the gang API"),
+            std::string::npos)
+      << r.err;
+  scratch_.Write("my-cloud.yaml", spec);
+
   // A component lacking a member: refused, each missing member named.
   const std::string before = TreeFingerprint(Out());
   jpath.Write("components/my-scheduler.libsonnet",

@@ -13,4 +13,6 @@ component + {
   // against the MOFED the Network Operator installs; its NFD labels nodes.
   needs: ['gpu-operator'],
   provides:: ['mellanox.com/NicClusterPolicy'],
+  kinds:: ['mellanox.com/NicClusterPolicy'],
+  singletons:: ['mellanox.com/NicClusterPolicy'],
 }

@@ -11,4 +11,5 @@ component + {
   namespace: 'default',
   needs: [],
   provides:: ['monitoring.coreos.com/ServiceMonitor', 'monitoring.coreos.com/PodMonitor', 'monitoring.coreos.com/PrometheusRule'],
+  kinds:: ['monitoring.coreos.com/ServiceMonitor', 'monitoring.coreos.com/PodMonitor', 'monitoring.coreos.com/PrometheusRule'],
 }

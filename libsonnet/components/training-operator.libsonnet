@@ -12,4 +12,6 @@ component + {
   namespace: 'kubeflow',
   needs: [],
   provides:: ['kubeflow.org/PyTorchJob', 'kubeflow.org/MPIJob'],
+  // PyTorchJob is the pytorchjob runtime's to declare (runtimes/pytorchjob.libsonnet platform).
+  kinds:: ['kubeflow.org/MPIJob'],
 }
