@@ -52,9 +52,10 @@ _nemoc() {
     render) opts="--target --set --jpath --kube-schemas -j --jobs -q --quiet --help" ;;
     init) opts="--profile --model --cluster-queue --jpath --stdout --help" ;;
     profiles) opts="--jpath --names -o --output --help" ;;
-    explain) opts="-r --recursive --help" ;;
+    explain) opts="-r --recursive --jpath --help" ;;
     metrics) opts="--spec --target --steps --stage --pin --set --jpath -o --output --help" ;;
-    schema | version) opts="--help" ;;
+    schema) opts="--jpath --help" ;;
+    version) opts="--help" ;;
     help)
       ((cword == 2)) && COMPREPLY=($(compgen -W "$commands" -- "$cur"))
       return ;;

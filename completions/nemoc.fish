@@ -67,8 +67,9 @@ complete -c nemoc -n "__fish_seen_subcommand_from init profiles" -l jpath -r -a 
 complete -c nemoc -n "__fish_seen_subcommand_from profiles" -l names -d 'Print the names only'
 complete -c nemoc -n "__fish_seen_subcommand_from profiles" -s o -l output -x -a "text json" -d 'Output format'
 complete -c nemoc -n "__fish_seen_subcommand_from init" -l stdout -d 'Print the spec instead of writing NAME.yaml'
-# explain
+# explain, schema
 complete -c nemoc -n "__fish_seen_subcommand_from explain" -s r -l recursive -d 'Every field below PATH as a tree'
+complete -c nemoc -n "__fish_seen_subcommand_from explain schema" -l jpath -r -a "(__fish_complete_directories)" -d 'Extra Jsonnet library root (its profiles, runtimes, stages)'
 # metrics
 complete -c nemoc -n "__fish_seen_subcommand_from metrics" -k -a "(__fish_complete_suffix .json)"
 complete -c nemoc -n "__fish_seen_subcommand_from metrics" -l spec -r -a "(__fish_complete_suffix .yaml .yml)" -d 'The spec the run was built from'
