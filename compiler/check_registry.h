@@ -32,13 +32,13 @@ struct CheckTables {
   const NemoReleases& releases;    // what NeMo runs on, by release (nemo_releases.h)
 };
 
-/// What a check reads: the spec as written (locations) and normalized.
+/// What a check reads: the spec as written (locations) and normalized, and
+/// the tables.
 struct CheckInput {
   const Document& doc;
   const nlohmann::json& normalized;  // {apiVersion, kind, metadata, spec}
   const nlohmann::json& spec;        // normalized["spec"]
-  const StageTable& stages;
-  const NemoReleases& releases;
+  const CheckTables& tables;
 };
 
 struct RegisteredCheck {

@@ -923,7 +923,7 @@ void CheckTrainModeOf(const CheckInput& in, const std::string& key, Diagnostics*
 NEMOC_REGISTER_CHECK("train.mode", kTrainingStage, "", CheckTrainModeOf);
 
 void CheckTrainFrameworkOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
-  CheckTrainFramework(in.doc, in.spec, key, in.releases, diags);
+  CheckTrainFramework(in.doc, in.spec, key, in.tables.releases, diags);
 }
 NEMOC_REGISTER_CHECK("train.framework", kTrainingStage, "", CheckTrainFrameworkOf);
 
@@ -948,10 +948,9 @@ NEMOC_REGISTER_CHECK("serve.engine", kStage, "serve", CheckServeEngineOf);
 bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const CheckTables& tables,
                Diagnostics* diags) {
   const size_t errors_before = diags->error_count();
-  const StageTable& stages = tables.stages;
-  const CheckInput input{doc, normalized, normalized["spec"], tables.stages, tables.releases};
+  const CheckInput input{doc, normalized, normalized["spec"], tables};
   const nlohmann::json& present = input.spec["stages"];
-  const std::vector<const RegisteredCheck*> checks = RegisteredChecks(stages);
+  const std::vector<const RegisteredCheck*> checks = RegisteredChecks(tables.stages);
   using Scope = RegisteredCheck::Scope;
   for (const RegisteredCheck* check : checks) {
     if (check->scope == Scope::kSpec) check->run(input, "", diags);

@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "check_registry.h"
-#include "nemo_releases.h"
 #include "normalizer.h"
 #include "schema_validator.h"
 #include "spec_loader.h"
 #include "stages.h"
+#include "test_check_tables.h"
 
 namespace nemoc {
 namespace {
@@ -32,27 +32,7 @@ const InputSchema& Schema() {
 
 // The built-in stages (stages.h): CheckSpec orders the stage checks by them,
 // and their descriptions' `needs` are one of its registered checks.
-const StageTable& Stages() {
-  static const StageTable table = [] {
-    StageTable t;
-    Diagnostics diags;
-    if (!t.Load(NEMOC_SOURCE_DIR "/libsonnet", {}, nullptr, &diags)) ADD_FAILURE() << "built-in stages refused";
-    return t;
-  }();
-  return table;
-}
-
-// The built-in tables CheckSpec reads (Compiler::Init loads the same).
-const CheckTables& BuiltinCheckTables() {
-  static const NemoReleases releases = [] {
-    NemoReleases r;
-    std::string err;
-    if (!NemoReleases::Load(NEMOC_SOURCE_DIR "/libsonnet/nemo/versions.json", &r, &err)) ADD_FAILURE() << err;
-    return r;
-  }();
-  static const CheckTables tables{Stages(), releases};
-  return tables;
-}
+const StageTable& Stages() { return test_tables::Builtin().stages; }
 
 const ModelCatalog& Catalog() {
   static const ModelCatalog catalog = [] {
@@ -128,7 +108,7 @@ Checked RunCheckSpec(const std::string& text) {
   Checked c;
   auto p = Prepare(text);
   if (!p->ready) return c;
-  c.ok = CheckSpec(p->doc, p->normalized, BuiltinCheckTables(), &p->checks);
+  c.ok = CheckSpec(p->doc, p->normalized, test_tables::Builtin(), &p->checks);
   c.lines = RenderAll(p->checks);
   return c;
 }
@@ -427,7 +407,7 @@ TEST(ChecksTestArithmetic, MissingBatchSectionDoesNotCrash) {
   json normalized;
   ASSERT_TRUE(Normalize(doc, Schema(), Catalog(), &normalized, &diags));
   bool ok = true;
-  EXPECT_NO_THROW(ok = CheckSpec(doc, normalized, BuiltinCheckTables(), &diags));
+  EXPECT_NO_THROW(ok = CheckSpec(doc, normalized, test_tables::Builtin(), &diags));
   // Fixed in the normalizer or the checks: a default batch, or a located error.
   if (!normalized["spec"]["stages"]["train"].contains("batch")) {
     EXPECT_FALSE(ok);

@@ -16,12 +16,6 @@ std::string Release(int release) {
   return std::to_string(release / 100) + "." + (month < 10 ? "0" : "") + std::to_string(month);
 }
 
-int ParseRelease(const std::string& since) {
-  std::smatch m;
-  static const std::regex pattern("^(\\d{2})\\.(\\d{2})$");
-  return std::regex_match(since, m, pattern) ? std::stoi(m[1]) * 100 + std::stoi(m[2]) : 0;
-}
-
 // The pointer of the image tag the stage uses: its own image, else spec.image.
 std::string ImageTagPointer(const Document& doc, const std::string& key) {
   const std::string own = "/spec/stages/" + key + "/image/tag";
@@ -62,7 +56,7 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
                  "use framework: nemo1, or a preset with a NeMo 2 recipe (the models with a "
                  "\"nemo2\" entry in libsonnet/models.json)");
   } else if (release > 0) {
-    const int since = ParseRelease(model["nemo2"]["since"].get<std::string>());
+    const int since = ReleaseNumber(model["nemo2"]["since"].get<std::string>());
     if (release < since) {
       diags->Error("spec.framework-image",
                    "NeMo 2 recipe " + model["nemo2"]["recipe"].get<std::string>() +
@@ -182,7 +176,7 @@ int RecipeCountedSplitLayers(const nlohmann::json& spec, const std::string& key)
   }
   const auto& image = train["image"];
   const int release = NemoRelease(image.value("repository", ""), image.value("tag", ""));
-  const int since = ParseRelease(model["nemo2"]["accountForEmbeddingAndLossSince"].get<std::string>());
+  const int since = ReleaseNumber(model["nemo2"]["accountForEmbeddingAndLossSince"].get<std::string>());
   // An image whose release is unknown counts as newest (versions.libsonnet atLeast).
   return release == 0 || release >= since ? 2 : 0;
 }
@@ -237,7 +231,7 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   const auto& minimum = gpu.value("minimumRelease", nlohmann::json::object());
   std::set<std::string> reported;
   if (minimum.contains("nemo")) {
-    const int since = ParseRelease(minimum["nemo"].get<std::string>());
+    const int since = ReleaseNumber(minimum["nemo"].get<std::string>());
     for (const char* name : {"ncclTest", "pretrain", "train", "evaluate", "convert"}) {
       if (!stages.contains(name) || !stages[name].contains("image")) continue;
       const auto& image = stages[name]["image"];
@@ -255,7 +249,7 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
     }
   }
   if (minimum.contains("tritonserver")) {
-    const int since = ParseRelease(minimum["tritonserver"].get<std::string>());
+    const int since = ReleaseNumber(minimum["tritonserver"].get<std::string>());
     const std::pair<const char*, std::string> triton[] = {
         {"tensorrtLLM", "/spec/stages/tensorrtLLM"}, {"serve", "/spec/stages/serve/triton"}};
     for (const auto& [name, base] : triton) {

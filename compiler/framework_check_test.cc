@@ -11,10 +11,10 @@
 #include "check_registry.h"
 #include "checks.h"
 #include "nemo_releases.h"
-#include "stages.h"
 #include "normalizer.h"
 #include "schema_validator.h"
 #include "spec_loader.h"
+#include "test_check_tables.h"
 
 namespace nemoc {
 namespace {
@@ -54,19 +54,8 @@ Lines Check(const std::string& text, const NemoReleases* table = nullptr) {
     ADD_FAILURE() << "spec does not reach the checks:\n" << text;
     return {};
   }
-  static const StageTable stages = [] {
-    StageTable t;
-    Diagnostics refused;
-    if (!t.Load(NEMOC_SOURCE_DIR "/libsonnet", {}, nullptr, &refused)) ADD_FAILURE() << "built-in stages refused";
-    return t;
-  }();
-  static const NemoReleases releases = [] {
-    NemoReleases r;
-    std::string err;
-    if (!NemoReleases::Load(NEMOC_SOURCE_DIR "/libsonnet/nemo/versions.json", &r, &err)) ADD_FAILURE() << err;
-    return r;
-  }();
-  CheckSpec(doc, normalized, CheckTables{stages, table != nullptr ? *table : releases}, &diags);
+  const CheckTables& builtin = test_tables::Builtin();
+  CheckSpec(doc, normalized, CheckTables{builtin.stages, table != nullptr ? *table : builtin.releases}, &diags);
   Lines out;
   for (const auto& d : diags.items()) {
     out.push_back(d.code + "@" + std::to_string(d.location.line) + ":" +

@@ -280,7 +280,7 @@ bool CheckStageNeeds(const Document& doc, const nlohmann::json& normalized, cons
 namespace {
 
 void CheckNeedsOf(const CheckInput& in, const std::string&, Diagnostics* diags) {
-  CheckStageNeeds(in.doc, in.normalized, in.stages, diags);
+  CheckStageNeeds(in.doc, in.normalized, in.tables.stages, diags);
 }
 NEMOC_REGISTER_CHECK("stages.needs", kSpec, "", CheckNeedsOf);
 
