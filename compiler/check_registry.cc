@@ -32,13 +32,17 @@ std::vector<const RegisteredCheck*> RegisteredChecks(const StageTable& stages) {
     if (c.scope != RegisteredCheck::Scope::kStage) return 0;
     const auto& all = stages.stages();
     for (size_t i = 0; i < all.size(); ++i) {
-      if (all[i].key == c.stage) return i;
+      if (all[i].key == c.key) return i;
     }
     return all.size();
   };
+  // An engine's checks by its name (a stage's key sorts by position instead).
+  auto name = [](const RegisteredCheck& c) {
+    return c.scope == RegisteredCheck::Scope::kEngine ? c.key : std::string();
+  };
   std::sort(checks.begin(), checks.end(), [&](const RegisteredCheck* a, const RegisteredCheck* b) {
-    return std::make_tuple(static_cast<int>(a->scope), position(*a), a->file, a->sequence) <
-           std::make_tuple(static_cast<int>(b->scope), position(*b), b->file, b->sequence);
+    return std::make_tuple(static_cast<int>(a->scope), position(*a), name(*a), a->file, a->sequence) <
+           std::make_tuple(static_cast<int>(b->scope), position(*b), name(*b), b->file, b->sequence);
   });
   return checks;
 }

@@ -1,15 +1,18 @@
 // Every semantic check of a spec registers itself (issue #48 item 3): a name,
-// what it covers -- the spec as a whole, one stage of the pipeline, or each
-// training stage -- and the function, declared beside the rule it implements
-// with NEMOC_REGISTER_CHECK. CheckSpec (checks.h) runs them all in one place,
-// in Prepare, before any Jsonnet: a check of a stage runs only when the spec
-// has that stage. The checks that need a target's GPU node run right after,
+// what it covers -- the spec as a whole, one GitOps engine's settings, each
+// training stage, or one stage of the pipeline -- and the function, declared
+// beside the rule it implements with NEMOC_REGISTER_CHECK. CheckSpec
+// (checks.h) runs them all in one place, in Prepare, before any Jsonnet: a
+// check of a stage runs only when the spec has that stage, a check of an
+// engine only when spec.gitops.engines names it (engines.h: a --jpath
+// engine's own rules are its library's diagnostics(ctx)). The checks that need a target's GPU node run right after,
 // per target (compiler.cc CheckTargetNodes, gpu_node.h); the profiles' and
 // stage libraries' own rules are Jsonnet (`checks`, `diagnostics`).
 //
 // Order (deterministic whatever the link order): the spec's checks, then each
-// training stage's (pretrain, then train), then each stage's in pipeline
-// order; within one scope, by source file, then as declared in the file.
+// engine's (by engine name), then each training stage's (pretrain, then
+// train), then each stage's in pipeline order; within one scope, by source
+// file, then as declared in the file.
 #ifndef NEMOC_CHECK_REGISTRY_H_
 #define NEMOC_CHECK_REGISTRY_H_
 
@@ -42,11 +45,11 @@ struct CheckInput {
 };
 
 struct RegisteredCheck {
-  enum class Scope { kSpec, kTrainingStage, kStage };
+  enum class Scope { kSpec, kEngine, kTrainingStage, kStage };
   std::string name;  // unique: "<area>.<rule>", e.g. "train.arithmetic"
   Scope scope = Scope::kSpec;
-  std::string stage;  // kStage: the stage key (a description's key)
-  /// `key`: the stage the check runs for ("" for the spec's checks).
+  std::string key;  // kStage: the stage key (a description's key); kEngine: the engine's name
+  /// `key`: the stage or engine the check runs for ("" for the spec's checks).
   void (*run)(const CheckInput& input, const std::string& key, Diagnostics* diags) = nullptr;
   std::string file;  // where it was declared (__FILE__), for the order
   int sequence = 0;  // declaration order within the process
@@ -55,7 +58,7 @@ struct RegisteredCheck {
 /// Adds a check; returns true (for static initialization).
 bool RegisterCheck(RegisteredCheck check);
 /// Every registered check, in the order above (stage checks by their key's
-/// order in `stages`; a key no description has runs last).
+/// order in `stages`, a key no description has last; engine checks by name).
 std::vector<const RegisteredCheck*> RegisteredChecks(const StageTable& stages);
 
 }  // namespace nemoc
@@ -63,8 +66,8 @@ std::vector<const RegisteredCheck*> RegisteredChecks(const StageTable& stages);
 #define NEMOC_CHECK_CONCAT2(a, b) a##b
 #define NEMOC_CHECK_CONCAT(a, b) NEMOC_CHECK_CONCAT2(a, b)
 /// NEMOC_REGISTER_CHECK("train.warmup", kTrainingStage, "", CheckWarmupOf);
-#define NEMOC_REGISTER_CHECK(name, scope, stage, fn)                                            \
+#define NEMOC_REGISTER_CHECK(name, scope, key, fn)                                              \
   [[maybe_unused]] static const bool NEMOC_CHECK_CONCAT(nemoc_registered_check_, __LINE__) = \
-      ::nemoc::RegisterCheck({name, ::nemoc::RegisteredCheck::Scope::scope, stage, fn, __FILE__, 0})
+      ::nemoc::RegisterCheck({name, ::nemoc::RegisteredCheck::Scope::scope, key, fn, __FILE__, 0})
 
 #endif  // NEMOC_CHECK_REGISTRY_H_

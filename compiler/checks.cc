@@ -49,8 +49,6 @@ double GoDurationSeconds(const std::string& d) {
 // (libsonnet/gitops.libsonnet): their timeout is gitops.defaultTimeout, at
 // most 10 minutes; what bounds a stage's run is its workload's deadline.
 void CheckFluxPolls(const Document& doc, const nlohmann::json& gitops, Diagnostics* diags) {
-  const auto& engines = gitops.value("engines", nlohmann::json::array());
-  if (std::find(engines.begin(), engines.end(), "flux") == engines.end()) return;
   // value(): CheckSpec also runs on a spec whose normalization failed (compiler.cc).
   const std::string timeout = gitops.value("defaultTimeout", std::string("1m"));
   if (GoDurationSeconds(timeout) <= 600) return;
@@ -861,7 +859,7 @@ NEMOC_REGISTER_CHECK("spec.nvidia-tags", kSpec, "", CheckTagsAsWritten);
 void CheckFluxPollsOf(const CheckInput& in, const std::string&, Diagnostics* diags) {
   if (in.spec.contains("gitops")) CheckFluxPolls(in.doc, in.spec["gitops"], diags);
 }
-NEMOC_REGISTER_CHECK("gitops.flux-polls", kSpec, "", CheckFluxPollsOf);
+NEMOC_REGISTER_CHECK("gitops.flux-polls", kEngine, "flux", CheckFluxPollsOf);
 
 // A cluster for a target that does not exist is a typo, not a no-op.
 void CheckClusterTargets(const CheckInput& in, const std::string&, Diagnostics* diags) {
@@ -901,7 +899,7 @@ void CheckArgocdProject(const CheckInput& in, const std::string&, Diagnostics* d
                  "keep the platform bundle (gitops.platform), or drop applicationSet");
   }
 }
-NEMOC_REGISTER_CHECK("gitops.argocd-project", kSpec, "", CheckArgocdProject);
+NEMOC_REGISTER_CHECK("gitops.argocd-project", kEngine, "argocd", CheckArgocdProject);
 
 void CheckTargetsOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckTargets(in.doc, in.spec, diags); }
 NEMOC_REGISTER_CHECK("spec.targets", kSpec, "", CheckTargetsOf);
@@ -955,6 +953,16 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const Chec
   for (const RegisteredCheck* check : checks) {
     if (check->scope == Scope::kSpec) check->run(input, "", diags);
   }
+  // Each engine the spec names, its settings' rules (a spec whose
+  // normalization failed may lack gitops: value()).
+  const nlohmann::json engines =
+      input.spec.value("gitops", nlohmann::json::object()).value("engines", nlohmann::json::array());
+  for (const RegisteredCheck* check : checks) {
+    if (check->scope == Scope::kEngine && engines.is_array() &&
+        std::find(engines.begin(), engines.end(), check->key) != engines.end()) {
+      check->run(input, check->key, diags);
+    }
+  }
   // Each training stage's rules together, pretrain's before train's.
   for (const std::string& key : TrainingStages(present)) {
     for (const RegisteredCheck* check : checks) {
@@ -962,9 +970,9 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const Chec
     }
   }
   for (const RegisteredCheck* check : checks) {
-    if (check->scope == Scope::kStage && present.is_object() && present.contains(check->stage) &&
-        present[check->stage].is_object()) {
-      check->run(input, check->stage, diags);
+    if (check->scope == Scope::kStage && present.is_object() && present.contains(check->key) &&
+        present[check->key].is_object()) {
+      check->run(input, check->key, diags);
     }
   }
   return diags->error_count() == errors_before;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "check_registry.h"
+#include "engines.h"
 #include "normalizer.h"
 #include "schema_validator.h"
 #include "spec_loader.h"
@@ -799,6 +800,14 @@ TEST(ChecksTestSpec, AnApplicationSetCannotCreateTheProjectsOfItsRoots) {
   EXPECT_TRUE(c.ok);
   c = RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, "    platform: false\n", "")));
   EXPECT_TRUE(c.ok);
+  // An engine's rule runs only when the spec names the engine (kEngine): Flux
+  // alone never reads spec.gitops.argocd.
+  c = RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, "    platform: false\n",
+                                                            "    platform: false\n    engines: [flux]\n")));
+  EXPECT_TRUE(c.ok);
+  c = RunCheckSpec(Replace(kBase, "  targets:\n", Replace(gitops, "    platform: false\n",
+                                                            "    platform: false\n    engines: [argocd, flux]\n")));
+  EXPECT_FALSE(c.ok);
 }
 
 // C18/F17: a Flux health-check wait holds a kustomize-controller worker; stage
@@ -966,7 +975,10 @@ TEST(CheckRegistry, EachCheckIsRegisteredOnceAndRunsForItsScope) {
     EXPECT_TRUE(names.insert(check->name).second) << check->name << " registered twice";
     EXPECT_NE(nullptr, check->run) << check->name;
     if (check->scope == RegisteredCheck::Scope::kStage) {
-      EXPECT_NE(nullptr, Stages().Find(check->stage)) << check->name << ": no stage " << check->stage;
+      EXPECT_NE(nullptr, Stages().Find(check->key)) << check->name << ": no stage " << check->key;
+    }
+    if (check->scope == RegisteredCheck::Scope::kEngine) {
+      EXPECT_NE(nullptr, EngineTable::Builtin().Find(check->key)) << check->name << ": no engine " << check->key;
     }
     order.push_back(check->name);
   }
@@ -976,7 +988,9 @@ TEST(CheckRegistry, EachCheckIsRegisteredOnceAndRunsForItsScope) {
   }
   // The spec's checks, then the training stages', then the stages' in pipeline order.
   auto at = [&](const std::string& name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
-  EXPECT_LT(at("stages.needs"), at("train.mode"));
+  EXPECT_LT(at("stages.needs"), at("gitops.argocd-project"));  // the spec's, then the engines' by name
+  EXPECT_LT(at("gitops.argocd-project"), at("gitops.flux-polls"));
+  EXPECT_LT(at("gitops.flux-polls"), at("train.mode"));
   EXPECT_LT(at("train.warmup"), at("test.evaluate-ran"));
   EXPECT_LT(at("test.evaluate-ran"), at("serve.engine"));  // 40-evaluate before 70-serve
 

@@ -32,6 +32,8 @@
 
 namespace nemoc {
 
+class EngineTable;  // engines.h
+
 /// Below the output root: one directory per cluster.
 inline constexpr const char kClustersDir[] = "_clusters";
 /// In a target's tree: what the target asks of its cluster's bundle.
@@ -59,8 +61,11 @@ struct ClusterTree {
 /// of targets not rebuilt now are read from their trees on disk (skipping
 /// the stale target directories the build removes). False with located
 /// errors on any conflict; nothing on disk changes.
+/// `engines`: what people read about each engine in the bundle's SUMMARY.md
+/// (the Compiler's table, with its --jpath engines; nullptr: the built-in ones).
 bool ComputeClusterTrees(Disk& disk, const std::vector<CompiledSpec>& compiled,
-                         std::vector<ClusterTree>* clusters, Diagnostics* diags);
+                         std::vector<ClusterTree>* clusters, Diagnostics* diags,
+                         const EngineTable* engines = nullptr);
 
 /// Unites `add` into `into` (see the file comment). On a conflict returns
 /// false with the JSON pointer of the first differing field in `where`.

@@ -159,7 +159,7 @@ int RunBuild(const CompileFlags& flags, const CommitFlags& commit) {
   // The platform bundle of every cluster the targets name (decision F3),
   // merged with what targets already on disk contribute to it.
   std::vector<ClusterTree> clusters;
-  if (!ComputeClusterTrees(disk, compiled, &clusters, &diags)) {
+  if (!ComputeClusterTrees(disk, compiled, &clusters, &diags, &compiler->engines())) {
     abandon_early();
     return fail(ExitCodeFor(diags));
   }

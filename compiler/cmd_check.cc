@@ -42,7 +42,7 @@ int RunCheck(const CompileFlags& flags) {
   }
   RealDisk disk;
   std::vector<FileChange> changes;
-  const bool readable = ComputeDrift(disk, compiled, &changes, &diags);
+  const bool readable = ComputeDrift(disk, compiled, &changes, &diags, &compiler->engines());
   if (!readable) return finish(ExitCodeFor(diags) == kExitOk ? kExitInvalid : ExitCodeFor(diags));
 
   // Per target: the files that differ (a change belongs to the target whose

@@ -44,7 +44,8 @@ std::string StateDirectoryOf(const std::string& summary, const std::string& dir)
 // spec, so the GitOps engine prunes the old object (a running training is
 // killed, a finished one is run again). Said once per training replaced or
 // removed (28-pretrain, 30-train), on stderr, whatever the output format.
-void NoteReplacedTrainings(const std::vector<FileChange>& changes, const std::vector<std::string>& workload_prefixes) {
+void NoteReplacedTrainings(const std::vector<FileChange>& changes, const std::vector<std::string>& workload_prefixes,
+                           const EngineTable& engine_table) {
   for (const auto& change : changes) {
     if (change.status != 'D' && change.status != 'R') continue;
     const std::string& path = change.status == 'R' ? change.old_path : change.path;
@@ -62,9 +63,9 @@ void NoteReplacedTrainings(const std::vector<FileChange>& changes, const std::ve
     const std::string target = path.substr(0, dir_start);
     std::error_code ec;
     std::string engines;
-    for (const auto& [engine, about] : EngineDescriptions()) {
-      if (!std::filesystem::is_directory(target + "gitops/" + engine, ec)) continue;
-      engines += " " + about.value("title", engine) + ": " + about.value("replacedWorkloadNote", "");
+    for (const Engine& engine : engine_table.engines()) {
+      if (!std::filesystem::is_directory(target + "gitops/" + engine.name, ec)) continue;
+      engines += " " + engine.title() + ": " + engine.about.value("replacedWorkloadNote", "");
     }
     if (engines.empty()) engines = " Applied by hand: delete this workload and apply the new one.";
     // Where the new run writes (decision F15): the stage's row of SUMMARY.md
@@ -151,7 +152,7 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
   }
   RealDisk disk;
   std::vector<FileChange> changes;
-  const bool readable = ComputeDrift(disk, compiled, &changes, &diags);
+  const bool readable = ComputeDrift(disk, compiled, &changes, &diags, &compiler->engines());
   // A hand-edited tree may hold anything (E23: a token pasted into out/ was
   // printed by diff): both sides are masked before they are compared and
   // shown, and the text forms escape control bytes (ESC, OSC 52) line by line.
@@ -187,7 +188,7 @@ int RunDiff(const CompileFlags& flags, const DiffFlags& options) {
     return kExitInternal;
   }
   const std::vector<std::string> workload_prefixes = WorkloadFilePrefixes(workload_kinds);
-  NoteReplacedTrainings(changes, workload_prefixes);
+  NoteReplacedTrainings(changes, workload_prefixes, compiler->engines());
   NoteKeptObjects(changes);
   if (json) {
     // Per spec and target, the changes under its directory; the rest (cluster

@@ -28,7 +28,7 @@ int RunValidate(const CompileFlags& flags) {
   if (ok) {
     RealDisk disk;
     std::vector<ClusterTree> clusters;
-    ok = ComputeClusterTrees(disk, compiled, &clusters, &diags);
+    ok = ComputeClusterTrees(disk, compiled, &clusters, &diags, &compiler->engines());
   }
   if (flags.output.json()) {
     nlohmann::json specs = nlohmann::json::array();

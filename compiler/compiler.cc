@@ -100,6 +100,16 @@ bool Compiler::Init(Diagnostics* diags) {
     }
   }
   if (!stage_table_.Load(data_.libsonnet(), options_.jpaths, stage_contract.get(), diags)) return false;
+  // The GitOps engines (engines.h), likewise.
+  std::unique_ptr<InputSchema> engine_contract;
+  if (!options_.jpaths.empty()) {
+    engine_contract = InputSchema::Load(data_.contracts() + "/engine.schema.json", &err, reader_);
+    if (engine_contract == nullptr) {
+      diags->Error("internal.contract", err);
+      return false;
+    }
+  }
+  if (!engine_table_.Load(data_.libsonnet(), options_.jpaths, engine_contract.get(), diags)) return false;
   stage_table_source_ = StageTableSource(stage_table_.stages());
   stamps_ = std::make_unique<StampCalculator>(data_, options_.jpaths, kube_schemas_.get());
   return true;
@@ -292,7 +302,15 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   for (const auto& stage : stage_table_.stages()) {
     if (!stage.builtin && stage.schema.is_object()) own_stages.push_back(&stage);
   }
-  if (extra.empty() && runtimes.empty() && components.empty() && own_stages.empty()) return base;
+  // The GitOps engines of --jpath directories (engines.h): each joins
+  // spec.gitops.engines with its settings, spec.gitops.<name>.
+  std::vector<const Engine*> own_engines;
+  for (const auto& engine : engine_table_.engines()) {
+    if (!engine.builtin) own_engines.push_back(&engine);
+  }
+  if (extra.empty() && runtimes.empty() && components.empty() && own_stages.empty() && own_engines.empty()) {
+    return base;
+  }
   std::string key;
   for (const auto& [name, file] : extra) key += (key.empty() ? "" : ",") + name;
   key += ";";
@@ -301,7 +319,25 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
   for (const auto& [name, file] : components) key += name + ",";
   key += ";";
   for (const Stage* stage : own_stages) key += stage->key + ",";
+  key += ";";
+  for (const Engine* engine : own_engines) key += engine->name + ",";
   nlohmann::json schema = base->json();
+  const nlohmann::json::json_pointer gitops_ptr("/definitions/gitops/properties");
+  for (const Engine* engine : own_engines) {
+    if (!schema.contains(gitops_ptr) || !schema.at(gitops_ptr).contains("engines")) break;
+    nlohmann::json& engines = schema.at(gitops_ptr)["engines"];
+    nlohmann::json& names = engines["items"]["enum"];
+    if (std::find(names.begin(), names.end(), engine->name) == names.end()) {
+      names.push_back(engine->name);
+      engines["maxItems"] = names.size();
+      std::string described = engines["items"].value("description", "");
+      if (!described.empty() && described.back() == '.') described.pop_back();
+      engines["items"]["description"] = described + " or " + engine->name + " (" +
+                                        engine->about.value("summary", "") + "; an engine of your own, " +
+                                        engine->file + ").";
+    }
+    schema.at(gitops_ptr)[engine->name] = engine->about["schema"];
+  }
   const nlohmann::json::json_pointer stages_ptr("/definitions/stages/properties");
   for (const Stage* stage : own_stages) {
     if (!schema.contains(stages_ptr)) break;

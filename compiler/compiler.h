@@ -48,6 +48,7 @@
 #include "fit_check.h"
 #include "gpu_node.h"
 #include "diagnostic.h"
+#include "engines.h"
 #include "kube_schemas.h"
 #include "nemo_releases.h"
 #include "normalizer.h"
@@ -200,7 +201,8 @@ class Compiler {
 
   /// The input schema with everything the --jpath directories bring composed
   /// in -- every profile of theirs (options, GPU node), runtime, platform
-  /// component and stage -- as a build composes what a spec names: what
+  /// component, stage and GitOps engine -- as a build composes what a spec
+  /// names: what
   /// `nemoc schema --jpath` prints and `nemoc explain --jpath` reads. The
   /// built-in schema without --jpath.
   bool ComposedInputSchema(nlohmann::json* out, Diagnostics* diags) const;
@@ -218,6 +220,8 @@ class Compiler {
 
   /// Source texts seen so far (specs and libraries), for quoting in messages.
   const SourceTexts& sources() const { return sources_; }
+  /// The GitOps engines, built-in and of --jpath (engines.h); loaded by Init.
+  const EngineTable& engines() const { return engine_table_; }
   SourceTexts* mutable_sources() { return &sources_; }
   bool kube_schemas_loaded() const { return kube_schemas_ != nullptr; }
 
@@ -265,6 +269,7 @@ class Compiler {
   std::set<std::string> builtin_profiles_;
   std::map<std::string, std::string> user_runtime_files_;
   StageTable stage_table_;  // stages.h: the built-in stages and those of --jpath
+  EngineTable engine_table_;  // engines.h: the built-in engines and those of --jpath
   std::string stage_table_source_;  // its text for the libraries (every expander's nemoc/stages.libsonnet)
   std::map<std::string, std::string> user_component_files_;  // components/<name>.libsonnet of --jpath
   // What each --jpath profile a spec names says about itself (Resolve); its

@@ -54,7 +54,7 @@ std::vector<std::string> StaleProjectTargets(Disk& disk, const std::string& out_
 }
 
 bool ComputeDrift(Disk& disk, const std::vector<CompiledSpec>& compiled,
-                  std::vector<FileChange>* changes, Diagnostics* diags) {
+                  std::vector<FileChange>* changes, Diagnostics* diags, const EngineTable* engines) {
   bool ok = true;
   auto compare = [&](const std::string& dir, const FileTree& want) {
     FileTree have;
@@ -81,7 +81,7 @@ bool ComputeDrift(Disk& disk, const std::vector<CompiledSpec>& compiled,
   }
   // The cluster trees the build would write (cluster_bundle.h).
   std::vector<ClusterTree> clusters;
-  if (!ComputeClusterTrees(disk, compiled, &clusters, diags)) ok = false;
+  if (!ComputeClusterTrees(disk, compiled, &clusters, diags, engines)) ok = false;
   for (const auto& cluster : clusters) compare(cluster.dir, cluster.tree);
   std::sort(changes->begin(), changes->end(),
             [](const FileChange& a, const FileChange& b) { return a.path < b.path; });

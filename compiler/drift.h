@@ -12,6 +12,8 @@
 
 namespace nemoc {
 
+class EngineTable;  // engines.h
+
 struct FileChange {
   char status = 'M';     // 'A' a build would add it, 'D' remove it, 'M' change it,
                          // 'R' replace old_path by path (review_diff.h PairRenamedFiles)
@@ -35,8 +37,9 @@ std::vector<std::string> StaleProjectTargets(Disk& disk, const std::string& out_
 /// Compares every compiled target (and the project's stale targets) with the
 /// disk; sorted by path. A directory nemoc would refuse to write (foreign
 /// files) is reported through `diags` with the writer's errors.
+/// `engines` as ComputeClusterTrees takes it.
 bool ComputeDrift(Disk& disk, const std::vector<CompiledSpec>& compiled,
-                  std::vector<FileChange>* changes, Diagnostics* diags);
+                  std::vector<FileChange>* changes, Diagnostics* diags, const EngineTable* engines = nullptr);
 
 /// A unified diff of one change (libgit2's git_patch_from_buffers), with
 /// "a/<path>" and "b/<path>" headers ("a/<old_path>" for 'R'); ANSI colours

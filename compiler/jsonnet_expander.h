@@ -241,16 +241,27 @@ class JsonnetExpander {
   std::set<std::string> user_runtimes_;     // <--jpath>/runtimes/<name>.libsonnet
   std::function<std::string(const std::string&)> default_runtime_;  // ProfileDefaultRuntime
   std::set<std::string> user_profiles_;     // <--jpath>/<name>.libsonnet (profiles or helpers)
-  // Platform components: name -> how the generated table imports its file
-  // (nemoc/components/<name>.libsonnet, or components/<name>.libsonnet of a
-  // --jpath directory, which wins).
-  std::map<std::string, std::string> components_;
-  std::string ComponentsPath() const;
-  std::string ComponentsSource() const;
+  // The plug-in tables nemoc generates, one per directory whose files are
+  // the implementations of a contract: platform components (components/,
+  // imported as nemoc/components.libsonnet) and GitOps engines (engines/,
+  // nemoc/engines.libsonnet). Each maps a name to how the table imports its
+  // file: nemoc/<dir>/<name>.libsonnet, or <dir>/<name>.libsonnet of a --jpath
+  // directory, which wins. The table "is" a file at the first root, so that
+  // a file of your own is found by root order like any import, and so that
+  // build stamps record it (its text changes with the set of files).
+  struct PluginTable {
+    std::string dir;     // "components"
+    std::string header;  // the generated file's comment
+    std::map<std::string, std::string> entries;
+    std::string import() const { return "nemoc/" + dir + ".libsonnet"; }
+  };
+  std::vector<PluginTable> plugin_tables_;
+  std::string PluginTablePath(const PluginTable& table) const;
+  static std::string PluginTableSource(const PluginTable& table);
   // The stage table (stages.h), imported as nemoc/stages.libsonnet: the text
   // UseStageTable handed over, else generated on first use from the
   // description files of libsonnet/stages/ and of each --jpath directory's
-  // stages/ (which wins), like ComponentsSource.
+  // stages/ (which wins), like PluginTableSource.
   std::string StagesPath() const;
   const std::string& StagesSource() const;
   mutable std::string stages_source_;

@@ -29,8 +29,9 @@ namespace {
 // A directory holding only nemoc -> libsonnet/, made once per test process
 // and removed when it exits (each ctest run is its own process: one was left
 // in /tmp per test before).
-// Its nemoc/ holds a link to each entry of libsonnet/ and the stage table
-// nemoc generates (stages.h StageTableSource), as nemoc/stages.libsonnet.
+// Its nemoc/ holds a link to each entry of libsonnet/ and the tables nemoc
+// generates: the stage table (stages.h StageTableSource), as
+// nemoc/stages.libsonnet, and the engine table, nemoc/engines.libsonnet.
 struct NamespaceDirHolder {
   std::filesystem::path made;
   NamespaceDirHolder() {
@@ -46,6 +47,14 @@ struct NamespaceDirHolder {
     nemoc::Diagnostics diags;
     EXPECT_TRUE(table.Load(NEMOC_SOURCE_DIR "/libsonnet", {}, nullptr, &diags));
     std::ofstream(made / "nemoc" / "stages.libsonnet") << nemoc::StageTableSource(table.stages());
+    // And the engine table nemoc generates from libsonnet/engines/ (jsonnet_expander.h PluginTable).
+    std::string engines = "{\n";
+    for (const auto& entry : fs::directory_iterator(NEMOC_SOURCE_DIR "/libsonnet/engines")) {
+      if (entry.path().extension() != ".libsonnet") continue;
+      engines += "  '" + entry.path().stem().string() + "': import 'nemoc/engines/" +
+                 entry.path().filename().string() + "',\n";
+    }
+    std::ofstream(made / "nemoc" / "engines.libsonnet") << engines << "}\n";
   }
   ~NamespaceDirHolder() {
     std::error_code ec;

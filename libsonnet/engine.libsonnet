@@ -1,11 +1,16 @@
 // The contract of a GitOps engine (issue #48): what gitops.libsonnet asks of
 // each engine spec.gitops.engines names. Argo CD and Flux are its two
 // implementations (libsonnet/engines/argocd.libsonnet, flux.libsonnet); an
-// engine file is `(import 'nemoc/engine.libsonnet') + { ... }`. What every
-// engine shares -- stage directories and waves, names, the cluster, the
-// platform bundle's object groups, the kept kinds -- is gitops.libsonnet's.
-// C++ names no engine: SUMMARY.md, the cluster bundle's SUMMARY.md and the
-// namespace each object is verified in come from summary() below.
+// engine file is `(import 'nemoc/engine.libsonnet') + { ... }`, with its
+// description beside it, engines/<name>.json (schemas/contracts/
+// engine.schema.json: title, notes, the schema of spec.gitops.<name>). An
+// engine of your own is the same two files in a --jpath directory's engines/
+// (docs/extending.md). What every engine shares -- stage directories and
+// waves, names, the cluster, the platform bundle's object groups, the kept
+// kinds -- is gitops.libsonnet's. C++ names no engine: the spec's schema,
+// SUMMARY.md, the cluster bundle's SUMMARY.md and the namespace each object
+// is verified in come from the description (compiler/engines.h) and from
+// summary() below.
 {
   // spec.gitops.engines' name for it.
   name:: error 'a GitOps engine names itself (name)',
@@ -33,6 +38,10 @@
   // Its part of the platform bundle (components: platform.installed;
   // objects: the cluster objects, gitops.objectGroups).
   platform(ctx, components, objects):: {},
+  // Whether platform() applies the cluster bundle (its components and cluster
+  // objects). A spec whose engines none of which does cannot ask for the
+  // bundle (spec.gitops.platform): gitops.libsonnet says so, located.
+  installsPlatform:: false,
 
   // The cluster bundle's bootstrap command (with spec.gitops.platform), the
   // target's bootstrap in order (the bundle's first), how the target is
@@ -48,4 +57,11 @@
   // disk, which do not carry them.
   clusterBootstrapNote:: '',
   editWhileRunning:: '',
+
+  // Its rules about the spec's settings, located like a profile's checks
+  // ([{code, pointer, message, hint?, severity?}], pointer into the spec: nemoc
+  // turns each into file:line:column). The built-in engines' rules are C++,
+  // checked before expansion (compiler/check_registry.h kEngine); an engine
+  // of your own says its own here.
+  diagnostics(ctx):: [],
 }

@@ -17,9 +17,7 @@
 //    moved by compiler/cluster_bundle.cc to <out>/_clusters/<cluster>/platform/
 //    and, for Argo CD, health checks for the training kinds.
 // Facts: ../shared/reference/gitops-engines.md.
-local argocd = import 'nemoc/engines/argocd.libsonnet';
 local clusterHas = import 'nemoc/cluster_has.libsonnet';
-local flux = import 'nemoc/engines/flux.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local health = import 'nemoc/health.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
@@ -94,9 +92,27 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
 
   // The engines the spec names (spec.gitops.engines), each an implementation
   // of libsonnet/engine.libsonnet, in a fixed order (by name): what they
-  // contribute to one list (bootstrap, remove) comes in that order.
-  implementations:: { argocd: argocd, flux: flux },
+  // contribute to one list (bootstrap, remove) comes in that order. The
+  // table is generated from libsonnet/engines/ and each --jpath directory's
+  // engines/ (compiler/jsonnet_expander.h PluginTable, compiler/engines.h).
+  implementations:: import 'nemoc/engines.libsonnet',
   active(ctx):: [$.implementations[e] for e in k8s.stringSet(ctx.spec.gitops.engines)],
+  // What the engines the spec names say about its settings (their
+  // diagnostics(ctx); nemoc checks the built-in engines' rules before
+  // expansion, compiler/check_registry.h kEngine).
+  // And the bundle needs an engine that applies it (installsPlatform).
+  diagnostics(ctx)::
+    if !$.enabled(ctx) then []
+    else
+      local engines = $.active(ctx);
+      std.flattenArrays([e.diagnostics(ctx) for e in engines])
+      + (if ctx.spec.gitops.platform && std.length([e for e in engines if e.installsPlatform]) == 0 then [{
+           code: 'gitops.platform-engine',
+           pointer: '/spec/gitops/platform',
+           message: 'spec.gitops.platform: no engine the spec names applies the cluster\'s platform bundle ('
+                    + std.join(', ', [e.title for e in engines]) + ' has no part in it)',
+           hint: 'set gitops.platform: false and install the components SUMMARY.md lists yourself, or name an engine that applies it',
+         }] else []),
 
   // A stage object as the engines need it: each engine's annotations
   // (stageAnnotations), the kept kinds' (keep), and no workload with a TTL.
@@ -238,10 +254,8 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     metadata: {
       name: ctx.namespace,
       labels: $.platformLabels,
-      annotations: {
-        'argocd.argoproj.io/sync-options': 'Prune=false,Delete=false',
-        'kustomize.toolkit.fluxcd.io/prune': 'disabled',
-      },
+      // Kept by every engine (F13), whichever the targets sharing it name.
+      annotations: std.foldl(function(acc, e) acc + $.implementations[e].keepAnnotations, std.objectFields($.implementations), {}),
     },
   },
   ownsNamespace(ctx):: $.enabled(ctx) && ctx.spec.gitops.platform,

@@ -182,7 +182,8 @@ local ownStates = [s for s in order.stages if !std.objectHasEx(chained, s.key, f
     local diagnostics = ctx.profile.diagnostics(ctx) + platform.diagnostics(ctx) + kueue.diagnostics(ctx) + hf.diagnostics(ctx)
                         + std.flattenArrays([builders[s.key].diagnostics(ctx) for s in diagnosing])
                         + nemo2.diagnostics(ctx)
-                        + pod.stageNodesDiagnostics(ctx) + pod.schedulingDiagnostics(ctx);
+                        + pod.stageNodesDiagnostics(ctx) + pod.schedulingDiagnostics(ctx)
+                        + gitops.diagnostics(ctx);
     // A target its profile rejected is not expanded further: its objects
     // would be built from facts that do not exist (an unknown instance type).
     local isError(d) = !std.objectHasEx(d, 'severity', false) || std.primitiveEquals(d.severity, 'error');

@@ -562,6 +562,119 @@ TEST_F(ExtendingTest, AStageOfYourOwnIsADescriptionAndALibraryUnderJpath) {
   EXPECT_EQ(TreeFingerprint(Out()), settled);
 }
 
+// Issue #48 item 2: a GitOps engine of your own is two files of a --jpath
+// directory's engines/ -- its library (libsonnet/engine.libsonnet) and its
+// description (schemas/contracts/engine.schema.json), the schema of its
+// settings included -- built with the unchanged binary: tests/extending/fleet
+// (Rancher Fleet, a GitRepo per target, and its kind's schema).
+TEST_F(ExtendingTest, AGitOpsEngineOfYourOwnIsTwoFilesUnderJpath) {
+  const std::string jpath = SourceDir() + "/tests/extending/fleet";
+  const std::string lora = ReadFile(SourceDir() + "/examples/llama2-7b-lora-eks.yaml");
+  const std::string spec = Replace(Replace(lora, "    engines: [flux]\n", "    engines: [fleet]\n    platform: false\n"),
+                                   "    flux: {secretRef: ml-infra-deploy-key}\n",
+                                   "    fleet: {clientSecretName: ml-infra-deploy-key}\n");
+  ASSERT_NE(spec, lora);
+  RunResult r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("fleet.yaml", spec)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const std::string eks = Out() + "/llama2-7b-lora/eks";
+  // Its objects, validated with the kind's schema the directory brings; no other engine's.
+  const std::string repo = FileStartingWith(eks + "/gitops/fleet", "gitrepo-llama2-7b-lora-eks-");
+  for (const std::string& expected :
+       {std::string("apiVersion: fleet.cattle.io/v1alpha1\nkind: GitRepo\n"), std::string("namespace: fleet-local\n"),
+        std::string("clientSecretName: ml-infra-deploy-key\n"), std::string("pollingInterval: 15s\n"),
+        std::string("paths:\n  - out/llama2-7b-lora/eks/00-base\n  - out/llama2-7b-lora/eks/30-train\n")}) {
+    EXPECT_NE(repo.find(expected), std::string::npos) << expected << " not in\n" << repo;
+  }
+  EXPECT_FALSE(fs::exists(eks + "/gitops/flux"));
+  EXPECT_FALSE(fs::exists(eks + "/gitops/argocd"));
+  // Its kept-kind annotation on the claims holding data (F13), its notes in SUMMARY.md.
+  EXPECT_NE(FileStartingWith(eks + "/00-base", "persistentvolumeclaim-").find("helm.sh/resource-policy: keep"),
+            std::string::npos);
+  const std::string summary = ReadFile(eks + "/SUMMARY.md");
+  for (const std::string& expected :
+       {std::string("| GitOps | fleet from `ssh://git@github.com/acme/ml-infra.git @ main"),
+        std::string("`kubectl apply --server-side -k out/llama2-7b-lora/eks/gitops/fleet` (the GitRepo;"),
+        std::string("| Edit while a stage runs | Fleet: the stage's bundle is upgraded at the next poll"),
+        std::string("Fleet: `kubectl delete gitrepo llama2-7b-lora-eks-")}) {
+    EXPECT_NE(summary.find(expected), std::string::npos) << expected << " not in\n" << summary;
+  }
+
+  // Its settings are the spec's schema: nemoc schema and explain show them, a
+  // bad value is a located error; without the directory the name is unknown.
+  r = RunNemoc({"schema", "--jpath", jpath});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json schema = nlohmann::json::parse(r.out);
+  const nlohmann::json& gitops = schema["definitions"]["gitops"]["properties"];
+  EXPECT_EQ(gitops["engines"]["items"]["enum"], (nlohmann::json{"argocd", "flux", "fleet"}));
+  EXPECT_EQ(gitops["engines"]["maxItems"], 3);
+  EXPECT_EQ(gitops["fleet"]["properties"]["pollingInterval"]["default"], "15s");
+  r = RunNemoc({"explain", "--jpath", jpath, "spec.gitops.fleet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pollingInterval"), std::string::npos) << r.out;
+  const std::string before = TreeFingerprint(Out());
+  const std::string bad = Replace(spec, "{clientSecretName: ml-infra-deploy-key}", "{clientSecretName: ml-infra-deploy-key, interval: 1m}");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("fleet.yaml", bad)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("fleet.yaml:" + PositionOf(bad, "interval: 1m") + ": error: unknown field 'interval' in spec.gitops.fleet"),
+            std::string::npos)
+      << r.err;
+  r = RunNemoc({"build", "--out", Out(), scratch_.Write("fleet.yaml", spec)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("fleet.yaml:" + PositionOf(spec, "fleet]")), std::string::npos) << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before);
+
+  // Its own rules (diagnostics(ctx)), located: an engine without a part in the
+  // platform bundle cannot be asked for one, and Fleet warns that it does not
+  // order a pipeline's stages.
+  const std::string bundled = Replace(spec, "    platform: false\n", "");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("fleet.yaml", bundled)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("error: target eks: spec.gitops.platform: no engine the spec names applies the cluster's "
+                       "platform bundle (Fleet has no part in it)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), before);
+  const std::string staged = Replace(spec, "      timeout: 12h\n", "      timeout: 12h\n    ncclTest: {}\n");
+  ASSERT_NE(staged, spec);
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("fleet.yaml", staged)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("fleet.yaml:" + PositionOf(staged, "[fleet]") + ": warning: target eks: Fleet deploys each of "
+                       "the 2 stages as a bundle of its own, all at once"),
+            std::string::npos)
+      << r.err;
+  // Beside a built-in engine that applies the bundle, the cluster's SUMMARY.md
+  // names who applies it.
+  const std::string both = Replace(Replace(bundled, "[fleet]", "[fleet, flux]"), "    fleet: {", "    flux: {secretRef: ml-infra-deploy-key}\n    fleet: {");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath, scratch_.Write("fleet.yaml", both)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(ReadFile(Out() + "/_clusters/ml-eks-p4d/SUMMARY.md").find("| API server | the one Flux runs in |"),
+            std::string::npos);
+
+  // A description without its library, a library without its description:
+  // each refused by name, nothing written.
+  ScratchDir broken;
+  broken.Write("engines/fleet.json", ReadFile(jpath + "/engines/fleet.json"));
+  broken.Write("engines/gitea.libsonnet", "(import 'nemoc/engine.libsonnet') + { name:: 'gitea' }\n");
+  const std::string settled = TreeFingerprint(Out());
+  r = RunNemoc({"build", "--out", Out(), "--jpath", broken.path(), scratch_.Write("fleet.yaml", spec)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("error: engine gitea: " + broken.path() + "/engines/gitea.libsonnet has no description beside it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("error: engine fleet: its library fleet.libsonnet is not beside"), std::string::npos) << r.err;
+  // A description its contract refuses: located in it.
+  ScratchDir refused;
+  for (const auto& [rel, text] : ReadAll(jpath)) refused.Write(rel, text);
+  const std::string untitled = Replace(ReadFile(jpath + "/engines/fleet.json"), "\"title\": \"Fleet\",\n", "");
+  refused.Write("engines/fleet.json", untitled);
+  r = RunNemoc({"build", "--out", Out(), "--jpath", refused.path(), scratch_.Write("fleet.yaml", spec)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("fleet.json:1:1: error:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("title"), std::string::npos) << r.err;
+  EXPECT_EQ(TreeFingerprint(Out()), settled);
+}
+
 TEST_F(ExtendingTest, AMissingMemberIsNamedAtTheFileThatLacksIt) {
   ScratchDir jpath;
   jpath.Write("half-cloud.libsonnet",

@@ -62,6 +62,7 @@ local platform = import 'nemoc/platform.libsonnet';
     for p in $.argocdParts(ctx, files)
   } + (if ctx.spec.gitops.argocd.applicationSet then {} else { [$.argocdDir]: ['root'] }),
   platform(ctx, components, objects):: $.platformArgocd(ctx, components, objects),
+  installsPlatform:: true,
 
   clusterBootstrap(ctx)::
     gitops.applyCommand(gitops.platformRoot(ctx) + '/argocd') + ' once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.argocd.namespace

@@ -28,6 +28,7 @@ local platform = import 'nemoc/platform.libsonnet';
   files(ctx, files):: $.fluxFiles(ctx, files),
   kustomizations(ctx, files):: { [$.fluxDir]: ['root'] },
   platform(ctx, components, objects):: $.platformFlux(ctx, components, objects),
+  installsPlatform:: true,
 
   clusterBootstrap(ctx)::
     gitops.applyCommand(gitops.platformRoot(ctx) + '/flux') + ' once per cluster, then `kubectl wait -n ' + ctx.spec.gitops.flux.namespace

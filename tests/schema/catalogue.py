@@ -145,6 +145,19 @@ def main():
         check(list(stages["properties"]).index("judge") == list(stages["properties"]).index("evaluate") + 1,
               "spec.stages does not list a new stage in pipeline order: %s" % list(stages["properties"]))
         check("judge (45-judge)" in stages["description"], "spec.stages' description lacks the new stage")
+        # A GitOps engine is its library and its description (libsonnet/engines/<name>.json):
+        # a third one joins spec.gitops.engines and brings spec.gitops.<name>.
+        engines_dir = os.path.join(tmp, "libsonnet", "engines")
+        json.dump({"title": "Fleet", "summary": "GitRepo per target", "clusterBootstrapNote": "", "editWhileRunning": "",
+                   "replacedWorkloadNote": "", "schema": {"type": "object", "default": {}}},
+                  open(os.path.join(engines_dir, "fleet.json"), "w"))
+        open(os.path.join(engines_dir, "fleet.libsonnet"), "w").write("(import 'nemoc/engine.libsonnet') + { name:: 'fleet' }\n")
+        subprocess.run([UPDATE, "--root", tmp], check=True)
+        gitops = json.load(open(os.path.join(tmp, "schemas", "project.schema.json")))["definitions"]["gitops"]["properties"]
+        check(gitops["engines"]["items"]["enum"] == ["argocd", "fleet", "flux"] and gitops["engines"]["maxItems"] == 3
+              and "fleet (GitRepo per target)" in gitops["engines"]["items"]["description"]
+              and gitops["fleet"] == {"type": "object", "default": {}},
+              "an engine added to libsonnet/engines/ is not in spec.gitops: %s" % gitops["engines"])
     # Every built-in stage description meets its contract (schemas/contracts/stage.schema.json);
     # nemoc checks a --jpath directory's at run time, located (tests/extending_test.cc).
     contract = jsonschema.Draft7Validator(json.load(open(os.path.join(SRC, "schemas", "contracts", "stage.schema.json"))))
@@ -154,6 +167,20 @@ def main():
     for f in described:
         errors = [e.message for e in contract.iter_errors(json.load(open(os.path.join(stage_dir, f))))]
         check(not errors, "libsonnet/stages/%s breaks schemas/contracts/stage.schema.json: %s" % (f, errors[:3]))
+    # Likewise every built-in GitOps engine's description (schemas/contracts/engine.schema.json),
+    # and spec.gitops holds exactly them: the enum, its bound, each one's settings.
+    contract = jsonschema.Draft7Validator(json.load(open(os.path.join(SRC, "schemas", "contracts", "engine.schema.json"))))
+    engine_dir = os.path.join(SRC, "libsonnet", "engines")
+    engines = sorted(f[:-len(".json")] for f in os.listdir(engine_dir) if f.endswith(".json"))
+    check(engines == ["argocd", "flux"], "the built-in engines are not Argo CD and Flux: %s" % engines)
+    gitops = schema["definitions"]["gitops"]["properties"]
+    check(gitops["engines"]["items"]["enum"] == engines and gitops["engines"]["maxItems"] == len(engines),
+          "spec.gitops.engines does not list the engine descriptions: %s" % gitops["engines"])
+    for name in engines:
+        about = json.load(open(os.path.join(engine_dir, name + ".json")))
+        errors = [e.message for e in contract.iter_errors(about)]
+        check(not errors, "libsonnet/engines/%s.json breaks schemas/contracts/engine.schema.json: %s" % (name, errors[:3]))
+        check(gitops.get(name) == about.get("schema"), "spec.gitops.%s is not the schema of engines/%s.json" % (name, name))
     check(nemoc("schema").stdout == open(schema_path).read(), "nemoc schema does not print the schema")
 
     validator = jsonschema.Draft7Validator(schema)
