@@ -54,6 +54,20 @@ local required = {
   // (clusterHas), the object is the cluster's own and nemoc applies none.
   singletons:: [],
 
+  // API groups every kind of which needs this component (Kueue's
+  // kueue.x-k8s.io), and object labels that make an object need it (Kueue
+  // admits a workload labelled kueue.x-k8s.io/queue-name).
+  groups:: [],
+  labels:: [],
+
+  // What an object of one of its kinds provides once applied (a
+  // NicClusterPolicy's RDMA resources), for SUMMARY.md.
+  objectProvides(o):: [],
+
+  // What SUMMARY.md adds where the cluster already runs it (clusterHas):
+  // Kueue's note on the integrations it must have enabled.
+  existingNote(ctx):: '',
+
   // The oldest version whose API nemoc's objects use, {version: 'vX.Y.Z',
   // why: where that was read}, or null: a cluster that runs an older one
   // (clusterHas.<name>: <version>) is a located error.

@@ -18,7 +18,6 @@
 // (tests/platform/bundle_releases.py holds the bundle to it).
 local clusterHas = import 'nemoc/cluster_has.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
-local kueue = import 'nemoc/kueue.libsonnet';
 local storage = import 'nemoc/storage.libsonnet';
 
 // What the component files declare, gathered once per evaluation (file-level
@@ -31,6 +30,10 @@ local componentNames = std.objectFields(components);
 local kindPairs = std.flattenArrays([[[k, n] for k in components[n].kinds] for n in componentNames]);
 local byKind = { [k]: [p[1] for p in kindPairs if std.primitiveEquals(p[0], k)] for k in k8s.stringSet([p[0] for p in kindPairs]) };
 local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components[n].singletons }, componentNames, {});
+// Each component's `groups` and `labels`: an object of such a group, or
+// carrying such a label, needs the component.
+local byGroup = std.foldl(function(acc, n) acc + { [g]: [n] for g in components[n].groups }, componentNames, {});
+local labelPairs = std.flattenArrays([[[l, n] for l in components[n].labels] for n in componentNames]);
 
 {
 
@@ -58,8 +61,9 @@ local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components
 
   // Components a target needs: what its profile assumes (profile.platform,
   // e.g. the GPU Operator on vanilla-k8s) plus what the objects of its tree
-  // need, found from their kinds and Kueue labels (never from stage names),
-  // plus what they need first (Trainer -> JobSet), closed transitively.
+  // need, found from their kinds, API groups and labels (the components'
+  // kinds, groups and labels; never from stage names), plus what they need
+  // first (Trainer -> JobSet), closed transitively.
   needed(ctx, files)::
     local objects = [files[p] for p in std.objectFields(files)] + $.clusterObjectList(ctx, files);
     local fromProfile = ctx.profile.platform(ctx);
@@ -68,13 +72,17 @@ local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components
       if std.objectHasEx(ctx.platformKinds, key, false) then ctx.platformKinds[key] else []
       for o in objects
     ]);
-    local queued = [
-      o
+    local fromGroups = std.flattenArrays([
+      local group = groupOf(o.apiVersion);
+      if std.objectHasEx(byGroup, group, false) then byGroup[group] else []
       for o in objects
-      if std.primitiveEquals(groupOf(o.apiVersion), 'kueue.x-k8s.io')
-         || (std.objectHasEx(o.metadata, 'labels', false) && std.objectHasEx(o.metadata.labels, 'kueue.x-k8s.io/queue-name', false))
+    ]);
+    local fromLabels = [
+      p[1]
+      for p in labelPairs
+      if std.length([o for o in objects if std.objectHasEx(o.metadata, 'labels', false) && std.objectHasEx(o.metadata.labels, p[0], false)]) > 0
     ];
-    local direct = k8s.stringSet(fromProfile + fromKinds + (if std.length(queued) > 0 then ['kueue'] else []));
+    local direct = k8s.stringSet(fromProfile + fromKinds + fromGroups + fromLabels);
     local close(set) =
       local next = k8s.stringSet(set + std.flattenArrays([$.components[n].needs for n in set]));
       if std.length(next) == std.length(set) then set else close(next);
@@ -157,74 +165,13 @@ local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components
   // The cluster objects the bundle applies.
   clusterObjects(ctx, files):: [o for o in $.clusterObjectList(ctx, files) if !$.clustersOwn(ctx, o)],
 
-  // The Network Operator's NicClusterPolicy creating the RDMA resource `rdma`
-  // requests ({resourceName, networks?}: vanilla-k8s's rdma option, given by
-  // its platformObjects), or nothing for null.
-  nicClusterPolicy(rdma)::
-    local sriov = !std.primitiveEquals(rdma, null) && std.startsWith(rdma.resourceName, 'nvidia.com/');
-    // RoCE/IB shared by all pods of a node: the RDMA shared device plugin
-    // (resource prefix "rdma"), Mellanox/network-operator@v26.4.1:
-    // example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:45-63.
-    local shared = !std.primitiveEquals(rdma, null) && std.startsWith(rdma.resourceName, 'rdma/');
-    if sriov || shared then [{
-      // Mellanox/network-operator@v26.4.1:example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr-full-ocp.yaml:63-80
-      // (sriovDevicePlugin resourcePrefix nvidia.com, resourceName hostdev,
-      // Mellanox vendor 15b3, RDMA-capable) and hack/release.yaml (images).
-      apiVersion: 'mellanox.com/v1alpha1',
-      kind: 'NicClusterPolicy',
-      metadata: { name: 'nic-cluster-policy', labels: { 'app.kubernetes.io/managed-by': 'nemoc', 'app.kubernetes.io/part-of': 'nemoc-platform' } },
-      spec: {
-        ofedDriver: {
-          image: 'doca-driver',
-          repository: 'nvcr.io/nvidia/mellanox',
-          version: 'doca3.4.1-26.04-1.1.0.0-1',
-        },
-      } + (if shared then {
-        rdmaSharedDevicePlugin: {
-          image: 'k8s-rdma-shared-dev-plugin',
-          repository: 'nvcr.io/nvidia/mellanox',
-          version: 'network-operator-v26.4.1',
-          config: '' + ({
-            configList: [{
-              resourceName: std.substr(rdma.resourceName, 5, std.length(rdma.resourceName) - 5),
-              rdmaHcaMax: 63,
-              selectors: { vendors: ['15b3'] },
-            }],
-          }),
-        },
-      } else {
-        sriovDevicePlugin: {
-          image: 'sriov-network-device-plugin',
-          repository: 'nvcr.io/nvidia/mellanox',
-          version: 'network-operator-v26.4.1',
-          // '' + value: libjsonnet serialises natively (std.manifestJsonEx is
-          // Jsonnet code; libsonnet_test.cc keeps such calls out).
-          config: '' + ({
-            resourceList: [{
-              resourcePrefix: 'nvidia.com',
-              resourceName: std.substr(rdma.resourceName, 11, std.length(rdma.resourceName) - 11),
-              selectors: { vendors: ['15b3'], isRdma: true },
-            }],
-          }),
-        },
-      }) + (if has(rdma, 'networks') && std.length(rdma.networks) > 0 then {
-             // Multus + CNI plugins for the secondary networks the pods attach
-             // to (hack/release.yaml:76-87). The networks themselves
-             // (HostDeviceNetwork/NetworkAttachmentDefinition) have no schema in
-             // kube-schemas: a cluster prerequisite named in SUMMARY.md.
-             secondaryNetwork: {
-               multus: { image: 'multus-cni', repository: 'nvcr.io/nvidia/mellanox', version: 'network-operator-v26.4.1' },
-               cniPlugins: { image: 'plugins', repository: 'nvcr.io/nvidia/mellanox', version: 'network-operator-v26.4.1' },
-             },
-           } else {}),
-    }] else [],
-
   // Images nemoc's own cluster objects deploy (held to the release table).
   // Components whose CRDs a cluster object uses.
   objectNeeds(o)::
     local key = groupOf(o.apiVersion) + '/' + o.kind;
+    local group = groupOf(o.apiVersion);
     if std.objectHasEx($.byKind, key, false) then $.byKind[key]
-    else if std.primitiveEquals(groupOf(o.apiVersion), 'kueue.x-k8s.io') then ['kueue']
+    else if std.objectHasEx(byGroup, group, false) then byGroup[group]
     else [],
 
   // ---- what the bundle installs, what the cluster must already have ---------
@@ -283,8 +230,9 @@ local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components
          what: 'the custom metrics API (e.g. prometheus-adapter) serving the Triton pod metrics the autoscaler reads from that Prometheus',
          provides: ['custom.metrics.k8s.io/' + m for m in hpaMetrics],
        }] else [])
-    // The GPU Operator (where the profile installs it) runs the DCGM exporter.
-    + (if dcgm && !std.member(ctx.profile.platform(ctx), 'gpu-operator') then [{
+    // Unless a component the profile installs provides them (the GPU
+    // Operator runs the DCGM exporter).
+    + (if dcgm && !std.member(std.flattenArrays([$.components[n].provides for n in ctx.profile.platform(ctx)]), 'DCGM_FI_*') then [{
          what: 'NVIDIA DCGM exporter on the GPU nodes, scraped by that Prometheus with honorLabels (its pod and namespace labels name the workload)',
          provides: ['DCGM_FI_*'],
        }] else []),
@@ -316,7 +264,7 @@ local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components
     local already = [
       {
         what: n + ' ' + e[n] + ' (already on the cluster, ' + clusterHas.why(ctx, n) + '; nemoc installs nothing for it)'
-              + (if std.primitiveEquals(n, 'kueue') then kueue.existingNote(ctx) else ''),
+              + $.components[n].existingNote(ctx),
         provides: $.provides[n],
       }
       for n in $.needed(ctx, files)
@@ -329,15 +277,8 @@ local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components
               + (if $.clustersOwn(ctx, o) then " (the cluster's own: its " + $.singletons[groupOf(o.apiVersion) + '/' + o.kind]
                                             + ' is already there and reads that one policy; nemoc applies none) must advertise' else ''),
         own:: $.clustersOwn(ctx, o),
-        provides: if std.primitiveEquals(o.kind, 'NicClusterPolicy') then (
-          if has(o.spec, 'sriovDevicePlugin') then [
-            r.resourcePrefix + '/' + r.resourceName
-            for r in std.parseJson(o.spec.sriovDevicePlugin.config).resourceList
-          ] else [
-            'rdma/' + r.resourceName
-            for r in std.parseJson(o.spec.rdmaSharedDevicePlugin.config).configList
-          ]
-        ) else [],
+        // What the components whose kind it is say it provides (objectProvides).
+        provides: std.flattenArrays([$.components[n].objectProvides(o) for n in $.objectNeeds(o)]),
       }
       for o in objects
     ];

@@ -83,7 +83,7 @@ profile + {
   // and then nemoc applies no NicClusterPolicy of its own.
   platform(ctx):: ['gpu-operator'] + (if !std.primitiveEquals(rdmaOf(ctx.target), null) then ['network-operator'] else []),
   // The Network Operator's NicClusterPolicy creating the RDMA resource the target requests.
-  platformObjects(ctx):: platform.nicClusterPolicy(rdmaOf(ctx.target)),
+  platformObjects(ctx):: platform.components['network-operator'].nicClusterPolicy(rdmaOf(ctx.target)),
   componentValues(ctx, name)::
     if std.primitiveEquals(name, 'gpu-operator') && !std.primitiveEquals(rdmaOf(ctx.target), null) then {
       // GPUDirect RDMA: nvidia-peermem against the Network Operator's MOFED

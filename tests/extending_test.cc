@@ -353,6 +353,38 @@ TEST_F(ExtendingTest, APlatformComponentOfYourOwnIsOneFileUnderJpath) {
       << r.err;
   scratch_.Write("my-cloud.yaml", spec);
 
+  // Needed by an API group (the JobSets my-runtime writes) or an object label
+  // (groups, labels: how Kueue is
+  // found, platform.libsonnet names no component), and its note where the
+  // cluster already runs it (existingNote).
+  const std::string named = "repo: 'https://github.com/example/x.git', tag: 'v1.0.0', version: 'v1.0.0', path: 'chart', "
+                            "kind: 'helm', namespace: 'x-system', release:: { release: 'x', pins: {} } }\n";
+  jpath.Write("components/job-auditor.libsonnet",
+              "(import 'nemoc/component.libsonnet') + { name: 'job-auditor', groups:: ['jobset.x-k8s.io'], " + named);
+  jpath.Write("components/target-labeller.libsonnet",
+              "(import 'nemoc/component.libsonnet') + { name: 'target-labeller', labels:: ['nemoc.dev/target'], "
+              "existingNote(ctx):: '; it must label namespace ' + ctx.spec.namespace, " + named);
+  jpath.Write("components/unused.libsonnet",
+              "(import 'nemoc/component.libsonnet') + { name: 'unused', groups:: ['example.com'], labels:: ['example.com/x'], " +
+                  named);
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-job-auditor.yaml"));
+  EXPECT_TRUE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-target-labeller.yaml"));
+  EXPECT_FALSE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-unused.yaml"));
+  const std::string labelled = Replace(Replace(spec, "      zone: b\n", "      zone: b\n      clusterHas: {target-labeller: v1.0.0}\n"),
+                                       "      overrides: {namespace: lab2}", "      overrides: {namespace: lab2}\n      clusterHas: {target-labeller: v1.0.0}");
+  r = RunNemoc({"build", "--out", Out(), "--jpath", jpath.path(), scratch_.Write("my-cloud.yaml", labelled)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(cluster + "/platform/apps/argocd/application-platform-in-cluster-target-labeller.yaml"));
+  const std::string noted = ReadFile(Out() + "/my-cloud-demo/lab/SUMMARY.md");
+  EXPECT_NE(noted.find("target-labeller v1.0.0 (already on the cluster, "), std::string::npos) << noted;
+  EXPECT_NE(noted.find("; it must label namespace "), std::string::npos) << noted;
+  for (const char* file : {"components/job-auditor.libsonnet", "components/target-labeller.libsonnet", "components/unused.libsonnet"}) {
+    fs::remove(jpath.path() + "/" + file);
+  }
+  scratch_.Write("my-cloud.yaml", spec);
+
   // A component lacking a member: refused, each missing member named.
   const std::string before = TreeFingerprint(Out());
   jpath.Write("components/my-scheduler.libsonnet",

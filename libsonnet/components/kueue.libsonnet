@@ -17,6 +17,9 @@ component + {
     why: "nemoc's LocalQueue, ClusterQueue, ResourceFlavor and Topology are kueue.x-k8s.io/v1beta2, first served by "
          + 'Kueue v0.15.0 (kubernetes-sigs/kueue v0.15.0 apis/kueue/v1beta2; absent at v0.14.0)',
   },
+  groups:: ['kueue.x-k8s.io'],
+  labels:: ['kueue.x-k8s.io/queue-name'],
   // The integrations and feature gates the targets' workloads need (kueue.libsonnet).
   values(ctx):: kueue.chartValues(ctx),
+  existingNote(ctx):: kueue.existingNote(ctx),
 }
