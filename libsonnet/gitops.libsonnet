@@ -106,7 +106,7 @@ local stageDirByPrefix = { [s.dir[0] + s.dir[1]]: s.dir for s in order.stages };
     else
       local engines = $.active(ctx);
       std.flattenArrays([e.diagnostics(ctx) for e in engines])
-      + (if ctx.spec.gitops.platform && std.length([e for e in engines if e.installsPlatform]) == 0 then [{
+      + (if ctx.spec.gitops.platform && std.primitiveEquals(std.length([e for e in engines if e.installsPlatform]), 0) then [{
            code: 'gitops.platform-engine',
            pointer: '/spec/gitops/platform',
            message: 'spec.gitops.platform: no engine the spec names applies the cluster\'s platform bundle ('

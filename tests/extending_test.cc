@@ -354,9 +354,8 @@ TEST_F(ExtendingTest, APlatformComponentOfYourOwnIsOneFileUnderJpath) {
   scratch_.Write("my-cloud.yaml", spec);
 
   // Needed by an API group (the JobSets my-runtime writes) or an object label
-  // (groups, labels: how Kueue is
-  // found, platform.libsonnet names no component), and its note where the
-  // cluster already runs it (existingNote).
+  // (groups, labels: how Kueue is found; platform.libsonnet names no
+  // component), and its note where the cluster already runs it (existingNote).
   const std::string named = "repo: 'https://github.com/example/x.git', tag: 'v1.0.0', version: 'v1.0.0', path: 'chart', "
                             "kind: 'helm', namespace: 'x-system', release:: { release: 'x', pins: {} } }\n";
   jpath.Write("components/job-auditor.libsonnet",
