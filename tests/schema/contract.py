@@ -111,3 +111,38 @@ for deep in ('spec-file.spec.stages.train.optimizer.lr', 'spec-file.spec.targets
         print('the walk never reached %s' % deep)
         sys.exit(1)
 print('the normalized contract agrees with the input schema at %d places' % len(places))
+
+# The contract is generated (scripts/update-normalized-contract): the committed
+# file is what the input schema and the overlay make, and a field added to the
+# input schema reaches it -- typed as the input types it, required where the
+# input defaults it -- without a word in the overlay.
+import shutil
+import subprocess
+import tempfile
+UPDATE = os.path.join(ROOT, 'scripts', 'update-normalized-contract')
+r = subprocess.run([sys.executable, UPDATE, '--check', '--root', ROOT], capture_output=True, text=True)
+if r.returncode != 0:
+    print(r.stderr.strip())
+    sys.exit(1)
+with tempfile.TemporaryDirectory(prefix='nemoc-contract-') as tmp:
+    os.makedirs(os.path.join(tmp, 'schemas', 'contracts'))
+    for rel in ('schemas/project.schema.json', 'schemas/contracts/normalized-overlay.json',
+                'schemas/contracts/normalized-spec.schema.json'):
+        shutil.copy(os.path.join(ROOT, rel), os.path.join(tmp, rel))
+    changed = json.load(open(os.path.join(tmp, 'schemas/project.schema.json')))
+    changed['definitions']['monitoring']['properties']['scrapeInterval'] = {
+        'description': 'How often.', 'type': 'string', 'pattern': '^[0-9]+s$', 'default': '30s'}
+    json.dump(changed, open(os.path.join(tmp, 'schemas/project.schema.json'), 'w'))
+    r = subprocess.run([sys.executable, UPDATE, '--check', '--root', tmp], capture_output=True, text=True)
+    if r.returncode != 1:
+        print('update-normalized-contract --check did not notice a field added to the input schema')
+        sys.exit(1)
+    subprocess.run([sys.executable, UPDATE, '--root', tmp], check=True)
+    monitoring = json.load(open(os.path.join(tmp, 'schemas/contracts/normalized-spec.schema.json')))['definitions']['monitoring']
+    added = monitoring['properties'].get('scrapeInterval')
+    if added != {'description': 'How often.', 'type': 'string', 'pattern': '^[0-9]+s$'} or \
+            'scrapeInterval' not in monitoring.get('required', []):
+        print('a defaulted field added to the input schema reached the contract as %s (required: %s)'
+              % (added, monitoring.get('required')))
+        sys.exit(1)
+print('the contract is generated from the input schema and schemas/contracts/normalized-overlay.json')
