@@ -249,15 +249,26 @@ class JsonnetExpander {
   // directory, which wins. The table "is" a file at the first root, so that
   // a file of your own is found by root order like any import, and so that
   // build stamps record it (its text changes with the set of files).
+  // A table may copy string members of each file's description beside it
+  // (<name>.json) into its entry, so that the libraries read them without
+  // parsing the description (an engine's title and notes: its description
+  // also holds the schema of its settings, which Jsonnet would parse in
+  // every evaluation).
+  struct PluginEntry {
+    std::string import;       // how the table imports the file
+    std::string description;  // <dir>/<name>.json beside it, in the root that has the file
+    bool user = false;        // of a --jpath directory
+  };
   struct PluginTable {
     std::string dir;     // "components"
     std::string header;  // the generated file's comment
-    std::map<std::string, std::string> entries;
+    std::vector<std::string> described;  // members copied from each description
+    std::map<std::string, PluginEntry> entries;
     std::string import() const { return "nemoc/" + dir + ".libsonnet"; }
   };
   std::vector<PluginTable> plugin_tables_;
   std::string PluginTablePath(const PluginTable& table) const;
-  static std::string PluginTableSource(const PluginTable& table);
+  std::string PluginTableSource(const PluginTable& table) const;
   // The stage table (stages.h), imported as nemoc/stages.libsonnet: the text
   // UseStageTable handed over, else generated on first use from the
   // description files of libsonnet/stages/ and of each --jpath directory's

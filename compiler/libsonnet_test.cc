@@ -47,12 +47,21 @@ struct NamespaceDirHolder {
     nemoc::Diagnostics diags;
     EXPECT_TRUE(table.Load(NEMOC_SOURCE_DIR "/libsonnet", {}, nullptr, &diags));
     std::ofstream(made / "nemoc" / "stages.libsonnet") << nemoc::StageTableSource(table.stages());
-    // And the engine table nemoc generates from libsonnet/engines/ (jsonnet_expander.h PluginTable).
+    // And the engine table nemoc generates from libsonnet/engines/ (jsonnet_expander.h
+    // PluginTable): each engine with its title and notes from its description.
     std::string engines = "{\n";
     for (const auto& entry : fs::directory_iterator(NEMOC_SOURCE_DIR "/libsonnet/engines")) {
       if (entry.path().extension() != ".libsonnet") continue;
-      engines += "  '" + entry.path().stem().string() + "': import 'nemoc/engines/" +
-                 entry.path().filename().string() + "',\n";
+      fs::path described = entry.path();
+      described.replace_extension(".json");
+      std::ifstream in(described);
+      const nlohmann::json about = nlohmann::json::parse(in);
+      engines += "  '" + entry.path().stem().string() + "': (import 'nemoc/engines/" +
+                 entry.path().filename().string() + "') + {";
+      for (const char* member : {"title", "clusterBootstrapNote", "editWhileRunning"}) {
+        engines += std::string(" ") + member + ":: " + about[member].dump() + ",";
+      }
+      engines += " },\n";
     }
     std::ofstream(made / "nemoc" / "engines.libsonnet") << engines << "}\n";
   }
@@ -208,6 +217,21 @@ TEST(GitopsLibsonnetTest, AnEngineIsOneImplementationOfTheContract) {
   jsonnet_destroy(vm);
   EXPECT_EQ(1, failed);
   EXPECT_NE(err.find("engine bare lacks dirs"), std::string::npos) << err;
+}
+
+// The platform components meet their contract (component.libsonnet lacking:
+// platform.libsonnet checks only a --jpath directory's, once per evaluation).
+TEST(PlatformLibsonnetTest, EveryBuiltInComponentHasTheRequiredMembers) {
+  size_t seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(NEMOC_SOURCE_DIR "/libsonnet/components")) {
+    if (entry.path().extension() != ".libsonnet") continue;
+    ++seen;
+    EXPECT_EQ(nlohmann::json(), Eval("(import 'components/" + entry.path().filename().string() + "').lacking"))
+        << entry.path();
+  }
+  EXPECT_GE(seen, 10u);
+  const nlohmann::json lacking = Eval("((import 'component.libsonnet') + {name: 'x', tag: 'v1'}).lacking");
+  EXPECT_NE(lacking.get<std::string>().find("component x lacks kind: "), std::string::npos) << lacking;
 }
 
 TEST(GitopsLibsonnetTest, StageDirectoriesAreFoundGenerically) {

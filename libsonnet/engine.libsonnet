@@ -51,10 +51,13 @@
   remove(ctx, kept):: [],
   // For people: what the cluster bundle's bootstrap does (its SUMMARY.md),
   // and what the engine does with a commit that edits a stage while one
-  // runs (field review C24, SUMMARY.md). The built-in engines keep these in
-  // engines/<name>.json, which compiler/cluster_bundle.cc reads too: a
-  // cluster's SUMMARY.md is written from the targets' contributions on
-  // disk, which do not carry them.
+  // runs (field review C24, SUMMARY.md). Every engine keeps these and its
+  // title in its description, engines/<name>.json: the table nemoc generates
+  // (nemoc/engines.libsonnet) adds them to the engine's object, and
+  // compiler/cluster_bundle.cc reads them there too (a cluster's SUMMARY.md
+  // is written from the targets' contributions on disk, which do not carry
+  // them). The library does not import its description: its schema would be
+  // parsed in every evaluation.
   clusterBootstrapNote:: '',
   editWhileRunning:: '',
 

@@ -25,8 +25,15 @@ local storage = import 'nemoc/storage.libsonnet';
 // byKind reads every component (which parses every component file, ~3 M
 // instructions per evaluation); a component's minimumVersion and singletons
 // are read when a target needs them.
-local components = import 'nemoc/components.libsonnet';
-local componentNames = std.objectFields(components);
+// Each component of a --jpath directory checked once (component.libsonnet
+// lacking; the generated table's hidden `own` lists them, the built-in ones
+// are held to the contract by their tests): one lacking a required member
+// fails every build, naming what it lacks.
+local table = import 'nemoc/components.libsonnet';
+local componentNames = std.objectFields(table);
+local own = if std.objectHasEx(table, 'own', true) then table.own else [];
+local lacking = [l for l in [table[n].lacking for n in own] if !std.primitiveEquals(l, null)];
+local components = if std.length(lacking) > 0 then error lacking[0] else table;
 local kindPairs = std.flattenArrays([[[k, n] for k in components[n].kinds] for n in componentNames]);
 local byKind = { [k]: [p[1] for p in kindPairs if std.primitiveEquals(p[0], k)] for k in k8s.stringSet([p[0] for p in kindPairs]) };
 local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components[n].singletons }, componentNames, {});
@@ -67,22 +74,20 @@ local labelPairs = std.flattenArrays([[[l, n] for l in components[n].labels] for
   needed(ctx, files)::
     local objects = [files[p] for p in std.objectFields(files)] + $.clusterObjectList(ctx, files);
     local fromProfile = ctx.profile.platform(ctx);
-    local fromKinds = std.flattenArrays([
-      local key = groupOf(o.apiVersion) + '/' + o.kind;
-      if std.objectHasEx(ctx.platformKinds, key, false) then ctx.platformKinds[key] else []
-      for o in objects
-    ]);
-    local fromGroups = std.flattenArrays([
+    // One pass over the objects, each field read once (libjsonnet evaluates
+    // an object's field again on every access), and a native comprehension
+    // to flatten (std.flattenArrays is Jsonnet code).
+    local perObject = [
       local group = groupOf(o.apiVersion);
-      if std.objectHasEx(byGroup, group, false) then byGroup[group] else []
+      local key = group + '/' + o.kind;
+      local metadata = o.metadata;
+      local labels = if std.objectHasEx(metadata, 'labels', false) then metadata.labels else {};
+      (if std.objectHasEx(ctx.platformKinds, key, false) then ctx.platformKinds[key] else [])
+      + (if std.objectHasEx(byGroup, group, false) then byGroup[group] else [])
+      + [p[1] for p in labelPairs if std.objectHasEx(labels, p[0], false)]
       for o in objects
-    ]);
-    local fromLabels = [
-      p[1]
-      for p in labelPairs
-      if std.length([o for o in objects if std.objectHasEx(o.metadata, 'labels', false) && std.objectHasEx(o.metadata.labels, p[0], false)]) > 0
     ];
-    local direct = k8s.stringSet(fromProfile + fromKinds + fromGroups + fromLabels);
+    local direct = k8s.stringSet(fromProfile + [n for names in perObject for n in names]);
     local close(set) =
       local next = k8s.stringSet(set + std.flattenArrays([$.components[n].needs for n in set]));
       if std.length(next) == std.length(set) then set else close(next);

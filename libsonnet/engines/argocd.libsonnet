@@ -19,7 +19,6 @@
 // the platform's argocd-cm, decision F4), then creates the serving
 // Application. Pipeline and serving are separate sync operations: a scale
 // or config change of Triton does not wait behind a days-long training.
-local about = import 'nemoc/engines/argocd.json';
 local gitops = import 'nemoc/gitops.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local order = import 'nemoc/stages/order.libsonnet';
@@ -29,7 +28,6 @@ local platform = import 'nemoc/platform.libsonnet';
   // ---- the contract ----------------------------------------------------------
 
   name:: 'argocd',
-  title:: about.title,
   dirs:: [$.argocdDir, gitops.platformDir + '/argocd', gitops.platformDir + '/apps/argocd'],
   namespace(ctx):: ctx.spec.gitops.argocd.namespace,
   namesServer:: true,
@@ -98,8 +96,6 @@ local platform = import 'nemoc/platform.libsonnet';
           + $.rootName(ctx.project, ctx.target.name) + ' -n ' + ctx.spec.gitops.argocd.namespace + '`')
     + ': its resources finalizer deletes the pipeline and serving Applications and their workloads; ' + kept + ' (`Delete=false`).',
   ],
-  clusterBootstrapNote:: about.clusterBootstrapNote,
-  editWhileRunning:: about.editWhileRunning,
 
   // ---- how ------------------------------------------------------------------
 

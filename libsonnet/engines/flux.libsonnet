@@ -3,7 +3,6 @@
 // Kustomization of gitops/flux/ itself and one Kustomization per stage
 // directory, chained by dependsOn; gitops/platform/flux/ the cluster bundle's
 // components, ordered by dependsOn. Facts: ../shared/reference/gitops-engines.md.
-local about = import 'nemoc/engines/flux.json';
 local gitops = import 'nemoc/gitops.libsonnet';
 local k8s = import 'nemoc/k8s.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
@@ -12,7 +11,6 @@ local platform = import 'nemoc/platform.libsonnet';
   // ---- the contract ----------------------------------------------------------
 
   name:: 'flux',
-  title:: about.title,
   dirs:: [$.fluxDir, gitops.platformDir + '/flux'],
   namespace(ctx):: ctx.spec.gitops.flux.namespace,
 
@@ -43,8 +41,6 @@ local platform = import 'nemoc/platform.libsonnet';
     + gitops.uniqueName([ctx.project, ctx.target.name, 'gitops']) + ' -n ' + ctx.spec.gitops.flux.namespace
     + '`: its finalizer deletes the stage Kustomizations, whose finalizers delete the workloads; ' + kept + ' (`prune: disabled`).',
   ],
-  clusterBootstrapNote:: about.clusterBootstrapNote,
-  editWhileRunning:: about.editWhileRunning,
 
   // ---- how ------------------------------------------------------------------
 

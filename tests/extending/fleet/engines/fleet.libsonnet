@@ -1,13 +1,12 @@
 // Rancher Fleet as a GitOps engine of your own (libsonnet/engine.libsonnet;
-// its description, settings schema included, is fleet.json beside it). Per
+// its description, settings schema included, is fleet.json beside it: nemoc's
+// table of engines gives this object its title and notes from there). Per
 // target, gitops/fleet/ holds one GitRepo whose paths are the target's stage
 // directories; Fleet makes each a bundle (a Helm release) of its own.
-local about = import 'engines/fleet.json';
 local gitops = import 'nemoc/gitops.libsonnet';
 
 (import 'nemoc/engine.libsonnet') + {
   name:: 'fleet',
-  title:: about.title,
   dirs:: ['gitops/fleet'],
   namespace(ctx):: ctx.spec.gitops.fleet.namespace,
   // Fleet deploys a bundle as a Helm release: Helm keeps an object with this
@@ -33,7 +32,7 @@ local gitops = import 'nemoc/gitops.libsonnet';
     },
   },
 
-  clusterBootstrap(ctx):: 'none: ' + about.clusterBootstrapNote,
+  clusterBootstrap(ctx):: 'none: ' + self.clusterBootstrapNote,
   bootstrap(ctx):: [
     gitops.applyCommand(gitops.sourcePath(ctx) + '/gitops/fleet') + ' (the GitRepo; Fleet deploys every stage directory from then on)',
   ],
@@ -41,8 +40,6 @@ local gitops = import 'nemoc/gitops.libsonnet';
     'Fleet: `kubectl delete gitrepo ' + gitops.targetName(ctx) + ' -n ' + ctx.spec.gitops.fleet.namespace
     + '` uninstalls every bundle; ' + kept + ' (`helm.sh/resource-policy: keep`).',
   ],
-  clusterBootstrapNote:: about.clusterBootstrapNote,
-  editWhileRunning:: about.editWhileRunning,
 
   // Fleet's bundles have no order among themselves unless a fleet.yaml says
   // dependsOn: a pipeline of several stages would start them all at once.
