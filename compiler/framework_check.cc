@@ -298,9 +298,9 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const 
                      " or later image (25.02 or later on Blackwell GPUs)");
   } else if (release > last_nemo1) {
     diags->Error("spec.framework-image",
-                 "framework nemo1 runs NeMo 1 Hydra scripts (megatron_gpt_*.py), which NeMo " +
-                     Release(last_nemo1) + " is the last container to ship; image tag " + tag +
-                     " is NeMo " + Release(release),
+                 "framework nemo1 runs NeMo 1 Hydra scripts (megatron_gpt_*.py), whose configuration nemoc "
+                 "knows up to NeMo " + Release(last_nemo1) + " (libsonnet/nemo/versions.json nemo1); image tag " +
+                     tag + " is NeMo " + Release(release),
                  doc.map.Locate(FrameworkOr(doc, key, ImageTagPointer(doc, key))),
                  "set spec.stages." + key + ".framework: nemo2, or use a NeMo " +
                      Release(last_nemo1) + " or older image");

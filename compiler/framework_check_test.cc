@@ -113,12 +113,14 @@ TEST(FrameworkCheckTest, Nemo1OnAContainerWithoutNemo1ScriptsIsRefused) {
   const std::string nemo1 = "      nodes: 1\n      batch: {global: 8}\n      data: {mock: true}\n";
   // Default framework: the error points at the image tag.
   EXPECT_EQ(Lines{"spec.framework-image@6:49: framework nemo1 runs NeMo 1 Hydra scripts "
-                  "(megatron_gpt_*.py), which NeMo 25.07 is the last container to ship; image tag "
+                  "(megatron_gpt_*.py), whose configuration nemoc knows up to NeMo 25.07 "
+                  "(libsonnet/nemo/versions.json nemo1); image tag "
                   "25.09 is NeMo 25.09"},
             Check(Spec("25.09", "llama3-8b", nemo1)));
   // Written framework: the error points at it.
   EXPECT_EQ(Lines{"spec.framework-image@13:18: framework nemo1 runs NeMo 1 Hydra scripts "
-                  "(megatron_gpt_*.py), which NeMo 25.07 is the last container to ship; image tag "
+                  "(megatron_gpt_*.py), whose configuration nemoc knows up to NeMo 25.07 "
+                  "(libsonnet/nemo/versions.json nemo1); image tag "
                   "26.02 is NeMo 26.02"},
             Check(Spec("26.02", "llama3-8b", "      framework: nemo1\n" + nemo1)));
   EXPECT_EQ(Lines{}, Check(Spec("25.07", "llama3-8b", nemo1)));
