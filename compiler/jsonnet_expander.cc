@@ -126,13 +126,14 @@ std::string JsonnetExpander::PluginTableSource(const PluginTable& table) const {
     }
     text += "  '" + name + "': " + (members.empty() ? imported : "(" + imported + ") + {" + members + " }") + ",\n";
   }
-  // The names of the --jpath directories' files (hidden): what the libraries
-  // check against the contract (platform.libsonnet: a component's lacking).
+  // The names of the --jpath directories' files (hidden, under a name no
+  // file can have): what the libraries check against the contract
+  // (platform.libsonnet: a component's lacking).
   std::string own;
   for (const auto& [name, entry] : table.entries) {
     if (entry.user) own += (own.empty() ? "" : ", ") + std::string("'") + name + "'";
   }
-  if (!own.empty()) text += "  own:: [" + own + "],\n";
+  if (!own.empty()) text += "  '$own':: [" + own + "],\n";
   return text + "}\n";
 }
 

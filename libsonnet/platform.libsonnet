@@ -26,12 +26,12 @@ local storage = import 'nemoc/storage.libsonnet';
 // instructions per evaluation); a component's minimumVersion and singletons
 // are read when a target needs them.
 // Each component of a --jpath directory checked once (component.libsonnet
-// lacking; the generated table's hidden `own` lists them, the built-in ones
+// lacking; the generated table's hidden `$own` lists them, the built-in ones
 // are held to the contract by their tests): one lacking a required member
 // fails every build, naming what it lacks.
 local table = import 'nemoc/components.libsonnet';
 local componentNames = std.objectFields(table);
-local own = if std.objectHasEx(table, 'own', true) then table.own else [];
+local own = if std.objectHasEx(table, '$own', true) then table['$own'] else [];
 local lacking = [l for l in [table[n].lacking for n in own] if !std.primitiveEquals(l, null)];
 local components = if std.length(lacking) > 0 then error lacking[0] else table;
 local kindPairs = std.flattenArrays([[[k, n] for k in components[n].kinds] for n in componentNames]);
