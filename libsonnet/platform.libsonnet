@@ -38,8 +38,9 @@ local kindPairs = std.flattenArrays([[[k, n] for k in components[n].kinds] for n
 local byKind = { [k]: [p[1] for p in kindPairs if std.primitiveEquals(p[0], k)] for k in k8s.stringSet([p[0] for p in kindPairs]) };
 local singletons = std.foldl(function(acc, n) acc + { [k]: n for k in components[n].singletons }, componentNames, {});
 // Each component's `groups` and `labels`: an object of such a group, or
-// carrying such a label, needs the component.
-local byGroup = std.foldl(function(acc, n) acc + { [g]: [n] for g in components[n].groups }, componentNames, {});
+// carrying such a label, needs the component (every component that claims it).
+local groupPairs = [[g, n] for n in componentNames for g in components[n].groups];
+local byGroup = { [g]: [p[1] for p in groupPairs if std.primitiveEquals(p[0], g)] for g in k8s.stringSet([p[0] for p in groupPairs]) };
 local labelPairs = std.flattenArrays([[[l, n] for l in components[n].labels] for n in componentNames]);
 
 {
