@@ -89,27 +89,22 @@ bool Compiler::Init(Diagnostics* diags) {
   }
   WarnShadowedLibraries(diags);
   IndexLibraries();
-  // The stages (stages.h): a --jpath directory's descriptions are checked
-  // against their contract here, once per run.
-  std::unique_ptr<InputSchema> stage_contract;
-  if (!options_.jpaths.empty()) {
-    stage_contract = InputSchema::Load(data_.contracts() + "/stage.schema.json", &err, reader_);
-    if (stage_contract == nullptr) {
-      diags->Error("internal.contract", err);
-      return false;
-    }
+  // The stages (stages.h) and the GitOps engines (engines.h): a --jpath
+  // directory's descriptions are checked against their contract here, once
+  // per run (without --jpath there are none to check).
+  auto contract = [&](const char* file, std::unique_ptr<InputSchema>* out) {
+    if (options_.jpaths.empty()) return true;
+    *out = InputSchema::Load(data_.contracts() + "/" + file, &err, reader_);
+    if (*out == nullptr) diags->Error("internal.contract", err);
+    return *out != nullptr;
+  };
+  std::unique_ptr<InputSchema> stage_contract, engine_contract;
+  if (!contract("stage.schema.json", &stage_contract) ||
+      !stage_table_.Load(data_.libsonnet(), options_.jpaths, stage_contract.get(), diags) ||
+      !contract("engine.schema.json", &engine_contract) ||
+      !engine_table_.Load(data_.libsonnet(), options_.jpaths, engine_contract.get(), diags)) {
+    return false;
   }
-  if (!stage_table_.Load(data_.libsonnet(), options_.jpaths, stage_contract.get(), diags)) return false;
-  // The GitOps engines (engines.h), likewise.
-  std::unique_ptr<InputSchema> engine_contract;
-  if (!options_.jpaths.empty()) {
-    engine_contract = InputSchema::Load(data_.contracts() + "/engine.schema.json", &err, reader_);
-    if (engine_contract == nullptr) {
-      diags->Error("internal.contract", err);
-      return false;
-    }
-  }
-  if (!engine_table_.Load(data_.libsonnet(), options_.jpaths, engine_contract.get(), diags)) return false;
   stage_table_source_ = StageTableSource(stage_table_.stages());
   stamps_ = std::make_unique<StampCalculator>(data_, options_.jpaths, kube_schemas_.get());
   return true;

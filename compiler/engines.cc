@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <set>
 
 #include "data_dir.h"
 #include "file_reader.h"
 #include "jsonnet_expander.h"
 #include "schema_validator.h"
-#include "spec_loader.h"
 
 namespace nemoc {
 
@@ -75,12 +73,7 @@ bool EngineTable::Load(const std::string& builtin_root, const std::vector<std::s
     }
     for (const auto& [name, file] : descriptions) {
       Document doc;
-      std::set<std::string> yaml11;
-      if (!LoadSpecFile(file, &doc, diags, {}, &yaml11)) {
-        ok = false;
-        continue;
-      }
-      if (contract != nullptr && !contract->Validate(doc, yaml11, diags)) {
+      if (!LoadDescription(file, contract, &doc, diags)) {
         ok = false;
         continue;
       }

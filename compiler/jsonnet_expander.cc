@@ -102,7 +102,9 @@ std::string JsonnetExpander::PluginTablePath(const PluginTable& table) const {
   return roots_.empty() ? std::string() : roots_.front() + ".nemoc-" + table.dir + ".libsonnet";
 }
 
-std::string JsonnetExpander::PluginTableSource(const PluginTable& table) const {
+const std::string& JsonnetExpander::PluginTableSource(const PluginTable& table) const {
+  auto memo = plugin_sources_.find(table.dir);
+  if (memo != plugin_sources_.end()) return memo->second;
   std::string text = table.header + "{\n";
   for (const auto& [name, entry] : table.entries) {
     const std::string imported = "import '" + entry.import + "'";
@@ -134,7 +136,7 @@ std::string JsonnetExpander::PluginTableSource(const PluginTable& table) const {
     if (entry.user) own += (own.empty() ? "" : ", ") + std::string("'") + name + "'";
   }
   if (!own.empty()) text += "  '$own':: [" + own + "],\n";
-  return text + "}\n";
+  return plugin_sources_.emplace(table.dir, text + "}\n").first->second;
 }
 
 std::string JsonnetExpander::StagesPath() const {

@@ -268,7 +268,10 @@ class JsonnetExpander {
   };
   std::vector<PluginTable> plugin_tables_;
   std::string PluginTablePath(const PluginTable& table) const;
-  std::string PluginTableSource(const PluginTable& table) const;
+  // Generated on first read (it reads the descriptions), then served from
+  // plugin_sources_ (dir -> text): the roots do not change during a run.
+  const std::string& PluginTableSource(const PluginTable& table) const;
+  mutable std::map<std::string, std::string> plugin_sources_;
   // The stage table (stages.h), imported as nemoc/stages.libsonnet: the text
   // UseStageTable handed over, else generated on first use from the
   // description files of libsonnet/stages/ and of each --jpath directory's

@@ -12,6 +12,7 @@
 #include "valijson.h"
 
 #include "edit_distance.h"
+#include "spec_loader.h"
 
 namespace nemoc {
 
@@ -899,6 +900,12 @@ void InputSchema::FillDefaultsAt(nlohmann::json* instance,
 
 void InputSchema::FillDefaults(nlohmann::json* instance) const {
   FillDefaultsAt(instance, schema_);
+}
+
+bool LoadDescription(const std::string& file, const InputSchema* contract, Document* doc, Diagnostics* diags) {
+  std::set<std::string> yaml11;
+  if (!LoadSpecFile(file, doc, diags, {}, &yaml11)) return false;
+  return contract == nullptr || contract->Validate(*doc, yaml11, diags);
 }
 
 }  // namespace nemoc

@@ -106,6 +106,12 @@ std::string Excerpt(const nlohmann::json& value);
 /// pointer ("/spec/targets/0"; "" for the root), each token escaped.
 std::string ContextToPointer(const std::vector<std::string>& context);
 
+/// A plug-in's description file of a --jpath directory (a stage's
+/// <key>.stage.json, an engine's <name>.json): loaded like a spec, so that
+/// each of its fields is located, and validated against its contract
+/// (nullptr: not validated). False when either reported an error.
+bool LoadDescription(const std::string& file, const InputSchema* contract, Document* doc, Diagnostics* diags);
+
 }  // namespace nemoc
 
 #endif  // NEMOC_SCHEMA_VALIDATOR_H_

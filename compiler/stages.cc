@@ -10,7 +10,6 @@
 #include "content_hash.h"
 #include "file_reader.h"
 #include "schema_validator.h"
-#include "spec_loader.h"
 
 namespace nemoc {
 
@@ -154,12 +153,7 @@ bool StageTable::Load(const std::string& builtin_root, const std::vector<std::st
   for (auto jpath = jpaths.rbegin(); jpath != jpaths.rend(); ++jpath) {
     for (const auto& [key, file] : StageFiles((fs::path(*jpath) / "stages").string())) {
       Document doc;
-      std::set<std::string> yaml11;
-      if (!LoadSpecFile(file, &doc, diags, {}, &yaml11)) {
-        ok = false;
-        continue;
-      }
-      if (contract != nullptr && !contract->Validate(doc, yaml11, diags)) {
+      if (!LoadDescription(file, contract, &doc, diags)) {
         ok = false;
         continue;
       }
