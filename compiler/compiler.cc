@@ -1,6 +1,7 @@
 #include "compiler.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <set>
 #include <tuple>
@@ -18,6 +19,7 @@
 #include "file_reader.h"
 #include "framework_check.h"
 #include "gpu_node.h"
+#include "node_fabric.h"
 #include "jsonnet_expander.h"
 #include "normalizer.h"
 #include "object_patches.h"
@@ -33,6 +35,21 @@
 #include "yaml_emitter.h"
 
 namespace nemoc {
+
+// Where a profile file declares `member` (`member::` or `member:`, not a
+// mention in a comment or a longer name), for messages about its value; the
+// file itself when it inherits the member.
+static Location MemberDeclaration(const std::string& text, const std::string& member, const std::string& file) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  for (size_t at = text.find(member); at != std::string::npos; at = text.find(member, at + member.size())) {
+    const size_t next = text.find_first_not_of(" \t", at + member.size());
+    if ((at > 0 && ident(text[at - 1])) || next == std::string::npos || text[next] != ':') continue;
+    const size_t line_start = text.rfind('\n', at);
+    return {file, static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1,
+            static_cast<int>(at - (line_start == std::string::npos ? 0 : line_start + 1)) + 1};
+  }
+  return {file, 0, 0};
+}
 
 Compiler::Compiler(DataDir data, CompileOptions options, FileReader* reader)
     : data_(std::move(data)), options_(std::move(options)), reader_(reader != nullptr ? reader : &RealFiles()) {}
@@ -147,23 +164,15 @@ void Compiler::Resolve(const LoadedSpec& loaded) const {
       description.ok =
           MakeExpander()->DescribeProfile(name, &description.json, &description.diags, &description.is_profile);
     }
-    // Where its gpuNode is declared, for the message when the rule is wrong
-    // (a profile extending another may inherit it: then the file itself).
+    // Where its gpuNode and nodeFabric are declared, for the message when a
+    // rule is wrong (a profile extending another may inherit it: then the file).
     const std::string& file = profile_files_.at(name);
     description.gpu_node_at = {file, 0, 0};
+    description.node_fabric_at = {file, 0, 0};
     std::string text, read_err;
     if (reader_->Read(file, kMaxTableBytes, &text, &read_err)) {
-      // The member's declaration (`gpuNode::` or `gpuNode:`), not a mention in a comment.
-      size_t at = text.find("gpuNode");
-      while (at != std::string::npos && text.find_first_not_of(" \t", at + 7) != std::string::npos &&
-             text[text.find_first_not_of(" \t", at + 7)] != ':') {
-        at = text.find("gpuNode", at + 7);
-      }
-      if (at != std::string::npos) {
-        const size_t line_start = text.rfind('\n', at);
-        description.gpu_node_at.line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
-        description.gpu_node_at.column = static_cast<int>(at - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
-      }
+      description.gpu_node_at = MemberDeclaration(text, "gpuNode", file);
+      description.node_fabric_at = MemberDeclaration(text, "nodeFabric", file);
     }
     profile_descriptions_.emplace(name, std::move(description));
   }
@@ -406,6 +415,16 @@ const InputSchema* Compiler::InputSchemaForSpec(const Document& doc, Diagnostics
       ok = false;
     } else {
       schema[nlohmann::json::json_pointer(std::string(kGpuNodesAt) + "/" + EscapePointerToken(name))] = rule;
+    }
+    // And its node fabric (node_fabric.h), when it declares one.
+    const nlohmann::json& fabric = described.json["nodeFabric"];
+    if (!fabric.is_null() && !ValidNodeFabricRule(fabric, &err)) {
+      diags->Error("profile.node-fabric", "profile " + name + ": " + err, described.node_fabric_at,
+                   "libsonnet/profile.libsonnet documents nodeFabric; the built-in profiles' fabrics are the "
+                   "keys of libsonnet/fabrics.libsonnet");
+      ok = false;
+    } else if (!fabric.is_null()) {
+      schema[nlohmann::json::json_pointer(std::string(kNodeFabricsAt) + "/" + EscapePointerToken(name))] = fabric;
     }
   }
   if (!ok) return nullptr;
@@ -998,9 +1017,12 @@ void Compiler::CheckTargetNodes(const InputSchema& input_schema, PreparedSpec* p
   // spec's others and before any Jsonnet, from the profile's gpuNode data
   // (gpu_node.h). A target whose node its profile cannot name (eks-efa
   // without a known instanceType) is the profile's own check to report.
-  const nlohmann::json::json_pointer rules_at(kGpuNodesAt);
-  if (!input_schema.json().contains(rules_at)) return;
-  const nlohmann::json& rules = input_schema.json().at(rules_at);
+  // The node fabric (node_fabric.h) likewise, from the profile's nodeFabric.
+  static const nlohmann::json kNone = nlohmann::json::object();
+  const nlohmann::json::json_pointer rules_at(kGpuNodesAt), fabrics_at(kNodeFabricsAt);
+  const nlohmann::json& rules = input_schema.json().contains(rules_at) ? input_schema.json().at(rules_at) : kNone;
+  const nlohmann::json& fabric_rules =
+      input_schema.json().contains(fabrics_at) ? input_schema.json().at(fabrics_at) : kNone;
   const size_t from = diags->items().size();
   const size_t errors_before = diags->error_count();
   for (const auto& listed : prepared->normalized["spec"]["targets"]) {
@@ -1017,7 +1039,15 @@ void Compiler::CheckTargetNodes(const InputSchema& input_schema, PreparedSpec* p
         index = i;
       }
     }
-    const auto rule = rules.find((*target)["profile"].get<std::string>());
+    const std::string profile = (*target)["profile"].get<std::string>();
+    const auto fabric_rule = fabric_rules.find(profile);
+    if (fabric_rule != fabric_rules.end()) {
+      const std::string fabric = ResolveNodeFabric(*fabric_rule, *target);
+      prepared->fabrics[name] = fabric;
+      CheckNodeFabric(doc, effective["spec"], name, "/spec/targets/" + std::to_string(index), *fabric_rule, fabric,
+                      diags);
+    }
+    const auto rule = rules.find(profile);
     GpuNode node;
     if (rule == rules.end() || !ResolveGpuNode(*rule, *target, &node)) continue;
     const nlohmann::json* gpu = accelerators_.Find(node.accelerator);

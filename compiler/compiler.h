@@ -119,6 +119,9 @@ struct PreparedSpec {
   /// Each selected target's GPU node, when its profile names one
   /// (CheckTargetNodes; gpu_node.h): Finish's facts read it.
   std::map<std::string, GpuNode> nodes;
+  /// Each selected target's node fabric, when its profile declares one
+  /// (CheckTargetNodes; node_fabric.h).
+  std::map<std::string, std::string> fabrics;
   /// Spec subtrees whose values Prepare removed or masked to go on: later
   /// diagnostics located inside them would be about a value the user did not
   /// write, and are dropped.
@@ -280,6 +283,7 @@ class Compiler {
     nlohmann::json json;
     Diagnostics diags;
     Location gpu_node_at;  // the line of its file that declares gpuNode (or the file)
+    Location node_fabric_at;  // ... and nodeFabric
   };
   mutable std::map<std::string, ProfileDescription> profile_descriptions_;
   mutable std::mutex profiles_mu_;  // profile_descriptions_, composed_schemas_

@@ -887,7 +887,7 @@ bool JsonnetExpander::DescribeProfile(const std::string& name, nlohmann::json* o
       "local p = import '" + ProfileImport(name) + "';\n"
       "if !std.isObject(p) || !std.objectHasEx(p, 'isProfile', true) then null\n"
       "else {name: p.name, description: p.description, options: p.options, starter: p.starter,\n"
-      "      defaultRuntime: p.defaults.runtime, gpuNode: p.gpuNode}\n";
+      "      defaultRuntime: p.defaults.runtime, gpuNode: p.gpuNode, nodeFabric: p.nodeFabric}\n";
   std::string text;
   const bool evaluated = EvaluateSnippet(snippet, &text);
   // The profile's file, as the entry snippet's import found it.

@@ -346,7 +346,7 @@ struct ShapeInPlace {
   Place place;
 };
 
-class SecretScannerShapes : public testing::TestWithParam<ShapeInPlace> {};
+class SecretScannerShapes : public ::testing::TestWithParam<ShapeInPlace> {};
 
 TEST_P(SecretScannerShapes, FoundAtExactPositionWithoutLeakingTheValue) {
   const Shape& shape = GetParam().shape;
@@ -399,8 +399,8 @@ std::vector<ShapeInPlace> AllShapesInAllPlaces() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(SecretScanner, SecretScannerShapes, testing::ValuesIn(AllShapesInAllPlaces()),
-                         [](const testing::TestParamInfo<ShapeInPlace>& info) {
+INSTANTIATE_TEST_SUITE_P(SecretScanner, SecretScannerShapes, ::testing::ValuesIn(AllShapesInAllPlaces()),
+                         [](const ::testing::TestParamInfo<ShapeInPlace>& info) {
                            return info.param.shape.id + "_In" + info.param.place.id;
                          });
 

@@ -66,6 +66,27 @@ local required = {
   // (profile.gpus-per-node); without it nemoc does not know the node's size.
   // Required (no default): see `required` above.
 
+  // ---- the node fabric, as data ------------------------------------------------
+  // The fabric NCCL uses between a target's nodes, read before expansion like
+  // gpuNode (compiler/node_fabric.h): multi-node training over 'tcp' -- no RDMA
+  // device, sockets on the pod network -- is nemoc's own located warning
+  // (profile.tcp-fabric), the same for every profile. A name: a key of
+  // fabrics.libsonnet for the built-in profiles ('infiniband', 'efa', 'gib',
+  // 'tcp'), lower-case letters, digits and '-'. One of:
+  //   {fixed: 'gib'}
+  //       every target's nodes use this fabric;
+  //   {option: 'rdma', set: 'infiniband', unset: 'tcp'}
+  //       'set' when the target sets the option (any value), 'unset' when not.
+  // null: the profile does not say, and nemoc checks nothing about it.
+  // fabricOf(target) resolves it the way nemoc does, for the profile's own
+  // placement (env: fabrics[$.fabricOf(ctx.target)]).
+  nodeFabric:: null,
+  fabricOf(target)::
+    local rule = self.nodeFabric;
+    if std.objectHasEx(rule, 'fixed', false) then rule.fixed
+    else if std.objectHasEx(target, rule.option, false) && !std.primitiveEquals(target[rule.option], null) then rule.set
+    else rule.unset,
+
   // ---- nemoc init ------------------------------------------------------------
   // null: `nemoc init --profile <name>` has no starter. Otherwise:
   //   target: the starter target's name

@@ -123,6 +123,8 @@ profile + {
 
   // The instance type names the node (profile.libsonnet gpuNode): its GPU
   // model and count, from the table above.
+  // Every instance type's EFA devices (profile.libsonnet nodeFabric).
+  nodeFabric:: { fixed: 'efa' },
   gpuNode:: { option: 'instanceType', values: { [t]: { accelerator: $.instances[t].gpu, gpus: $.instances[t].gpus } for t in std.objectFields($.instances) } },
 
   // Placement of single-node stage pods (data preparation, evaluation,
@@ -145,7 +147,7 @@ profile + {
         'vpc.amazonaws.com/efa': instance.efa,
         memory: $.defaultMemory,
       } + (if $.usesHugepages then { 'hugepages-2Mi': $.hugepages } else {}),
-      env: fabrics.efa + (if !std.primitiveEquals(efaOf(ctx.target), null) then { NCCL_NET: $.ncclNet(efaOf(ctx.target).awsOfiNccl) } else {}),
+      env: fabrics[$.fabricOf(ctx.target)] + (if !std.primitiveEquals(efaOf(ctx.target), null) then { NCCL_NET: $.ncclNet(efaOf(ctx.target).awsOfiNccl) } else {}),
       // The EFA-capable image runs the multi-node pods (B8).
       [if !std.primitiveEquals(efaOf(ctx.target), null) then 'image']: efaOf(ctx.target).image,
       fabric: 'EFA: ' + instance.efa + ' × vpc.amazonaws.com/efa per ' + ctx.target.instanceType

@@ -84,6 +84,8 @@ profile + {
   local kueueOf(target) = if std.objectHasEx(target, 'kueue', false) then target.kueue else null,
 
   // Every target's nodes (profile.libsonnet gpuNode).
+  // gIB: GPUDirect RDMA over RoCE (profile.libsonnet nodeFabric).
+  nodeFabric:: { fixed: 'gib' },
   gpuNode:: { fixed: { accelerator: 'b200-180gb', gpus: $.gpusPerNode, name: 'an a4-highgpu-8g node' } },
 
   // The gIB plugin tag for the training image (B12).
@@ -141,7 +143,7 @@ profile + {
       privilegeReason: 'gIB drives the 8 RoCE NICs of the host directly; the A4 recipe runs hostNetwork pods privileged',
       privileged: hostNetwork,
       hostNetwork: hostNetwork,
-      env: fabrics.gib,
+      env: fabrics[$.fabricOf(ctx.target)],
       initContainers: [{
         name: 'nccl-plugin-installer',
         image: $.gibImage(ctx),

@@ -2,7 +2,6 @@
 // NVIDIA Network Operator for InfiniBand/RoCE (GPUDirect RDMA through an
 // extended resource and Multus networks) and NFS or an existing PVC: the
 // setup of the NeMo Framework Launcher's Kubernetes support.
-local chain = import 'nemoc/stages/chain.libsonnet';
 local fabrics = import 'nemoc/fabrics.libsonnet';
 local platform = import 'nemoc/platform.libsonnet';
 local profile = import 'nemoc/profile.libsonnet';
@@ -71,6 +70,9 @@ profile + {
   // The target's gpu option names the GPU model (profile.libsonnet gpuNode);
   // the node's GPU count is the cluster's, unknown to nemoc.
   gpuNode:: { option: 'gpu', default: 'h100-80gb' },
+  // InfiniBand/RoCE when the target requests RDMA devices (rdma), TCP sockets
+  // when not (profile.libsonnet nodeFabric; profile.tcp-fabric warns).
+  nodeFabric:: { option: 'rdma', set: 'infiniband', unset: 'tcp' },
 
   // Cluster components this profile assumes (gitops platform bundle,
   // versions in libsonnet/platform.libsonnet). The NeMo Framework Kubernetes
@@ -111,7 +113,7 @@ profile + {
   // placement plus the RDMA fabric.
   placement(ctx, runtime)::
     local rdma = rdmaOf(ctx.target);
-    local fabric = if std.primitiveEquals(rdma, null) then 'tcp' else 'infiniband';
+    local fabric = $.fabricOf(ctx.target);
     local networks = if !std.primitiveEquals(rdma, null) && std.objectHasEx(rdma, 'networks', false) then rdma.networks else [];
     $.localPlacement(ctx) + {
       annotations: if std.length(networks) > 0
@@ -129,13 +131,4 @@ profile + {
            + (if std.length(networks) > 0 then ' on Multus networks ' + std.join(', ', networks) else '')
            + '; IPC_LOCK to pin RDMA memory',
     },
-
-  checks(ctx)::
-    (if std.length([k for k in chain.present(ctx) if ctx.spec.stages[k].nodes > 1]) > 0 && std.primitiveEquals(rdmaOf(ctx.target), null) then [{
-       severity: 'warning',
-       code: 'profile.no-rdma',
-       pointer: ctx.targetPointer,
-       message: 'multi-node training without RDMA devices: NCCL will use TCP sockets',
-       hint: 'request InfiniBand/RoCE devices with rdma: {resourceName: nvidia.com/hostdev, count: 8}',
-     }] else []),
 }

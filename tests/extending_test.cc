@@ -205,7 +205,7 @@ TEST_F(ExtendingTest, AProfilesGpuNodeIsDataCheckedBeforeExpansion) {
       << r.err;
   EXPECT_NE(r.err.find("error: target lab2: zone a is closed"), std::string::npos) << r.err;
   // lab (zone b): H100 nodes of 8 GPUs fit it; nothing about it.
-  EXPECT_EQ(r.err.find("target lab:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("target lab: multi-node training ("), std::string::npos) << r.err;
   EXPECT_EQ(TreeFingerprint(Out()), before) << "something was written";
 
   // Zone b for both: it builds, and SUMMARY.md names the node's GPU.
@@ -222,6 +222,68 @@ TEST_F(ExtendingTest, AProfilesGpuNodeIsDataCheckedBeforeExpansion) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find(jpath.path() + "/zoned-cloud.libsonnet:2:1: error: profile zoned-cloud: gpuNode names "
                                       "accelerator 'x100-1gb', which libsonnet/accelerators.json does not list"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(Out()));
+}
+
+// Issue #48 item 3: the fabric between a profile's nodes is data too
+// (profile.libsonnet nodeFabric, compiler/node_fabric.h): multi-node training
+// over 'tcp' is nemoc's own warning for every profile, located at each target
+// it concerns; a rule of the wrong shape is refused where it is declared.
+TEST_F(ExtendingTest, AProfilesNodeFabricIsDataAndTcpWarnsForEveryProfile) {
+  ScratchDir jpath;
+  auto profile = [&](const std::string& rule) {
+    jpath.Write("tcp-cloud.libsonnet",
+                "(import 'my-cloud.libsonnet') + { name: 'tcp-cloud',\n  nodeFabric:: " + rule + ",\n}\n");
+  };
+  const std::string spec = Replace(Replace(ReadFile(Spec()), "profile: my-cloud", "profile: tcp-cloud"),
+                                   "profile: my-cloud", "profile: tcp-cloud");
+  const std::string path = scratch_.Write("tcp.yaml", spec);
+  const std::vector<std::string> build = {"build", "--out", Out(), "--jpath", jpath.path(), "--jpath", Jpath(), path};
+
+  profile("{ fixed: 'tcp' }");
+  RunResult r = RunNemoc(build);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string target : {"lab", "lab2"}) {
+    EXPECT_NE(r.err.find("tcp.yaml:" + PositionOf(spec, "name: " + target + "\n") +
+                         ": warning: target " + target +
+                         ": multi-node training (train, up to 2 nodes) without RDMA devices: NCCL will use TCP "
+                         "sockets between the nodes"),
+              std::string::npos)
+        << r.err;
+  }
+  // An RDMA fabric of the cloud's own name: nothing to say.
+  profile("{ fixed: 'roce' }");
+  r = RunNemoc(build);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("TCP sockets"), std::string::npos) << r.err;
+  // Chosen by whether a target sets a field: lab sets runtime, lab2 does not
+  // (its profile's default applies), so only lab2 warns.
+  profile("{ option: 'runtime', set: 'roce', unset: 'tcp' }");
+  r = RunNemoc(build);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("target lab: multi-node training ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tcp.yaml:" + PositionOf(spec, "name: lab2\n") + ": warning: target lab2: multi-node training"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: request the RDMA devices with the target's runtime (nemoc explain spec.targets.runtime)"),
+            std::string::npos)
+      << r.err;
+  // The schema shows the rule (nemoc schema --jpath).
+  r = RunNemoc({"schema", "--jpath", jpath.path(), "--jpath", Jpath()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json schema = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_EQ("tcp", schema["definitions"]["target"]["properties"]["profile"]["x-nemoc-node-fabrics"]["tcp-cloud"]["unset"])
+      << r.out.substr(0, 200);
+
+  // A malformed rule: refused at its declaration, nothing written.
+  fs::remove_all(Out());
+  profile("{ fixed: 'RoCE' }");
+  r = RunNemoc(build);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(jpath.path() + "/tcp-cloud.libsonnet:2:3: error: profile tcp-cloud: nodeFabric.fixed 'RoCE' "
+                                      "must be lower-case letters, digits and '-', starting with a letter"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(Out()));
