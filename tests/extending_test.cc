@@ -204,8 +204,8 @@ TEST_F(ExtendingTest, AProfilesGpuNodeIsDataCheckedBeforeExpansion) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("error: target lab2: zone a is closed"), std::string::npos) << r.err;
-  // lab (zone b): H100 nodes of 8 GPUs fit it; nothing about it.
-  EXPECT_EQ(r.err.find("target lab: multi-node training ("), std::string::npos) << r.err;
+  // lab (zone b): H100 nodes of 8 GPUs fit it; no error about it (the TCP warning of my-cloud's fabric aside).
+  EXPECT_EQ(r.err.find("error: target lab:"), std::string::npos) << r.err;
   EXPECT_EQ(TreeFingerprint(Out()), before) << "something was written";
 
   // Zone b for both: it builds, and SUMMARY.md names the node's GPU.
@@ -540,6 +540,18 @@ TEST_F(ExtendingTest, AnAksProfileAndAVolcanoRuntimeOfYourOwnBuildWithTheUnchang
   r = RunNemoc({"build", "--out", Out(), "--jpath", azure, scratch_.Write("bad-id.yaml", bad_id)});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("spec.targets[0].identity.clientId"), std::string::npos) << r.err;
+  // Without ib, two nodes train over TCP: nemoc's own warning from the
+  // profile's nodeFabric, at the target, naming its option.
+  const std::string no_ib = Replace(spec, "      ib: {devices: 1}\n", "");
+  r = RunNemoc({"build", "--out", scratch_.path() + "/no-ib", "--jpath", azure, scratch_.Write("no-ib.yaml", no_ib)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("no-ib.yaml:" + PositionOf(no_ib, "name: aks\n") + ": warning: target aks: multi-node training "
+                       "(train, up to 2 nodes) without RDMA devices: NCCL will use TCP sockets between the nodes"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: request the RDMA devices with the target's ib (nemoc explain spec.targets.ib)"),
+            std::string::npos)
+      << r.err;
   ScratchDir jpath;
   for (const auto& [rel, text] : ReadAll(azure)) jpath.Write(rel, text);
   const std::string runtime = ReadFile(azure + "/runtimes/volcano-job.libsonnet");

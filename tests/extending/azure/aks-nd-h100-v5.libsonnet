@@ -61,6 +61,9 @@ profile + {
   defaults: { runtime: 'volcano-job' },
   storageBackends: ['nfs', 'pvc'],
   gpuNode:: { fixed: { accelerator: 'h100-80gb', gpus: 8, name: 'a Standard_ND96isr_H100_v5 node' } },
+  // InfiniBand when the target requests devices (ib), TCP when not: nemoc's
+  // own profile.tcp-fabric warns about multi-node training over TCP.
+  nodeFabric:: { option: 'ib', set: 'infiniband', unset: 'tcp' },
 
   local ibOf(target) = if std.objectHasEx(target, 'ib', false) then target.ib else null,
   local identityOf(target) = if std.objectHasEx(target, 'identity', false) then target.identity else null,
@@ -99,26 +102,15 @@ profile + {
   },
   placement(ctx, runtime)::
     local ib = ibOf(ctx.target);
-    $.localPlacement(ctx) + (if std.primitiveEquals(ib, null) then {
-      env: fabrics.tcp,
+    $.localPlacement(ctx) + { env: fabrics[$.fabricOf(ctx.target)] } + (if std.primitiveEquals(ib, null) then {
       fabric: 'TCP sockets on the pod network (no InfiniBand devices requested)',
     } else {
       resources: { 'rdma/shared_ib': ib.devices },
       capabilities: ['IPC_LOCK'],
       privilegeReason: 'registering RDMA memory pins pages (IPC_LOCK)',
-      env: fabrics.infiniband,
       fabric: 'InfiniBand (NDR): ' + ib.devices + ' × rdma/shared_ib; IPC_LOCK to pin RDMA memory',
     }),
   serviceAccountAnnotations(ctx)::
     if std.primitiveEquals(identityOf(ctx.target), null) then {} else { 'azure.workload.identity/client-id': identityOf(ctx.target).clientId },
   workloadIdentity(ctx):: !std.primitiveEquals(identityOf(ctx.target), null),
-
-  checks(ctx)::
-    if std.objectHasEx(ctx.spec.stages, 'train', false) && ctx.spec.stages.train.nodes > 1 && std.primitiveEquals(ibOf(ctx.target), null) then [{
-      severity: 'warning',
-      code: 'profile.no-ib',
-      pointer: ctx.targetPointer,
-      message: 'multi-node training without InfiniBand devices: NCCL will use TCP sockets',
-      hint: 'request them with ib: {devices: 1}',
-    }] else [],
 }

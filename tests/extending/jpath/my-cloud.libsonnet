@@ -34,6 +34,9 @@ profile + {
   gpuResource: 'example.com/gpu',
   storageBackends: ['nfs'],
   gpuNode:: { fixed: { accelerator: 'a100-80gb' } },
+  // Its nodes talk over TCP on eth0: nemoc warns about multi-node training
+  // (profile.tcp-fabric) as for every profile whose fabric is 'tcp'.
+  nodeFabric:: { fixed: 'tcp' },
 
   // Placement: every field of the record from placementDefaults, plus the
   // zone's nodes and their taint.
