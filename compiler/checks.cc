@@ -1007,8 +1007,10 @@ bool CheckTargetOnAccelerator(const Document& doc, const nlohmann::json& spec, c
   // longer hide training's own; every stage's fit reports in one run.
   CheckStageFit(doc, spec, target, accelerator, capacity, diags);
   if (!spec["stages"].contains("train")) return diags->error_count() == errors_before;
+  const ModelArchitecture architecture = ModelArchitecture::FromJson(spec["model"]["architecture"]);
   for (const std::string& key : TrainingStages(spec["stages"])) {
-    CheckFit(doc, spec["stages"][key], spec["model"]["architecture"], target, accelerator, capacity, diags, key);
+    TrainingStage stage;
+    if (ReadTrainingStage(spec, key, &stage)) CheckFit(doc, stage, architecture, target, accelerator, capacity, diags, key);
   }
   return diags->error_count() == errors_before;
 }

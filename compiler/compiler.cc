@@ -1282,8 +1282,10 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
       if (gpu != nullptr && spec["stages"].contains("train")) {
         facts.gpu_model = (*gpu)["model"].get<std::string>();
         facts.capacity_gb = (*gpu)["memoryGB"].get<double>();
+        const ModelArchitecture architecture = ModelArchitecture::FromJson(spec["model"]["architecture"]);
         for (const std::string& key : TrainingStages(spec["stages"])) {
-          facts.memory[key] = EstimateMemory(spec["stages"][key], spec["model"]["architecture"]);
+          TrainingStage stage;
+          if (ReadTrainingStage(spec, key, &stage)) facts.memory[key] = EstimateMemory(stage, architecture);
         }
         // Issue #46 item 3: the cost estimate's peak and MFU prior per
         // training stage, pinned beside the spec once chosen (cost.h).

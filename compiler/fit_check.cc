@@ -72,14 +72,13 @@ ParameterCount CountParameters(const ModelArchitecture& a) {
   return count;
 }
 
-MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json& architecture_json) {
+MemoryEstimate EstimateMemory(const TrainingStage& train, const ModelArchitecture& architecture) {
   const TrainSizes s = ComputeTrainSizes(train);
-  const ModelArchitecture architecture = ModelArchitecture::FromJson(architecture_json);
   const ParameterCount params = CountParameters(architecture);
   const double dense = params.total - params.expert;
   const double per_gpu = dense / (s.tensor * s.pipeline) +
                          params.expert / (s.tensor * s.pipeline * std::max<int64_t>(1, s.expert));
-  const bool lora = train.value("mode", "pretrain") == "lora";
+  const bool lora = train.mode == "lora";
   // The distributed optimizer shards fp32 master weights and both Adam
   // moments over the data-parallel ranks (with context parallelism folded in).
   const double shard = static_cast<double>(std::max<int64_t>(1, s.data_parallel) * s.context);
@@ -92,7 +91,7 @@ MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json&
   // Megatron's DDP keeps fp32 main gradients (4 bytes per parameter; NVIDIA/NeMo
   // v2.2.1 nemo/lightning/pytorch/plugins/mixed_precision.py, A16); NeMo 1
   // (megatron_amp_O2 with bf16 gradients) 2 bytes.
-  const double gradient_bytes = train.value("framework", "nemo1") == "nemo2" ? 4 : 2;
+  const double gradient_bytes = train.framework == "nemo2" ? 4 : 2;
   MemoryEstimate e;
   e.parameters_per_gpu = per_gpu;
   e.weights_gb = 2 * per_gpu / kGB;
@@ -102,16 +101,16 @@ MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json&
   // Activations per layer and micro-batch, flash attention, no recomputation
   // (Korthikanti et al. 2022): 34·s·b·h/t with sequence parallelism,
   // s·b·h·(10 + 24/t) without; the sequence is split by context parallelism.
-  const double seq = train.value("seqLength", 4096) / static_cast<double>(s.context);
-  const double micro = train["batch"].value("micro", 1);
+  const double seq = static_cast<double>(train.seq_length) / static_cast<double>(s.context);
+  const double micro = static_cast<double>(train.batch.micro);
   const double h = architecture.hidden_size;
-  const bool sp = train.value("parallelism", nlohmann::json::object()).value("sequenceParallel", false);
+  const bool sp = train.parallelism.sequence_parallel;
   const double per_layer = sp ? 34 * seq * micro * h / s.tensor
                               : seq * micro * h * (10 + 24.0 / s.tensor);
   // 1F1B: the first stage holds min(PP, micro-batches) in flight for its
   // L/PP layers; interleaving adds (PP-1)/(PP·VPP).
   const double layers = architecture.num_layers;
-  const double global = train["batch"].value("global", 1);
+  const double global = static_cast<double>(train.batch.global);
   const double micro_batches = s.data_parallel > 0 ? global / (micro * s.data_parallel) : 1;
   const double in_flight = std::min<double>(s.pipeline, micro_batches);
   const double interleave =
@@ -130,12 +129,12 @@ std::string DescribeFit(const MemoryEstimate& e, double capacity_gb) {
          ", activations " + Fixed(e.activations_gb) + ", overhead " + Fixed(e.overhead_gb);
 }
 
-void CheckFit(const Document& doc, const nlohmann::json& train,
-              const nlohmann::json& architecture, const std::string& target_name,
+void CheckFit(const Document& doc, const TrainingStage& train,
+              const ModelArchitecture& architecture, const std::string& target_name,
               const std::string& accelerator, double capacity_gb, Diagnostics* diags,
               const std::string& key) {
   const TrainSizes s = ComputeTrainSizes(train);
-  if (s.data_parallel == 0 || !architecture.contains("hiddenSize")) return;  // reported elsewhere
+  if (s.data_parallel == 0 || architecture.hidden_size <= 0) return;  // reported elsewhere
   const MemoryEstimate e = EstimateMemory(train, architecture);
   const Location where = doc.map.Locate("/spec/stages/" + key + "/parallelism", /*prefer_key=*/true);
   const std::string text = "target " + target_name + ": " + (key == "train" ? "" : "spec.stages." + key + ": ") +

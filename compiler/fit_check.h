@@ -11,6 +11,7 @@
 #include "architecture.h"
 #include "diagnostic.h"
 #include "source_map.h"
+#include "spec_types.h"
 
 namespace nemoc {
 
@@ -48,13 +49,15 @@ struct MemoryEstimate {
   double overhead_gb = 0;     // CUDA context, NCCL buffers, fragmentation
   double total_gb = 0;
 };
-MemoryEstimate EstimateMemory(const nlohmann::json& train, const nlohmann::json& architecture);
+/// Of a normalized training stage (spec_types.h: every field the contract
+/// requires is there, no default of this function's own).
+MemoryEstimate EstimateMemory(const TrainingStage& train, const ModelArchitecture& architecture);
 
 /// Error when the estimate exceeds `capacity_gb`, warning above 90 %.
 /// Located at spec.stages.<key>.parallelism (key: the training stage,
 /// "pretrain" or "train"); names the target.
-void CheckFit(const Document& doc, const nlohmann::json& train,
-              const nlohmann::json& architecture, const std::string& target_name,
+void CheckFit(const Document& doc, const TrainingStage& train,
+              const ModelArchitecture& architecture, const std::string& target_name,
               const std::string& accelerator, double capacity_gb, Diagnostics* diags,
               const std::string& key = "train");
 

@@ -36,6 +36,68 @@ const json& Models() {
   return models;
 }
 
+// A complete normalized training stage: the normalizer fills every default
+// (the input schema's) of a minimal spec, and tests patch the fields they
+// vary; EstimateMemory and CheckFit read the typed stage (spec_types.h).
+const json& NormalizedStage() {
+  static const json stage = [] {
+    const char minimal[] = R"(apiVersion: nemoc.dev/v1alpha1
+kind: Project
+metadata:
+  name: base
+spec:
+  namespace: nemo
+  image: {repository: nvcr.io/nvidia/nemo, tag: "24.07"}
+  model:
+    preset: llama2-7b
+  storage:
+    results:
+      nfs: {server: nfs.internal, path: /export}
+  stages:
+    train:
+      batch: {global: 8}
+      data: {mock: true}
+  targets:
+    - name: onprem
+      profile: vanilla-k8s
+)";
+    std::string err;
+    const auto schema = InputSchema::Load(NEMOC_SOURCE_DIR "/schemas/project.schema.json", &err);
+    ModelCatalog catalog;
+    Document doc;
+    Diagnostics diags;
+    json normalized;
+    if (schema == nullptr || !ModelCatalog::Load(kModelsPath, &catalog, &err) ||
+        !LoadSpecText("base.yaml", minimal, &doc, &diags) || !Normalize(doc, *schema, catalog, &normalized, &diags)) {
+      ADD_FAILURE() << err << RenderText(diags, {});
+      return json::object();
+    }
+    return normalized["spec"]["stages"]["train"];
+  }();
+  return stage;
+}
+
+// `partial` over the normalized stage, its derived sizes recomputed, typed.
+TrainingStage Typed(const json& partial) {
+  json stage = NormalizedStage();
+  stage.merge_patch(partial);
+  const TrainSizes s = ComputeTrainSizes(stage);
+  stage["derived"] = {{"worldSize", s.world_size}, {"modelParallel", s.model_parallel}, {"dataParallel", s.data_parallel}};
+  TrainingStage typed;
+  std::string err;
+  EXPECT_TRUE(ReadSpec(stage, &typed, &err)) << err;
+  return typed;
+}
+
+MemoryEstimate Estimate(const json& train, const json& architecture) {
+  return EstimateMemory(Typed(train), ModelArchitecture::FromJson(architecture));
+}
+
+void Fit(const Document& doc, const json& train, const json& architecture, const std::string& target,
+         const std::string& accelerator, double capacity_gb, Diagnostics* diags, const std::string& key = "train") {
+  CheckFit(doc, Typed(train), ModelArchitecture::FromJson(architecture), target, accelerator, capacity_gb, diags, key);
+}
+
 // The architecture of a catalog preset; fails the test when it is missing.
 json Arch(const std::string& preset) {
   const json& models = Models();
@@ -185,7 +247,7 @@ TEST(FitCheckEstimateMemory, SmallArchitectureParameterCount) {
 }
 
 TEST(FitCheckEstimateMemory, ExactTermsWithSequenceParallel) {
-  const MemoryEstimate e = EstimateMemory(SmallTrain(), SmallArch());
+  const MemoryEstimate e = Estimate(SmallTrain(), SmallArch());
   const double per_gpu = kSmallParams / (2 * 2);
   EXPECT_TRUE(Close(e.parameters_per_gpu, per_gpu));
   EXPECT_TRUE(Close(e.weights_gb, 2 * per_gpu / kGB));
@@ -209,13 +271,13 @@ TEST(FitCheckEstimateMemory, ExactTermsWithSequenceParallel) {
 TEST(FitCheckEstimateMemory, ExactActivationsWithoutSequenceParallel) {
   json train = SmallTrain();
   train["parallelism"]["sequenceParallel"] = false;
-  const MemoryEstimate e = EstimateMemory(train, SmallArch());
+  const MemoryEstimate e = Estimate(train, SmallArch());
   // s·b·h·(10 + 24/t) = 2048·2·1024·22.
   const double per_layer = 2048.0 * 2 * 1024 * (10 + 24.0 / 2);
   const double logits = 4.0 * 2048 * 2 * 1000 / 2;
   EXPECT_TRUE(Close(e.activations_gb, (per_layer * 4 * 2 + logits) / kGB));
   // Sequence parallelism stores less: 34/2 = 17 < 22 per s·b·h.
-  EXPECT_LT(EstimateMemory(SmallTrain(), SmallArch()).activations_gb, e.activations_gb);
+  EXPECT_LT(Estimate(SmallTrain(), SmallArch()).activations_gb, e.activations_gb);
 }
 
 TEST(FitCheckEstimateMemory, SequenceParallelIsAbsentByDefault) {
@@ -223,8 +285,8 @@ TEST(FitCheckEstimateMemory, SequenceParallelIsAbsentByDefault) {
   train["parallelism"].erase("sequenceParallel");
   json off = SmallTrain();
   off["parallelism"]["sequenceParallel"] = false;
-  EXPECT_DOUBLE_EQ(EstimateMemory(train, SmallArch()).activations_gb,
-                   EstimateMemory(off, SmallArch()).activations_gb);
+  EXPECT_DOUBLE_EQ(Estimate(train, SmallArch()).activations_gb,
+                   Estimate(off, SmallArch()).activations_gb);
 }
 
 TEST(FitCheckEstimateMemory, InterleavedPipelineAddsInFlightFraction) {
@@ -236,14 +298,14 @@ TEST(FitCheckEstimateMemory, InterleavedPipelineAddsInFlightFraction) {
   const double per_layer = 34.0 * 2048 * 2 * 1024 / 2;
   const double logits = 4.0 * 2048 * 2 * 1000 / 2;
   // L/PP = 2 layers, min(4, 16) = 4 micro-batches in flight.
-  const MemoryEstimate plain = EstimateMemory(train, SmallArch());
+  const MemoryEstimate plain = Estimate(train, SmallArch());
   EXPECT_TRUE(Close(plain.activations_gb, (per_layer * 2 * 4 + logits) / kGB));
   train["parallelism"]["virtualPipeline"] = 2;
-  const MemoryEstimate interleaved = EstimateMemory(train, SmallArch());
+  const MemoryEstimate interleaved = Estimate(train, SmallArch());
   EXPECT_TRUE(Close(interleaved.activations_gb, (per_layer * 2 * 4 * 1.375 + logits) / kGB));
   // VPP 1 is not interleaved.
   train["parallelism"]["virtualPipeline"] = 1;
-  EXPECT_TRUE(Close(EstimateMemory(train, SmallArch()).activations_gb, plain.activations_gb));
+  EXPECT_TRUE(Close(Estimate(train, SmallArch()).activations_gb, plain.activations_gb));
   // Weights and optimizer do not depend on the schedule.
   EXPECT_DOUBLE_EQ(interleaved.weights_gb, plain.weights_gb);
   EXPECT_DOUBLE_EQ(interleaved.optimizer_gb, plain.optimizer_gb);
@@ -251,9 +313,9 @@ TEST(FitCheckEstimateMemory, InterleavedPipelineAddsInFlightFraction) {
 
 TEST(FitCheckEstimateMemory, DoublingTensorParallelismHalvesWeights) {
   json train = SmallTrain();
-  const MemoryEstimate tp2 = EstimateMemory(train, SmallArch());
+  const MemoryEstimate tp2 = Estimate(train, SmallArch());
   train["parallelism"]["tensor"] = 4;  // DP 4 -> 2
-  const MemoryEstimate tp4 = EstimateMemory(train, SmallArch());
+  const MemoryEstimate tp4 = Estimate(train, SmallArch());
   EXPECT_TRUE(Close(tp4.weights_gb, tp2.weights_gb / 2));
   EXPECT_TRUE(Close(tp4.gradients_gb, tp2.gradients_gb / 2));
   EXPECT_TRUE(Close(tp4.parameters_per_gpu, tp2.parameters_per_gpu / 2));
@@ -265,10 +327,10 @@ TEST(FitCheckEstimateMemory, DoublingTensorParallelismHalvesWeights) {
 
 TEST(FitCheckEstimateMemory, DoublingPipelineParallelismHalvesWeights) {
   json train = SmallTrain();
-  const MemoryEstimate pp2 = EstimateMemory(train, SmallArch());
+  const MemoryEstimate pp2 = Estimate(train, SmallArch());
   train["parallelism"]["pipeline"] = 4;
   train["nodes"] = 4;  // keep DP 4
-  const MemoryEstimate pp4 = EstimateMemory(train, SmallArch());
+  const MemoryEstimate pp4 = Estimate(train, SmallArch());
   EXPECT_TRUE(Close(pp4.weights_gb, pp2.weights_gb / 2));
   EXPECT_TRUE(Close(pp4.optimizer_gb, pp2.optimizer_gb / 2));
   // 1F1B: half the layers per stage, twice the micro-batches in flight
@@ -278,10 +340,10 @@ TEST(FitCheckEstimateMemory, DoublingPipelineParallelismHalvesWeights) {
 
 TEST(FitCheckEstimateMemory, DoublingDataParallelismShrinksOnlyTheOptimizer) {
   json train = SmallTrain();
-  const MemoryEstimate dp4 = EstimateMemory(train, SmallArch());
+  const MemoryEstimate dp4 = Estimate(train, SmallArch());
   train["nodes"] = 4;              // DP 8
   train["batch"]["global"] = 128;  // still 8 micro-batches per rank
-  const MemoryEstimate dp8 = EstimateMemory(train, SmallArch());
+  const MemoryEstimate dp8 = Estimate(train, SmallArch());
   EXPECT_TRUE(Close(dp8.optimizer_gb, dp4.optimizer_gb / 2));
   EXPECT_DOUBLE_EQ(dp8.weights_gb, dp4.weights_gb);
   EXPECT_DOUBLE_EQ(dp8.gradients_gb, dp4.gradients_gb);
@@ -292,9 +354,9 @@ TEST(FitCheckEstimateMemory, DoublingDataParallelismShrinksOnlyTheOptimizer) {
 
 TEST(FitCheckEstimateMemory, LoraHasNoGradientsOrOptimizerState) {
   json train = SmallTrain();
-  const MemoryEstimate full = EstimateMemory(train, SmallArch());
+  const MemoryEstimate full = Estimate(train, SmallArch());
   train["mode"] = "lora";
-  const MemoryEstimate lora = EstimateMemory(train, SmallArch());
+  const MemoryEstimate lora = Estimate(train, SmallArch());
   EXPECT_EQ(lora.gradients_gb, 0.0);
   EXPECT_EQ(lora.optimizer_gb, 0.0);
   EXPECT_DOUBLE_EQ(lora.weights_gb, full.weights_gb);
@@ -303,16 +365,16 @@ TEST(FitCheckEstimateMemory, LoraHasNoGradientsOrOptimizerState) {
   // Full fine-tuning (sft) keeps gradients and optimizer state, as does a
   // train stage without a mode.
   train["mode"] = "sft";
-  EXPECT_DOUBLE_EQ(EstimateMemory(train, SmallArch()).optimizer_gb, full.optimizer_gb);
+  EXPECT_DOUBLE_EQ(Estimate(train, SmallArch()).optimizer_gb, full.optimizer_gb);
   train.erase("mode");
-  EXPECT_DOUBLE_EQ(EstimateMemory(train, SmallArch()).gradients_gb, full.gradients_gb);
+  EXPECT_DOUBLE_EQ(Estimate(train, SmallArch()).gradients_gb, full.gradients_gb);
 }
 
 TEST(FitCheckEstimateMemory, ContextParallelismDividesActivations) {
   json train = SmallTrain();
-  const MemoryEstimate cp1 = EstimateMemory(train, SmallArch());
+  const MemoryEstimate cp1 = Estimate(train, SmallArch());
   train["parallelism"]["context"] = 2;  // TP 2 · PP 2 · CP 2 on 16 GPUs: DP 2
-  const MemoryEstimate cp2 = EstimateMemory(train, SmallArch());
+  const MemoryEstimate cp2 = Estimate(train, SmallArch());
   EXPECT_TRUE(Close(cp2.activations_gb, cp1.activations_gb / 2));
   // Weights are replicated across CP ranks; the optimizer is sharded over
   // DP × CP = 4, as before.
@@ -323,14 +385,14 @@ TEST(FitCheckEstimateMemory, ContextParallelismDividesActivations) {
 
 TEST(FitCheckEstimateMemory, MoreMicroBatchesThanPipelineStagesDoNotGrowActivations) {
   json train = SmallTrain();
-  const MemoryEstimate eight = EstimateMemory(train, SmallArch());  // 8 ≥ PP 2
+  const MemoryEstimate eight = Estimate(train, SmallArch());  // 8 ≥ PP 2
   train["batch"]["global"] = 640;                                   // 80 micro-batches
-  const MemoryEstimate eighty = EstimateMemory(train, SmallArch());
+  const MemoryEstimate eighty = Estimate(train, SmallArch());
   EXPECT_DOUBLE_EQ(eighty.activations_gb, eight.activations_gb);
   EXPECT_DOUBLE_EQ(eighty.total_gb, eight.total_gb);
   // One micro-batch per rank: only one in flight.
   train["batch"]["global"] = 8;
-  const MemoryEstimate one = EstimateMemory(train, SmallArch());
+  const MemoryEstimate one = Estimate(train, SmallArch());
   const double per_layer = 34.0 * 2048 * 2 * 1024 / 2;
   const double logits = 4.0 * 2048 * 2 * 1000 / 2;
   EXPECT_TRUE(Close(one.activations_gb, (per_layer * 4 * 1 + logits) / kGB));
@@ -345,11 +407,11 @@ TEST(FitCheckEstimateMemory, ExpertParallelismSplitsOnlyTheExperts) {
                 {"parallelism", {{"tensor", 2}, {"pipeline", 4}, {"expert", 4}}},
                 {"batch", {{"micro", 1}, {"global", 256}}},
                 {"seqLength", 4096}};
-  const MemoryEstimate e = EstimateMemory(train, arch);
+  const MemoryEstimate e = Estimate(train, arch);
   const double dense = count.total - count.expert;
   EXPECT_TRUE(Close(e.parameters_per_gpu, dense / 8 + count.expert / 32));
   train["parallelism"]["expert"] = 1;
-  EXPECT_TRUE(Close(EstimateMemory(train, arch).parameters_per_gpu, count.total / 8));
+  EXPECT_TRUE(Close(Estimate(train, arch).parameters_per_gpu, count.total / 8));
 }
 
 // A16: the distributed optimizer shards expert parameters over the expert
@@ -362,7 +424,7 @@ TEST(FitCheckEstimateMemory, ExpertOptimizerStateShardsOverTheExpertDataParallel
                       {"parallelism", {{"tensor", 2}, {"pipeline", 4}, {"expert", 4}}},
                       {"batch", {{"micro", 1}, {"global", 256}}},
                       {"seqLength", 4096}};
-  const MemoryEstimate e = EstimateMemory(train, arch);
+  const MemoryEstimate e = Estimate(train, arch);
   const double dense = (count.total - count.expert) / 8, expert = count.expert / 32;
   // DP = 64 / 8 = 8; expert DP = 8 / 4 = 2.
   EXPECT_TRUE(Close(e.optimizer_gb, 12 * (dense / 8 + expert / 2) / kGB)) << e.optimizer_gb;
@@ -373,18 +435,19 @@ TEST(FitCheckEstimateMemory, ExpertOptimizerStateShardsOverTheExpertDataParallel
 TEST(FitCheckEstimateMemory, Nemo2GradientsAreFp32) {
   json train = SmallTrain();
   const double per_gpu = kSmallParams / (2 * 2);
-  EXPECT_TRUE(Close(EstimateMemory(train, SmallArch()).gradients_gb, 2 * per_gpu / kGB));
+  EXPECT_TRUE(Close(Estimate(train, SmallArch()).gradients_gb, 2 * per_gpu / kGB));
   train["framework"] = "nemo2";
-  EXPECT_TRUE(Close(EstimateMemory(train, SmallArch()).gradients_gb, 4 * per_gpu / kGB));
+  EXPECT_TRUE(Close(Estimate(train, SmallArch()).gradients_gb, 4 * per_gpu / kGB));
 }
 
 TEST(FitCheckEstimateMemory, DefaultSequenceLengthAndMicroBatch) {
-  // Defaults: seqLength 4096, micro 1 when absent from the stage.
+  // Absent from the spec: the preset's seqLength (llama2-7b: 4096) and the
+  // schema's micro batch 1, filled by the normalizer -- not by the estimate.
   json train = {{"nodes", 1},
                 {"gpusPerNode", 8},
                 {"parallelism", {{"tensor", 8}, {"sequenceParallel", true}}},
                 {"batch", {{"global", 8}}}};
-  const MemoryEstimate e = EstimateMemory(train, SmallArch());
+  const MemoryEstimate e = Estimate(train, SmallArch());
   const double per_layer = 34.0 * 4096 * 1 * 1024 / 8;
   const double logits = 4.0 * 4096 * 1 * 1000 / 8;
   // PP 1: all 8 layers, one micro-batch in flight.
@@ -456,7 +519,7 @@ class FitCheckCheckFit : public ::testing::Test {
 };
 
 TEST_F(FitCheckCheckFit, EstimateOfTheSpecMatchesHandArithmetic) {
-  const MemoryEstimate e = EstimateMemory(train_, arch_);
+  const MemoryEstimate e = Estimate(train_, arch_);
   EXPECT_NEAR(e.weights_gb, 3.369207808, 1e-9);
   EXPECT_NEAR(e.gradients_gb, 3.369207808, 1e-9);
   EXPECT_NEAR(e.optimizer_gb, 10.107623424, 1e-9);
@@ -466,7 +529,7 @@ TEST_F(FitCheckCheckFit, EstimateOfTheSpecMatchesHandArithmetic) {
 
 TEST_F(FitCheckCheckFit, ErrorWhenOverCapacity) {
   Diagnostics diags;
-  CheckFit(doc_, train_, arch_, "t1", "test-24gb", 24, &diags);
+  Fit(doc_, train_, arch_, "t1", "test-24gb", 24, &diags);
   ASSERT_EQ(diags.items().size(), 1u) << RenderText(diags, {});
   const Diagnostic& d = diags.items()[0];
   EXPECT_EQ(d.severity, Severity::kError);
@@ -479,7 +542,7 @@ TEST_F(FitCheckCheckFit, ErrorWhenOverCapacity) {
   const std::string suffix = ": does not fit";
   ASSERT_GE(d.message.size(), suffix.size());
   EXPECT_EQ(d.message.substr(d.message.size() - suffix.size()), suffix);
-  EXPECT_NE(d.message.find(DescribeFit(EstimateMemory(train_, arch_), 24)), std::string::npos);
+  EXPECT_NE(d.message.find(DescribeFit(Estimate(train_, arch_), 24)), std::string::npos);
   EXPECT_EQ(d.location.file, "fit.yaml");
   EXPECT_EQ(d.location.line, 13);
   EXPECT_EQ(d.location.column, 7);
@@ -489,7 +552,7 @@ TEST_F(FitCheckCheckFit, ErrorWhenOverCapacity) {
 
 TEST_F(FitCheckCheckFit, WarningBetweenNinetyAndHundredPercent) {
   Diagnostics diags;
-  CheckFit(doc_, train_, arch_, "t1", "test-34gb", 34, &diags);  // 94.8 %
+  Fit(doc_, train_, arch_, "t1", "test-34gb", 34, &diags);  // 94.8 %
   ASSERT_EQ(diags.items().size(), 1u) << RenderText(diags, {});
   const Diagnostic& d = diags.items()[0];
   EXPECT_EQ(d.severity, Severity::kWarning);
@@ -505,29 +568,29 @@ TEST_F(FitCheckCheckFit, WarningBetweenNinetyAndHundredPercent) {
 }
 
 TEST_F(FitCheckCheckFit, ThresholdsAroundTheEstimate) {
-  const double total = EstimateMemory(train_, arch_).total_gb;
+  const double total = Estimate(train_, arch_).total_gb;
   {
     Diagnostics diags;  // just over capacity
-    CheckFit(doc_, train_, arch_, "t1", "x", total * 0.999, &diags);
+    Fit(doc_, train_, arch_, "t1", "x", total * 0.999, &diags);
     ASSERT_EQ(diags.items().size(), 1u);
     EXPECT_EQ(diags.items()[0].severity, Severity::kError);
   }
   {
     Diagnostics diags;  // 91 % of capacity
-    CheckFit(doc_, train_, arch_, "t1", "x", total / 0.91, &diags);
+    Fit(doc_, train_, arch_, "t1", "x", total / 0.91, &diags);
     ASSERT_EQ(diags.items().size(), 1u);
     EXPECT_EQ(diags.items()[0].severity, Severity::kWarning);
   }
   {
     Diagnostics diags;  // 89 % of capacity
-    CheckFit(doc_, train_, arch_, "t1", "x", total / 0.89, &diags);
+    Fit(doc_, train_, arch_, "t1", "x", total / 0.89, &diags);
     EXPECT_TRUE(diags.empty()) << RenderText(diags, {});
   }
 }
 
 TEST_F(FitCheckCheckFit, NothingBelowNinetyPercent) {
   Diagnostics diags;
-  CheckFit(doc_, train_, arch_, "t1", "a100-40gb", 40, &diags);  // 80.6 %
+  Fit(doc_, train_, arch_, "t1", "a100-40gb", 40, &diags);  // 80.6 %
   EXPECT_TRUE(diags.empty()) << RenderText(diags, {});
 }
 
@@ -536,13 +599,13 @@ TEST_F(FitCheckCheckFit, NothingWhenDataParallelismIsZero) {
   train["parallelism"]["tensor"] = 3;  // 8 GPUs do not divide by TP 3 · PP 2
   ASSERT_EQ(ComputeTrainSizes(train).data_parallel, 0);
   Diagnostics diags;
-  CheckFit(doc_, train, arch_, "t1", "tiny", 1, &diags);
+  Fit(doc_, train, arch_, "t1", "tiny", 1, &diags);
   EXPECT_TRUE(diags.empty()) << RenderText(diags, {});
 }
 
 TEST_F(FitCheckCheckFit, NothingWithoutAnArchitecture) {
   Diagnostics diags;
-  CheckFit(doc_, train_, json::object(), "t1", "tiny", 1, &diags);
+  Fit(doc_, train_, json::object(), "t1", "tiny", 1, &diags);
   EXPECT_TRUE(diags.empty()) << RenderText(diags, {});
 }
 
@@ -569,13 +632,13 @@ TEST(FitCheckExamples, Llama31_405bOnB200Fits) {
                       {"batch", {{"micro", 1}, {"global", 2016}}},
                       {"seqLength", 8192}};
   ASSERT_EQ(ComputeTrainSizes(train).data_parallel, 2);
-  const MemoryEstimate e = EstimateMemory(train, Arch("llama3.1-405b"));
+  const MemoryEstimate e = Estimate(train, Arch("llama3.1-405b"));
   EXPECT_LT(e.total_gb, 180);
   EXPECT_GT(e.total_gb, 90);  // a large model on a large GPU, not a trivial fit
   // 405.9 B / 56 ≈ 7.25 B parameters per GPU.
   EXPECT_TRUE(WithinFraction(e.parameters_per_gpu, 405.9e9 / 56, 0.015));
   Diagnostics diags;
-  CheckFit(NoSource(), train, Arch("llama3.1-405b"), "gke-a4", "b200-180gb", 180, &diags);
+  Fit(NoSource(), train, Arch("llama3.1-405b"), "gke-a4", "b200-180gb", 180, &diags);
   EXPECT_FALSE(diags.has_errors()) << RenderText(diags, {});
 }
 
@@ -587,13 +650,13 @@ TEST(FitCheckExamples, Llama2_70bSftOnH100Fits) {
                       {"parallelism", {{"tensor", 8}, {"pipeline", 4}, {"sequenceParallel", true}}},
                       {"batch", {{"micro", 1}, {"global", 128}}},
                       {"seqLength", 4096}};
-  const MemoryEstimate e = EstimateMemory(train, Arch("llama2-70b"));
+  const MemoryEstimate e = Estimate(train, Arch("llama2-70b"));
   EXPECT_LT(e.total_gb, 80);
   EXPECT_GT(e.total_gb, 30);
   // DP 1: the unsharded optimizer (12 B × 69 B / 32 ≈ 26 GB) dominates.
   EXPECT_GT(e.optimizer_gb, e.weights_gb + e.gradients_gb);
   Diagnostics diags;
-  CheckFit(NoSource(), train, Arch("llama2-70b"), "onprem", "h100-80gb", 80, &diags);
+  Fit(NoSource(), train, Arch("llama2-70b"), "onprem", "h100-80gb", 80, &diags);
   EXPECT_FALSE(diags.has_errors()) << RenderText(diags, {});
 }
 
@@ -604,17 +667,17 @@ TEST(FitCheckExamples, Llama2_7bLoraOnA100_40gbFits) {
                       {"gpusPerNode", 8},
                       {"batch", {{"micro", 1}, {"global", 32}}},
                       {"seqLength", 2048}};
-  const MemoryEstimate e = EstimateMemory(train, Arch("llama2-7b"));
+  const MemoryEstimate e = Estimate(train, Arch("llama2-7b"));
   EXPECT_LT(e.total_gb, 40);
   EXPECT_GT(e.weights_gb, 13);  // the whole bf16 model on every GPU
   EXPECT_EQ(e.optimizer_gb, 0.0);
   Diagnostics diags;
-  CheckFit(NoSource(), train, Arch("llama2-7b"), "eks", "a100-40gb", 40, &diags);
+  Fit(NoSource(), train, Arch("llama2-7b"), "eks", "a100-40gb", 40, &diags);
   EXPECT_FALSE(diags.has_errors()) << RenderText(diags, {});
   // Full fine-tuning of the same model on the same GPUs does not fit.
   json full = train;
   full["mode"] = "sft";
-  EXPECT_GT(EstimateMemory(full, Arch("llama2-7b")).total_gb, 40);
+  EXPECT_GT(Estimate(full, Arch("llama2-7b")).total_gb, 40);
 }
 
 TEST(FitCheckExamples, Llama31_405bOnTwoH100NodesDoesNotFit) {
@@ -624,11 +687,11 @@ TEST(FitCheckExamples, Llama31_405bOnTwoH100NodesDoesNotFit) {
                       {"parallelism", {{"tensor", 8}, {"pipeline", 1}, {"sequenceParallel", true}}},
                       {"batch", {{"micro", 1}, {"global", 16}}},
                       {"seqLength", 8192}};
-  const MemoryEstimate e = EstimateMemory(train, Arch("llama3.1-405b"));
+  const MemoryEstimate e = Estimate(train, Arch("llama3.1-405b"));
   EXPECT_GT(e.weights_gb, 80);  // 405.9 B / 8 × 2 B ≈ 101 GB of weights alone
   EXPECT_GT(e.total_gb, 80);
   Diagnostics diags;
-  CheckFit(NoSource(), train, Arch("llama3.1-405b"), "h100", "h100-80gb", 80, &diags);
+  Fit(NoSource(), train, Arch("llama3.1-405b"), "h100", "h100-80gb", 80, &diags);
   ASSERT_EQ(diags.items().size(), 1u);
   EXPECT_EQ(diags.items()[0].severity, Severity::kError);
   EXPECT_EQ(diags.items()[0].code, "train.memory");

@@ -40,9 +40,10 @@ std::string Dirname(const std::string& path) {
 
 void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::string& key, int release,
                 const std::string& tag, Diagnostics* diags) {
-  const auto& train = spec["stages"][key];
+  TrainingStage train;
+  if (!ReadTrainingStage(spec, key, &train)) return;
   const auto& model = spec["model"];
-  const std::string mode = train["mode"].get<std::string>();
+  const std::string mode = train.mode;
   const std::string base = "/spec/stages/" + key;
 
   if (!model.contains("nemo2")) {
@@ -86,14 +87,14 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
   // llm.import_ckpt into a checkpoint directory the recipe restores
   // (libsonnet/stages/import-model.libsonnet, field-review.md A17).
 
-  if (train.contains("data")) {
-    const auto& data = train["data"];
+  {
+    const TrainData& data = train.data;
     // Pretraining on Megatron indexed data (data.prefixes, data.fromDataPrep):
     // llm.PreTrainingDataModule gets the model's tokenizer, which
     // libsonnet/nemo/nemo2.libsonnet (tokenizers) writes for the Hugging Face
     // and SentencePiece libraries only.
     // (Without a tokenizer at all the normalizer has said what to write.)
-    const bool prepared = (data.contains("prefixes") || data.contains("fromDataPrep")) && model.contains("tokenizer");
+    const bool prepared = (data.prefixes || data.from_data_prep) && model.contains("tokenizer");
     const auto& tokenizer = model.value("tokenizer", nlohmann::json::object());
     const std::string library = tokenizer.value("library", "");
     const std::string tokenizer_pointer =
@@ -112,10 +113,10 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
                        std::string(library == "huggingface" ? "type (model id or directory)" : "model file"),
                    doc.map.Locate(tokenizer_pointer, /*prefer_key=*/true));
     }
-    if (data.contains("jsonl")) {
+    if (data.jsonl) {
       // llm.FineTuningDataModule reads <dataset_root>/training.jsonl and validation.jsonl.
-      const auto& jsonl = data["jsonl"];
-      const std::string train_file = jsonl["train"].get<std::string>();
+      const TrainData::Jsonl& jsonl = *data.jsonl;
+      const std::string train_file = jsonl.train;
       if (Basename(train_file) != "training.jsonl") {
         diags->Error("spec.framework-data",
                      "framework nemo2 reads fine-tuning data from <dir>/training.jsonl, not " +
@@ -124,8 +125,8 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
                      "name the file training.jsonl (and the validation file validation.jsonl) in "
                      "one directory");
       }
-      if (jsonl.contains("validation")) {
-        const std::string validation = jsonl["validation"].get<std::string>();
+      if (jsonl.validation) {
+        const std::string validation = *jsonl.validation;
         if (Basename(validation) != "validation.jsonl" || Dirname(validation) != Dirname(train_file)) {
           diags->Error("spec.framework-data",
                        "framework nemo2 reads validation data from " +
@@ -133,18 +134,18 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
                            "validation.jsonl (beside training.jsonl), not " + validation,
                        doc.map.Locate(base + "/data/jsonl/validation"));
         }
-      } else if (train.contains("valCheckInterval")) {
+      } else if (train.val_check_interval) {
         diags->Error("spec.framework-data",
-                     "validation every " + std::to_string(train["valCheckInterval"].get<int64_t>()) +
+                     "validation every " + std::to_string(*train.val_check_interval) +
                          " steps needs data.jsonl.validation",
                      doc.map.Locate(base + "/valCheckInterval", /*prefer_key=*/true));
       }
     }
   }
 
-  const auto& overrides = train.value("overrides", nlohmann::json::array());
+  const std::vector<std::string>& overrides = train.overrides;
   for (size_t i = 0; i < overrides.size(); ++i) {
-    const std::string o = overrides[i].get<std::string>();
+    const std::string& o = overrides[i];
     if (!o.empty() && (o[0] == '+' || o[0] == '~')) {
       diags->Error("spec.framework-override",
                    "override '" + o + "' uses Hydra syntax; framework nemo2 takes NeMo-Run "
@@ -168,14 +169,13 @@ int NemoRelease(const std::string& repository, const std::string& tag) {
 }
 
 int RecipeCountedSplitLayers(const nlohmann::json& spec, const std::string& key) {
-  const auto& train = spec["stages"][key];
+  TrainingStage train;
   const auto& model = spec["model"];
-  if (train.value("framework", "nemo1") != "nemo2" || train.value("mode", "") != "pretrain" ||
+  if (!ReadTrainingStage(spec, key, &train) || train.framework != "nemo2" || train.mode != "pretrain" ||
       !model.contains("nemo2") || !model["nemo2"].contains("accountForEmbeddingAndLossSince")) {
     return 0;
   }
-  const auto& image = train["image"];
-  const int release = NemoRelease(image.value("repository", ""), image.value("tag", ""));
+  const int release = NemoRelease(train.image.repository, train.image.tag);
   const int since = ReleaseNumber(model["nemo2"]["accountForEmbeddingAndLossSince"].get<std::string>());
   // An image whose release is unknown counts as newest (versions.libsonnet atLeast).
   return release == 0 || release >= since ? 2 : 0;
@@ -276,11 +276,11 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const 
                          const NemoReleases& releases, Diagnostics* diags) {
   const int first_llama31 = releases.nemo1_scale_positional_embedding_since;
   const int last_nemo1 = releases.last_nemo1;
-  const auto& train = spec["stages"][key];
-  const std::string framework = train.value("framework", "nemo1");
-  const auto& image = train["image"];
-  const std::string tag = image.value("tag", "");
-  const int release = NemoRelease(image.value("repository", ""), tag);
+  TrainingStage train;
+  if (!ReadTrainingStage(spec, key, &train)) return;
+  const std::string& framework = train.framework;
+  const std::string& tag = train.image.tag;
+  const int release = NemoRelease(train.image.repository, tag);
   if (framework == "nemo2") {
     CheckNemo2(doc, spec, key, release, tag, diags);
   } else if (release > 0 && release < first_llama31 &&
@@ -311,9 +311,8 @@ void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const 
   // nemo/collections/nlp/models/language_modeling/megatron_gpt_sft_model.py:803,
   // v2.4.0 :1015), and its file_names must be a list of JSONL files (r2.0.0rc1
   // :196, v2.4.0 :256): the base config's `file_names: ???` would fail there.
-  const std::string mode = train.value("mode", "pretrain");
-  if (framework != "nemo2" && mode != "pretrain" && train.contains("data") &&
-      train["data"].contains("jsonl") && !train["data"]["jsonl"].contains("validation")) {
+  const std::string& mode = train.mode;
+  if (framework != "nemo2" && mode != "pretrain" && train.data.jsonl && !train.data.jsonl->validation) {
     diags->Error("spec.framework-data",
                  "framework nemo1 " + mode + " needs validation data: NeMo's SFT model builds "
                  "model.data.validation_ds on every run and reads its JSONL files",

@@ -117,6 +117,27 @@ TrainSizes ComputeTrainSizes(const nlohmann::json& train) {
   return s;
 }
 
+TrainSizes ComputeTrainSizes(const TrainingStage& train) {
+  TrainSizes s;
+  s.nodes = train.nodes;
+  s.gpus_per_node = train.gpus_per_node;
+  s.world_size = s.nodes * s.gpus_per_node;
+  s.tensor = train.parallelism.tensor;
+  s.pipeline = train.parallelism.pipeline;
+  s.context = train.parallelism.context;
+  s.expert = train.parallelism.expert;
+  s.virtual_pipeline = train.parallelism.virtual_pipeline.value_or(0);
+  s.model_parallel = s.tensor * s.pipeline * s.context;
+  s.data_parallel = s.model_parallel > 0 && s.world_size % s.model_parallel == 0 ? s.world_size / s.model_parallel : 0;
+  return s;
+}
+
+bool ReadTrainingStage(const nlohmann::json& spec, const std::string& key, TrainingStage* out) {
+  if (!spec.contains("stages") || !spec["stages"].contains(key)) return false;
+  std::string err;
+  return ReadSpec(spec["stages"][key], out, &err, "/spec/stages/" + key);
+}
+
 bool Normalize(const Document& doc, const InputSchema& schema,
                const ModelCatalog& catalog, nlohmann::json* normalized,
                Diagnostics* diags) {

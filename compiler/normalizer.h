@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "spec_types.h"
+
 #include "diagnostic.h"
 #include "schema_validator.h"
 #include "source_map.h"
@@ -45,6 +47,13 @@ struct TrainSizes {
   int64_t data_parallel = 0;     // world / model_parallel when it divides, else 0
 };
 TrainSizes ComputeTrainSizes(const nlohmann::json& train);
+/// The same of a normalized training stage (spec_types.h), no default of its own.
+TrainSizes ComputeTrainSizes(const TrainingStage& train);
+
+/// The training stage `key` of a normalized spec, typed (spec_types.h). false
+/// when it is absent or breaks the contract (a spec Prepare repaired to go on,
+/// whose errors are reported): then a check that needs it has nothing to say.
+bool ReadTrainingStage(const nlohmann::json& spec, const std::string& key, TrainingStage* out);
 
 /// The training chain's stages present in spec.stages, in chain order:
 /// "pretrain" (optional), then "train", which restores pretrain's final

@@ -72,29 +72,29 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
   }
   // Each stage of the training chain (pretrain, then train) under its own key.
   for (const std::string& key : TrainingStages(spec["stages"])) {
-    const auto& train = spec["stages"][key];
+    TrainingStage train;
+    if (!ReadTrainingStage(spec, key, &train)) continue;
     const TrainSizes s = ComputeTrainSizes(train);
-    const int64_t micro = train["batch"]["micro"].get<int64_t>();
-    const int64_t global = train["batch"]["global"].get<int64_t>();
+    const int64_t micro = train.batch.micro;
+    const int64_t global = train.batch.global;
     nlohmann::json parallelism = {{"tensor", s.tensor},     {"pipeline", s.pipeline},
                                   {"context", s.context},   {"data", s.data_parallel},
                                   {"expert", s.expert},
-                                  {"sequenceParallel", train["parallelism"].value("sequenceParallel", false)}};
+                                  {"sequenceParallel", train.parallelism.sequence_parallel}};
     if (s.virtual_pipeline > 0) parallelism["virtualPipeline"] = s.virtual_pipeline;
     nlohmann::json batch = {{"micro", micro}, {"global", global}};
     if (s.data_parallel > 0 && micro * s.data_parallel > 0) {
       batch["microBatchesPerStep"] = global / (micro * s.data_parallel);
     }
-    plan[key] = {{"mode", train["mode"]},
-                 {"framework", train.value("framework", "nemo1")},
-                 {"precision", train["precision"]},
+    plan[key] = {{"mode", train.mode},
+                 {"framework", train.framework},
+                 {"precision", train.precision},
                  {"nodes", s.nodes},
                  {"gpusPerNode", s.gpus_per_node},
                  {"gpus", s.world_size},
-                 {"seqLength", train["seqLength"]},
-                 {"maxSteps", train["maxSteps"]},
-                 {"modelFlopsPerSample",
-                  ModelFlopsPerSample(spec["model"]["architecture"], train["seqLength"].get<int64_t>())},
+                 {"seqLength", train.seq_length},
+                 {"maxSteps", train.max_steps},
+                 {"modelFlopsPerSample", ModelFlopsPerSample(spec["model"]["architecture"], train.seq_length)},
                  {"parallelism", parallelism},
                  {"batch", batch}};
   }

@@ -20,14 +20,24 @@ struct Layout {
   double memory_gb = 0;
 };
 
-nlohmann::json TrainFor(const Layout& l, int64_t seq_length) {
-  return {{"mode", "pretrain"},
-          {"nodes", l.nodes},
-          {"gpusPerNode", kGpusPerNode},
-          {"parallelism", {{"tensor", l.tensor}, {"pipeline", l.pipeline}, {"context", 1},
-                           {"expert", 1}, {"sequenceParallel", l.tensor > 1}}},
-          {"batch", {{"micro", 1}, {"global", l.global}}},
-          {"seqLength", seq_length}};
+// The training stage the starter writes, as the normalizer would make it for
+// the memory estimate: the starter names no framework, so the input schema's
+// default (nemo1) applies.
+TrainingStage TrainFor(const Layout& l, int64_t seq_length) {
+  TrainingStage t;
+  t.mode = "pretrain";
+  t.framework = "nemo1";
+  t.nodes = l.nodes;
+  t.gpus_per_node = kGpusPerNode;
+  t.parallelism.tensor = l.tensor;
+  t.parallelism.pipeline = l.pipeline;
+  t.parallelism.context = 1;
+  t.parallelism.expert = 1;
+  t.parallelism.sequence_parallel = l.tensor > 1;
+  t.batch.micro = 1;
+  t.batch.global = l.global;
+  t.seq_length = seq_length;
+  return t;
 }
 
 // Fewest nodes first, then the least model parallelism (tensor within a
@@ -51,7 +61,7 @@ bool ChooseLayout(const nlohmann::json& arch, int64_t seq_length, double capacit
         const int64_t data_parallel = world / model_parallel;
         // At least 256 sequences per step, a multiple of micro × DP.
         l.global = data_parallel * std::max<int64_t>(1, (256 + data_parallel - 1) / data_parallel);
-        l.memory_gb = EstimateMemory(TrainFor(l, seq_length), arch).total_gb;
+        l.memory_gb = EstimateMemory(TrainFor(l, seq_length), ModelArchitecture::FromJson(arch)).total_gb;
         if (l.memory_gb <= kTargetFill * capacity_gb) {
           *out = l;
           return true;

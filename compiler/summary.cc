@@ -283,10 +283,11 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
                    S(train["maxSteps"]) + " steps, " + train["precision"].get<std::string>());
     // Field review F17: the spec's timeout bounds the run itself, not an
     // engine's wait (tests/gitops/replay scenario F17-train-deadline reads this row).
-    const auto& train_spec = spec["stages"]["train"];
-    if (train_spec.contains("timeout")) {
+    TrainingStage train_spec;
+    const bool typed = ReadTrainingStage(spec, "train", &train_spec);
+    if (typed && train_spec.timeout) {
       out += Row("Training deadline",
-                 "`" + train_spec["timeout"].get<std::string>() +
+                 "`" + *train_spec.timeout +
                      "` (`spec.stages.train.timeout`), the workload's own `activeDeadlineSeconds`, counted "
                      "again after a Kueue preemption: past it the run fails (`DeadlineExceeded`) and the "
                      "pipeline halts there");
@@ -307,37 +308,28 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
     out += Row("Sequence length", S(train["seqLength"]));
     // D5: the training values a review asks about are facts, so diff -o
     // markdown lists their changes.
-    if (train_spec.contains("optimizer") && train_spec["optimizer"].is_object()) {
-      const auto& o = train_spec["optimizer"];
-      auto num = [](const nlohmann::json& v) {
-        std::ostringstream s;
-        s << v.get<double>();
-        return s.str();
-      };
-      std::string lr;
-      if (o.contains("lr")) lr += "peak " + num(o["lr"]);
-      if (o.contains("minLr")) lr += (lr.empty() ? "" : ", ") + std::string("min ") + num(o["minLr"]) + " (cosine)";
-      if (o.contains("warmupSteps")) lr += (lr.empty() ? "" : ", ") + std::string("warm-up ") + S(o["warmupSteps"]) + " steps";
-      if (o.contains("weightDecay")) lr += (lr.empty() ? "" : ", ") + std::string("weight decay ") + num(o["weightDecay"]);
-      if (o.contains("gradientClip")) lr += (lr.empty() ? "" : ", ") + std::string("gradient clip ") + num(o["gradientClip"]);
-      if (!lr.empty()) out += Row("Learning rate", lr);
-    }
-    if (train_spec.contains("data") && train_spec["data"].is_object()) {
-      const auto& d = train_spec["data"];
+    auto num = [](double v) {
+      std::ostringstream s;
+      s << v;
+      return s.str();
+    };
+    if (typed) {
+      const auto& o = train_spec.optimizer;
+      out += Row("Learning rate", "peak " + num(o.lr) + ", min " + num(o.min_lr) + " (cosine), warm-up " +
+                                      std::to_string(o.warmup_steps) + " steps, weight decay " + num(o.weight_decay) +
+                                      ", gradient clip " + num(o.gradient_clip));
+      const TrainData& d = train_spec.data;
       std::string data;
-      if (d.value("mock", false)) data = "synthetic tokens (mock)";
-      if (d.value("fromDataPrep", false)) data = "the set `20-data-prep` prepares";
-      if (d.contains("prefixes") && d["prefixes"].is_array()) {
-        for (const auto& prefix : d["prefixes"]) {
-          data += (data.empty() ? "" : ", ") + std::string("`") + prefix.value("path", "") + "`" +
-                  (prefix.contains("weight") ? " × " + [&] { std::ostringstream s; s << prefix["weight"].get<double>(); return s.str(); }() : std::string());
-        }
+      if (d.mock.value_or(false)) data = "synthetic tokens (mock)";
+      if (d.from_data_prep.value_or(false)) data = "the set `20-data-prep` prepares";
+      for (const auto& prefix : d.prefixes.value_or(std::vector<TrainData::PrefixesItem>{})) {
+        data += (data.empty() ? "" : ", ") + std::string("`") + prefix.path + "` × " + num(prefix.weight);
       }
-      if (d.contains("jsonl") && d["jsonl"].is_object()) {
-        data = "JSONL `" + d["jsonl"].value("train", "") + "`" +
-               (d["jsonl"].contains("validation") ? ", validation `" + d["jsonl"]["validation"].get<std::string>() + "`" : std::string());
+      if (d.jsonl) {
+        data = "JSONL `" + d.jsonl->train + "`" +
+               (d.jsonl->validation ? ", validation `" + *d.jsonl->validation + "`" : std::string());
       }
-      if (train_spec.contains("dataVersion")) data += " (version `" + train_spec["dataVersion"].get<std::string>() + "`)";
+      if (train_spec.data_version) data += " (version `" + *train_spec.data_version + "`)";
       if (!data.empty()) out += Row("Data", data);
     }
     const std::string text = memory("train");

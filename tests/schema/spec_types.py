@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""compiler/spec_types.{h,cc} are generated from the normalized contract
+(scripts/update-spec-types, issue #48 item 4): the committed files are what
+the contract makes, and a change of the contract reaches the C++ types -- a
+field's type, whether it is required (plain or std::optional), a new field.
+
+  spec_types.py SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', '..')
+UPDATE = os.path.join(ROOT, 'scripts', 'update-spec-types')
+CONTRACT = 'schemas/contracts/normalized-spec.schema.json'
+
+r = subprocess.run([sys.executable, UPDATE, '--check', '--root', ROOT], capture_output=True, text=True)
+if r.returncode != 0:
+    print(r.stderr.strip() or r.stdout.strip())
+    sys.exit(1)
+
+with tempfile.TemporaryDirectory(prefix='nemoc-spec-types-') as tmp:
+    os.makedirs(os.path.join(tmp, 'schemas', 'contracts'))
+    os.makedirs(os.path.join(tmp, 'compiler'))
+    shutil.copy(os.path.join(ROOT, CONTRACT), os.path.join(tmp, CONTRACT))
+    for rel in ('compiler/spec_types.h', 'compiler/spec_types.cc'):
+        shutil.copy(os.path.join(ROOT, rel), os.path.join(tmp, rel))
+    contract = json.load(open(os.path.join(tmp, CONTRACT)))
+    train = contract['definitions']['train']
+    train['properties']['seqLength'] = {'type': 'number'}                 # a type changes
+    train['required'].remove('maxSteps')                                 # no longer required
+    train['properties']['tokensPerStep'] = {'type': 'integer'}            # a new field, required
+    train['required'].append('tokensPerStep')
+    json.dump(contract, open(os.path.join(tmp, CONTRACT), 'w'))
+    r = subprocess.run([sys.executable, UPDATE, '--check', '--root', tmp], capture_output=True, text=True)
+    if r.returncode != 1:
+        print('update-spec-types --check did not notice a changed contract')
+        sys.exit(1)
+    subprocess.run([sys.executable, UPDATE, '--root', tmp], check=True, capture_output=True)
+    header = open(os.path.join(tmp, 'compiler/spec_types.h')).read()
+    source = open(os.path.join(tmp, 'compiler/spec_types.cc')).read()
+    for expected in ('  double seq_length{};  // seqLength\n',
+                     '  std::optional<int64_t> max_steps{};  // maxSteps\n',
+                     '  int64_t tokens_per_step{};  // tokensPerStep\n'):
+        if expected not in header:
+            print('the changed contract did not reach compiler/spec_types.h: no %r' % expected.strip())
+            sys.exit(1)
+    if 'return Fail(err, at + "/tokensPerStep", "present (the contract requires it)");' not in source:
+        print('compiler/spec_types.cc does not require the new field')
+        sys.exit(1)
+print('compiler/spec_types.{h,cc} are what the normalized contract makes, and follow it')
