@@ -225,16 +225,12 @@ std::string FamilyText(const nlohmann::json& spec) {
 // so it relies on the end save only for a valCheckInterval the spec sets.
 // NeMo 1 needs no rule: its readers load the .nemo saved from the final
 // weights (save_best_model: false, libsonnet/nemo/hydra.libsonnet).
-void CheckFinalStepSaved(const Document& doc, const nlohmann::json& stage, const std::string& key,
+void CheckFinalStepSaved(const Document& doc, const TrainingStage& stage, const std::string& key,
                          const std::string& readers, Diagnostics* diags) {
-  const auto& checkpoint = stage.value("checkpoint", nlohmann::json::object());
-  if (stage.value("framework", "nemo1") != "nemo2" || !checkpoint.value("enabled", true) ||
-      !checkpoint.value("saveLast", true)) {
-    return;
-  }
-  const int64_t steps = stage.value("maxSteps", int64_t{1000}), every = checkpoint.value("every", int64_t{500});
+  if (stage.framework != "nemo2" || !stage.checkpoint.enabled || !stage.checkpoint.save_last) return;
+  const int64_t steps = stage.max_steps, every = stage.checkpoint.every;
   if (every <= 0 || steps % every == 0) return;
-  const int64_t validation = stage.value("valCheckInterval", int64_t{0});
+  const int64_t validation = stage.val_check_interval.value_or(0);
   if (validation > 0 && steps % validation != 0) return;
   int64_t divisor = 1;
   for (int64_t d = std::min(every, steps); d >= 1; --d) {
@@ -266,11 +262,11 @@ void CheckFinalStepSaved(const Document& doc, const nlohmann::json& stage, const
 // checkpoint directory, which nemoc does not name yet.
 void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
   const auto& stages = spec["stages"];
-  if (!stages.contains("pretrain")) return;
-  const auto& pretrain = stages["pretrain"];
-  if (pretrain["mode"] != "pretrain") {
+  TrainingStage pretrain;
+  if (!ReadTrainingStage(spec, "pretrain", &pretrain)) return;
+  if (pretrain.mode != "pretrain") {
     diags->Error("spec.chain-mode",
-                 "spec.stages.pretrain runs pretraining, but its mode is " + pretrain["mode"].get<std::string>(),
+                 "spec.stages.pretrain runs pretraining, but its mode is " + pretrain.mode,
                  doc.map.Locate("/spec/stages/pretrain/mode"),
                  "set mode: pretrain here and fine-tune in spec.stages.train");
   }
@@ -288,8 +284,10 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
   // libsonnet/nemo/nemo2.libsonnet upstreamCheckpoint). Neither reads the
   // other's; NeMo converts between them only offline
   // (scripts/checkpoint_converters/convert_nemo1_to_nemo2.py).
-  const std::string pretrain_framework = pretrain.value("framework", "nemo1");
-  const std::string train_framework = stages["train"].value("framework", "nemo1");
+  TrainingStage train;
+  if (!ReadTrainingStage(spec, "train", &train)) return;
+  const std::string& pretrain_framework = pretrain.framework;
+  const std::string& train_framework = train.framework;
   const bool nemo2_chain = pretrain_framework == "nemo2";
   if (pretrain_framework != train_framework) {
     const std::string pointer = doc.map.Has("/spec/stages/train/framework") ? "/spec/stages/train/framework"
@@ -309,16 +307,15 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
   // fine-tuning clamps longer records to the table ("Set dataset
   // max_seq_length to max_position_embeddings", NVIDIA/NeMo v2.1.0
   // nemo/collections/nlp/models/language_modeling/megatron_gpt_sft_model.py:252-260).
-  const auto& train = stages["train"];
   const auto& arch = spec["model"].value("architecture", nlohmann::json::object());
-  const int64_t positions = pretrain.value("seqLength", 0), wanted = train.value("seqLength", 0);
+  const int64_t positions = pretrain.seq_length, wanted = train.seq_length;
   if (arch.value("positionEmbedding", "") == "learned_absolute" && wanted != positions) {
     const std::string pointer = doc.map.Has("/spec/stages/train/seqLength") ? "/spec/stages/train/seqLength"
                                                                             : "/spec/stages/train";
     const std::string text = "the model's learned position embeddings have " + Str(positions) +
                              " positions (spec.stages.pretrain.seqLength), and spec.stages.train.seqLength is " +
                              Str(wanted);
-    if (train.value("mode", "") == "pretrain") {
+    if (train.mode == "pretrain") {
       diags->Error("spec.chain-seq-length", text + ": more pretraining rebuilds the table at its own length "
                    "and cannot restore the pretraining's", doc.map.Locate(pointer, pointer == "/spec/stages/train"),
                    "set spec.stages.train.seqLength: " + Str(positions));
@@ -329,15 +326,15 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
                      ", or pretrain with a longer seqLength");
     }
   }
-  const auto& pretrain_checkpoint = pretrain.value("checkpoint", nlohmann::json::object());
-  if (!pretrain_checkpoint.value("enabled", true)) {
+  const TrainingStage::Checkpoint& pretrain_checkpoint = pretrain.checkpoint;
+  if (!pretrain_checkpoint.enabled) {
     diags->Error("spec.missing-source",
                  std::string("spec.stages.train restores ") +
                      (nemo2_chain ? "the last checkpoint" : "the .nemo") +
                      " spec.stages.pretrain saves at the end, but spec.stages.pretrain.checkpoint.enabled is false",
                  doc.map.Locate("/spec/stages/pretrain/checkpoint/enabled"),
                  "remove checkpoint.enabled: false from spec.stages.pretrain");
-  } else if (nemo2_chain && !pretrain_checkpoint.value("saveLast", true)) {
+  } else if (nemo2_chain && !pretrain_checkpoint.save_last) {
     // AutoResume._find_trainer_ckpt_path reads only *last (and *end)
     // directories (NVIDIA/NeMo nemo/lightning/resume.py v2.1.0:195-230).
     diags->Error("spec.missing-source",
@@ -349,6 +346,9 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
   CheckFinalStepSaved(doc, pretrain, "pretrain", "spec.stages.train", diags);
 }
 
+// On the JSON, not the typed stage (spec_types.h): these rules report what
+// the normalized contract rules out -- peft without lora, no data, JSONL for
+// pretraining -- so a spec breaking them cannot be read typed.
 void CheckTrainMode(const Document& doc, const nlohmann::json& spec, const std::string& key,
                     Diagnostics* diags) {
   const auto& train = spec["stages"][key];
@@ -428,20 +428,20 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
     if (!stages.contains(stage) || stages[stage].contains("checkpoint")) continue;
     if (train) readers.push_back(stage);
   }
-  if (train && !readers.empty()) {
-    const auto& t = stages["train"];
+  TrainingStage t;
+  if (train && !readers.empty() && ReadTrainingStage(spec, "train", &t)) {
     // A NeMo 1 LoRA run's .nemo holds only the adapter: the implied
     // mergeLora stage (libsonnet/stages/merge-lora.libsonnet) merges it into
     // the base model and the readers load the merged .nemo.
-    if (t.value("framework", "nemo1") == "nemo2") {
+    if (t.framework == "nemo2") {
       // NeMo 2 saves checkpoint directories, not a .nemo. The conversion
       // exports, and the evaluation serves, the newest finished *-last one
       // (libsonnet/stages/nemo2-checkpoint.libsonnet): checkpoints must keep
       // a *-last copy.
-      const auto& checkpoint = t["checkpoint"];
+      const TrainingStage::Checkpoint& checkpoint = t.checkpoint;
       std::string names;
       for (const auto& reader : readers) names += (names.empty() ? "spec.stages." : " and spec.stages.") + reader;
-      if (checkpoint.value("enabled", true) && !checkpoint.value("saveLast", true)) {
+      if (checkpoint.enabled && !checkpoint.save_last) {
         diags->Error("spec.missing-source",
                      names + " read" + (readers.size() == 1 ? "s" : "") + " the NeMo 2 training run's newest "
                      "*-last checkpoint, but checkpoint.saveLast is false",
@@ -465,7 +465,7 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
         // config; merge_lora (all tags) and nemo_load before v2.4.0 load it in
         // fp8, and v2.4.0 nemo_load says "FP8 SFT model export is not supported"
         // (NVIDIA/NeMo nemo/lightning/io/connector.py v2.4.0:238-242).
-        if (t.value("precision", "bf16") == "fp8") {
+        if (t.precision == "fp8") {
           diags->Error("convert.nemo2-export",
                        "NeMo 2 does not export an fp8-trained checkpoint to Hugging Face (\"FP8 SFT "
                        "model export is not supported\"; llm.peft.merge_lora and llm.export_ckpt "
@@ -478,7 +478,7 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
         // no save_pretrained (llama.py v2.1.0:347, nemotron.py v2.4.0:342 crash;
         // llama.py v2.2.1+ catch it and write no tokenizer).
         const auto& tokenizer = spec["model"].value("tokenizer", nlohmann::json::object());
-        if (t.value("mode", "") == "pretrain" && tokenizer.value("library", "") == "sentencepiece") {
+        if (t.mode == "pretrain" && tokenizer.value("library", "") == "sentencepiece") {
           diags->Error("convert.nemo2-export",
                        "the NeMo 2 Hugging Face exporters save a Hugging Face tokenizer; the "
                        "pretraining's SentencePiece tokenizer has none to save",
@@ -494,7 +494,7 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
         }
       }
     }
-    if (!t["checkpoint"].value("enabled", true)) {
+    if (!t.checkpoint.enabled) {
       diags->Error("spec.missing-source",
                    "spec.stages." + readers[0] + " reads the .nemo training saves at the end, but "
                    "checkpointing is off",
@@ -649,12 +649,9 @@ void CheckNvidiaTags(const Document& doc, const nlohmann::json& node, const std:
 // its peak for the whole run (NeMo's WarmupPolicy/CosineAnnealing and
 // Megatron's scheduler raise it linearly over warmupSteps): a smoke run of 50
 // steps under the default 100-step warm-up trains at half the rate it names.
-void CheckWarmup(const Document& doc, const nlohmann::json& train, const std::string& key, Diagnostics* diags) {
-  if (!train.contains("optimizer") || !train.contains("maxSteps")) return;
-  const auto& optimizer = train["optimizer"];
-  if (!optimizer.contains("warmupSteps") || !optimizer["warmupSteps"].is_number_integer()) return;
-  const int64_t warmup = optimizer["warmupSteps"].get<int64_t>();
-  const int64_t steps = train["maxSteps"].get<int64_t>();
+void CheckWarmup(const Document& doc, const TrainingStage& train, const std::string& key, Diagnostics* diags) {
+  const int64_t warmup = train.optimizer.warmup_steps;
+  const int64_t steps = train.max_steps;
   if (warmup < steps) return;
   const std::string base = "/spec/stages/" + key;
   // A warm-up the spec writes is taken as meant: benchmark recipes run 15
@@ -662,13 +659,11 @@ void CheckWarmup(const Document& doc, const nlohmann::json& train, const std::st
   // AI-Hypercomputer/gpu-recipes). The default one is what nobody chose.
   if (doc.root.contains(nlohmann::json::json_pointer(base + "/optimizer/warmupSteps"))) return;
   const std::string at = base + "/maxSteps";
-  std::string peak;
-  if (optimizer.contains("lr") && optimizer["lr"].is_number()) {
-    const double lr = optimizer["lr"].get<double>();
-    char text[64];
-    std::snprintf(text, sizeof text, "%g (it reaches %g)", lr, lr * static_cast<double>(steps) / static_cast<double>(std::max<int64_t>(warmup, 1)));
-    peak = " " + std::string(text);
-  }
+  const double lr = train.optimizer.lr;
+  char text[64];
+  std::snprintf(text, sizeof text, "%g (it reaches %g)", lr,
+                lr * static_cast<double>(steps) / static_cast<double>(std::max<int64_t>(warmup, 1)));
+  const std::string peak = " " + std::string(text);
   diags->Warning("train.warmup",
                  "the default warm-up of " + std::to_string(warmup) + " steps" +
                      " is not shorter than the run of " + std::to_string(steps) + " steps: the learning rate " +
@@ -708,7 +703,7 @@ void CheckServeEngine(const Document& doc, const nlohmann::json& spec, Diagnosti
 
 }  // namespace
 
-void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
+void CheckTrainArithmetic(const Document& doc, const TrainingStage& train,
                           const nlohmann::json& architecture, Diagnostics* diags,
                           int counted_layers, const std::string& key) {
   const std::string base = "/spec/stages/" + key;
@@ -726,9 +721,8 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
                  "change the parallelism or the node count so that the world size is a "
                  "multiple of " + Str(s.model_parallel));
   } else {
-    const nlohmann::json batch = train.value("batch", nlohmann::json::object());
-    const int64_t micro = batch.value("micro", 1);
-    const int64_t global = batch.value("global", micro * s.data_parallel);
+    const int64_t micro = train.batch.micro;
+    const int64_t global = train.batch.global;
     const int64_t step = micro * s.data_parallel;
     if (global % step != 0) {
       const int64_t lower = global / step * step;
@@ -795,7 +789,7 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
     }
   }
   if (s.context > 1) {
-    const int64_t seq = train["seqLength"].get<int64_t>();
+    const int64_t seq = train.seq_length;
     if (seq % (2 * s.context) != 0) {
       diags->Error("train.context-parallel",
                    "sequence length " + Str(seq) + " is not divisible by 2 × context parallelism = " +
@@ -814,16 +808,15 @@ void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
                      " experts are not divisible by expert parallelism " + Str(s.expert),
                  doc.map.Locate(par + "/expert"));
   }
-  const nlohmann::json parallelism = train.value("parallelism", nlohmann::json::object());
-  if (parallelism.value("sequenceParallel", false) && s.tensor == 1) {
+  if (train.parallelism.sequence_parallel && s.tensor == 1) {
     diags->Warning("train.sequence-parallel",
                    "sequence parallelism has no effect with tensor parallelism 1",
                    doc.map.Locate(par + "/sequenceParallel"));
   }
   if (architecture.contains("maxPositionEmbeddings") &&
-      train["seqLength"].get<int64_t>() > architecture["maxPositionEmbeddings"].get<int64_t>()) {
+      train.seq_length > architecture["maxPositionEmbeddings"].get<int64_t>()) {
     diags->Warning("train.seq-length",
-                   "sequence length " + Str(train["seqLength"].get<int64_t>()) +
+                   "sequence length " + Str(train.seq_length) +
                        " exceeds the model's maxPositionEmbeddings " +
                        Str(architecture["maxPositionEmbeddings"].get<int64_t>()),
                    doc.map.Locate(base + "/seqLength"));
@@ -926,13 +919,16 @@ void CheckTrainFrameworkOf(const CheckInput& in, const std::string& key, Diagnos
 NEMOC_REGISTER_CHECK("train.framework", kTrainingStage, "", CheckTrainFrameworkOf);
 
 void CheckTrainArithmeticOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
-  CheckTrainArithmetic(in.doc, in.spec["stages"][key], in.spec["model"]["architecture"], diags,
-                       RecipeCountedSplitLayers(in.spec, key), key);
+  TrainingStage train;
+  if (!ReadTrainingStage(in.spec, key, &train)) return;
+  CheckTrainArithmetic(in.doc, train, in.spec["model"]["architecture"], diags, RecipeCountedSplitLayers(in.spec, key),
+                       key);
 }
 NEMOC_REGISTER_CHECK("train.arithmetic", kTrainingStage, "", CheckTrainArithmeticOf);
 
 void CheckWarmupOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
-  CheckWarmup(in.doc, in.spec["stages"][key], key, diags);
+  TrainingStage train;
+  if (ReadTrainingStage(in.spec, key, &train)) CheckWarmup(in.doc, train, key, diags);
 }
 NEMOC_REGISTER_CHECK("train.warmup", kTrainingStage, "", CheckWarmupOf);
 

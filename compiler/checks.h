@@ -10,6 +10,7 @@
 
 #include "diagnostic.h"
 #include "source_map.h"
+#include "spec_types.h"
 
 namespace nemoc {
 
@@ -29,7 +30,7 @@ bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const Chec
 /// counted_layers: layers the NeMo 2 recipe adds to the pipeline split
 /// (RecipeCountedSplitLayers); a split Megatron accepts either way passes.
 /// key: the training stage (spec.stages.<key>) the errors point into.
-void CheckTrainArithmetic(const Document& doc, const nlohmann::json& train,
+void CheckTrainArithmetic(const Document& doc, const TrainingStage& train,
                           const nlohmann::json& architecture, Diagnostics* diags,
                           int counted_layers = 0, const std::string& key = "train");
 

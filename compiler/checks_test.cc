@@ -118,8 +118,9 @@ Checked RunCheckSpec(const std::string& text) {
 Lines RunArithmetic(const std::string& text) {
   auto p = Prepare(text);
   if (!p->ready) return {"<not ready>"};
-  CheckTrainArithmetic(p->doc, p->normalized["spec"]["stages"]["train"],
-                       p->normalized["spec"]["model"]["architecture"], &p->checks);
+  TrainingStage train;
+  if (!ReadTrainingStage(p->normalized["spec"], "train", &train)) return {"<not typed>"};
+  CheckTrainArithmetic(p->doc, train, p->normalized["spec"]["model"]["architecture"], &p->checks);
   return RenderAll(p->checks);
 }
 
