@@ -157,13 +157,16 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
     return;
   }
   const auto& stages = spec["stages"];
+  Stages typed;
+  std::string err;
+  if (!ReadSpec(stages, &typed, &err, "/spec/stages")) return;  // a spec Prepare repaired: reported
   const double params = CountParameters(spec["model"]["architecture"]).total;
   const std::string target = "target " + target_name + ": ";
   // Weights alone above this share leave no room for activations, the KV
   // cache and the CUDA context.
-  auto check = [&](const char* stage, const std::string& field, double weights_gb, int gpus,
+  auto check = [&](const char* stage, const std::string& field, double weights_gb, int64_t gpus,
                    const std::string& what, const std::string& hint) {
-    const double per_gpu = weights_gb / gpus;
+    const double per_gpu = weights_gb / static_cast<double>(gpus);
     if (per_gpu <= kWarnFraction * capacity_gb) return;
     diags->Error(std::string(stage) + ".memory",
                  target + what + ": " + Fixed(per_gpu) + " GB of weights per GPU on " + accelerator +
@@ -175,10 +178,9 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
                  hint);
   };
   const double bf16_gb = params * 2 / 1e9;
-  if (stages.contains("evaluate")) {
-    const auto& e = stages["evaluate"];
-    const int tp = e.value("tensorParallel", 1), pp = e.value("pipelineParallel", 1);
-    check("evaluate", "tensorParallel", bf16_gb, std::max(1, tp * pp),
+  if (typed.evaluate) {
+    const int64_t tp = typed.evaluate->tensor_parallel, pp = typed.evaluate->pipeline_parallel;
+    check("evaluate", "tensorParallel", bf16_gb, std::max<int64_t>(1, tp * pp),
           "evaluation loads the model over tensorParallel x pipelineParallel = " + std::to_string(tp * pp) + " GPUs",
           "raise tensorParallel or pipelineParallel (at most 8 GPUs of one node)");
   }
@@ -186,10 +188,10 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
   // merge.py, trainer.devices=1) restores the whole base model on one GPU unless
   // mergeLora.gpus is 0 (trainer.accelerator=cpu). It is implied by a NeMo 1
   // LoRA run that evaluate or convert reads (libsonnet/stages/merge-lora.libsonnet).
-  if (ImpliesLoraMerge(stages) && (!stages.contains("mergeLora") || stages["mergeLora"].value("gpus", 1) > 0)) {
+  if (ImpliesLoraMerge(stages) && (!typed.merge_lora || typed.merge_lora->gpus > 0)) {
     const std::string hint = "set spec.stages.mergeLora: {gpus: 0, resources: {memory: ...}} (the merge on "
                              "CPU) with memory of at least four times " + Fixed(bf16_gb) + " GB";
-    if (stages.contains("mergeLora")) {
+    if (typed.merge_lora) {
       check("mergeLora", "gpus", bf16_gb, 1, "the LoRA merge restores the whole base model on one GPU", hint);
     } else if (bf16_gb > kWarnFraction * capacity_gb) {
       diags->Error("mergeLora.memory",
@@ -201,7 +203,7 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
   }
   // A NeMo 2 export loads the model on the CPU; its one GPU is for
   // Transformer Engine (libsonnet/stages/convert.libsonnet).
-  if (stages.contains("convert") && stages["convert"].value("gpus", 1) > 0 && !ExportsNemo2(stages)) {
+  if (typed.convert && typed.convert->gpus > 0 && !ExportsNemo2(stages)) {
     // NVIDIA/NeMo scripts/checkpoint_converters/convert_llama_nemo_to_hf.py
     // restores the .nemo on one GPU unless --cpu-only; its docstring asks for
     // --cpu-only for 70B models.
@@ -209,23 +211,22 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
           "set gpus: 0 (the converter's --cpu-only) with resources.memory of at least twice " +
               Fixed(bf16_gb) + " GB");
   }
-  if (stages.contains("tensorrtLLM")) {
-    const auto& t = stages["tensorrtLLM"];
-    const std::string quantization = t.value("quantization", "none");
+  if (typed.tensorrt_llm) {
+    const std::string& quantization = typed.tensorrt_llm->quantization;
     const double bytes = quantization == "fp8" || quantization == "int8" ? 1 : 2;
-    const int tp = t.value("tensorParallel", 1);
-    check("tensorrtLLM", "tensorParallel", params * bytes / 1e9, std::max(1, tp),
+    const int64_t tp = typed.tensorrt_llm->tensor_parallel;
+    check("tensorrtLLM", "tensorParallel", params * bytes / 1e9, std::max<int64_t>(1, tp),
           "the engine (" + quantization + ") splits its weights over tensorParallel = " + std::to_string(tp) + " GPUs",
           "raise tensorParallel (the build and each Triton replica use that many GPUs) or quantize "
           "(fp8 on Hopper and Blackwell, int8)");
   }
-  if (stages.contains("serve") && !stages.contains("tensorrtLLM") && stages["serve"].contains("triton")) {
+  if (typed.serve && !typed.tensorrt_llm) {
     // An engine built elsewhere (serve.engine): its quantization is unknown,
     // so the smallest weights (1 byte) -- only a certain misfit is refused.
     // With a tensorrtLLM stage the engine check above covers serving (checks.cc
     // requires the same tensorParallel).
-    const int tp = stages["serve"]["triton"].value("tensorParallel", 1);
-    check("serve", "triton/tensorParallel", params / 1e9, std::max(1, tp),
+    const int64_t tp = typed.serve->triton.tensor_parallel;
+    check("serve", "triton/tensorParallel", params / 1e9, std::max<int64_t>(1, tp),
           "a Triton replica loads the engine over tensorParallel = " + std::to_string(tp) +
               " GPUs (at least 1 byte per weight)",
           "serve an engine built with more tensor parallelism (serve.triton.tensorParallel)");

@@ -422,4 +422,373 @@ bool Read(const nlohmann::json& j, TrainingStage* out, std::string* err, const s
   return true;
 }
 
+bool Read(const nlohmann::json& j, PodResources* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("cpu"); it != j.end()) {
+    out->cpu.emplace();
+    if (!Read(*it, &*out->cpu, err, at + "/cpu")) return false;
+  }
+  if (const auto it = j.find("memory"); it != j.end()) {
+    out->memory.emplace();
+    if (!Read(*it, &*out->memory, err, at + "/memory")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages::NcclTest* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("minBusBandwidthGBps"); it != j.end()) {
+    if (!Read(*it, &out->min_bus_bandwidth_g_bps, err, at + "/minBusBandwidthGBps")) return false;
+  } else {
+    return Fail(err, at + "/minBusBandwidthGBps", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("minBytes"); it != j.end()) {
+    if (!Read(*it, &out->min_bytes, err, at + "/minBytes")) return false;
+  } else {
+    return Fail(err, at + "/minBytes", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("maxBytes"); it != j.end()) {
+    if (!Read(*it, &out->max_bytes, err, at + "/maxBytes")) return false;
+  } else {
+    return Fail(err, at + "/maxBytes", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("iterations"); it != j.end()) {
+    if (!Read(*it, &out->iterations, err, at + "/iterations")) return false;
+  } else {
+    return Fail(err, at + "/iterations", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("image"); it != j.end()) {
+    if (!Read(*it, &out->image, err, at + "/image")) return false;
+  } else {
+    return Fail(err, at + "/image", "present (the contract requires it)");
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages::DataPrep* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("input"); it != j.end()) {
+    if (!Read(*it, &out->input, err, at + "/input")) return false;
+  } else {
+    return Fail(err, at + "/input", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("version"); it != j.end()) {
+    out->version.emplace();
+    if (!Read(*it, &*out->version, err, at + "/version")) return false;
+  }
+  if (const auto it = j.find("jsonKey"); it != j.end()) {
+    if (!Read(*it, &out->json_key, err, at + "/jsonKey")) return false;
+  } else {
+    return Fail(err, at + "/jsonKey", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("workers"); it != j.end()) {
+    if (!Read(*it, &out->workers, err, at + "/workers")) return false;
+  } else {
+    return Fail(err, at + "/workers", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("resources"); it != j.end()) {
+    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
+  } else {
+    return Fail(err, at + "/resources", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("image"); it != j.end()) {
+    if (!Read(*it, &out->image, err, at + "/image")) return false;
+  } else {
+    return Fail(err, at + "/image", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("scheduling"); it != j.end()) {
+    out->scheduling.emplace();
+    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages::MergeLora* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("gpus"); it != j.end()) {
+    if (!Read(*it, &out->gpus, err, at + "/gpus")) return false;
+  } else {
+    return Fail(err, at + "/gpus", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("resources"); it != j.end()) {
+    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
+  } else {
+    return Fail(err, at + "/resources", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("scheduling"); it != j.end()) {
+    out->scheduling.emplace();
+    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
+  }
+  if (const auto it = j.find("image"); it != j.end()) {
+    if (!Read(*it, &out->image, err, at + "/image")) return false;
+  } else {
+    return Fail(err, at + "/image", "present (the contract requires it)");
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages::Evaluate* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("tasks"); it != j.end()) {
+    if (!Read(*it, &out->tasks, err, at + "/tasks")) return false;
+  } else {
+    return Fail(err, at + "/tasks", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("checkpoint"); it != j.end()) {
+    out->checkpoint.emplace();
+    if (!Read(*it, &*out->checkpoint, err, at + "/checkpoint")) return false;
+  }
+  if (const auto it = j.find("tensorParallel"); it != j.end()) {
+    if (!Read(*it, &out->tensor_parallel, err, at + "/tensorParallel")) return false;
+  } else {
+    return Fail(err, at + "/tensorParallel", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("pipelineParallel"); it != j.end()) {
+    if (!Read(*it, &out->pipeline_parallel, err, at + "/pipelineParallel")) return false;
+  } else {
+    return Fail(err, at + "/pipelineParallel", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("batchSize"); it != j.end()) {
+    if (!Read(*it, &out->batch_size, err, at + "/batchSize")) return false;
+  } else {
+    return Fail(err, at + "/batchSize", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("resources"); it != j.end()) {
+    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
+  } else {
+    return Fail(err, at + "/resources", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("image"); it != j.end()) {
+    if (!Read(*it, &out->image, err, at + "/image")) return false;
+  } else {
+    return Fail(err, at + "/image", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("scheduling"); it != j.end()) {
+    out->scheduling.emplace();
+    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages::Convert* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("to"); it != j.end()) {
+    if (!Read(*it, &out->to, err, at + "/to")) return false;
+  } else {
+    return Fail(err, at + "/to", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("checkpoint"); it != j.end()) {
+    out->checkpoint.emplace();
+    if (!Read(*it, &*out->checkpoint, err, at + "/checkpoint")) return false;
+  }
+  if (const auto it = j.find("precision"); it != j.end()) {
+    if (!Read(*it, &out->precision, err, at + "/precision")) return false;
+  } else {
+    return Fail(err, at + "/precision", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("gpus"); it != j.end()) {
+    if (!Read(*it, &out->gpus, err, at + "/gpus")) return false;
+  } else {
+    return Fail(err, at + "/gpus", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("resources"); it != j.end()) {
+    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
+  } else {
+    return Fail(err, at + "/resources", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("image"); it != j.end()) {
+    if (!Read(*it, &out->image, err, at + "/image")) return false;
+  } else {
+    return Fail(err, at + "/image", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("scheduling"); it != j.end()) {
+    out->scheduling.emplace();
+    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages::TensorrtLLM* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("checkpoint"); it != j.end()) {
+    out->checkpoint.emplace();
+    if (!Read(*it, &*out->checkpoint, err, at + "/checkpoint")) return false;
+  }
+  if (const auto it = j.find("quantization"); it != j.end()) {
+    if (!Read(*it, &out->quantization, err, at + "/quantization")) return false;
+  } else {
+    return Fail(err, at + "/quantization", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("maxBatchSize"); it != j.end()) {
+    if (!Read(*it, &out->max_batch_size, err, at + "/maxBatchSize")) return false;
+  } else {
+    return Fail(err, at + "/maxBatchSize", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("maxInputLen"); it != j.end()) {
+    if (!Read(*it, &out->max_input_len, err, at + "/maxInputLen")) return false;
+  } else {
+    return Fail(err, at + "/maxInputLen", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("maxOutputLen"); it != j.end()) {
+    if (!Read(*it, &out->max_output_len, err, at + "/maxOutputLen")) return false;
+  } else {
+    return Fail(err, at + "/maxOutputLen", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("tensorParallel"); it != j.end()) {
+    if (!Read(*it, &out->tensor_parallel, err, at + "/tensorParallel")) return false;
+  } else {
+    return Fail(err, at + "/tensorParallel", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("pagedKvCache"); it != j.end()) {
+    if (!Read(*it, &out->paged_kv_cache, err, at + "/pagedKvCache")) return false;
+  } else {
+    return Fail(err, at + "/pagedKvCache", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("resources"); it != j.end()) {
+    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
+  } else {
+    return Fail(err, at + "/resources", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("image"); it != j.end()) {
+    if (!Read(*it, &out->image, err, at + "/image")) return false;
+  } else {
+    return Fail(err, at + "/image", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("scheduling"); it != j.end()) {
+    out->scheduling.emplace();
+    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages::Serve::Triton* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("replicas"); it != j.end()) {
+    if (!Read(*it, &out->replicas, err, at + "/replicas")) return false;
+  } else {
+    return Fail(err, at + "/replicas", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("maxReplicas"); it != j.end()) {
+    out->max_replicas.emplace();
+    if (!Read(*it, &*out->max_replicas, err, at + "/maxReplicas")) return false;
+  }
+  if (const auto it = j.find("targetPendingRequests"); it != j.end()) {
+    if (!Read(*it, &out->target_pending_requests, err, at + "/targetPendingRequests")) return false;
+  } else {
+    return Fail(err, at + "/targetPendingRequests", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("modelName"); it != j.end()) {
+    out->model_name.emplace();
+    if (!Read(*it, &*out->model_name, err, at + "/modelName")) return false;
+  }
+  if (const auto it = j.find("maxBatchSize"); it != j.end()) {
+    if (!Read(*it, &out->max_batch_size, err, at + "/maxBatchSize")) return false;
+  } else {
+    return Fail(err, at + "/maxBatchSize", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("tensorParallel"); it != j.end()) {
+    if (!Read(*it, &out->tensor_parallel, err, at + "/tensorParallel")) return false;
+  } else {
+    return Fail(err, at + "/tensorParallel", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("inflightBatching"); it != j.end()) {
+    if (!Read(*it, &out->inflight_batching, err, at + "/inflightBatching")) return false;
+  } else {
+    return Fail(err, at + "/inflightBatching", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("batchSchedulerPolicy"); it != j.end()) {
+    if (!Read(*it, &out->batch_scheduler_policy, err, at + "/batchSchedulerPolicy")) return false;
+  } else {
+    return Fail(err, at + "/batchSchedulerPolicy", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("kvCacheFreeGpuMemFraction"); it != j.end()) {
+    if (!Read(*it, &out->kv_cache_free_gpu_mem_fraction, err, at + "/kvCacheFreeGpuMemFraction")) return false;
+  } else {
+    return Fail(err, at + "/kvCacheFreeGpuMemFraction", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("maxTokensInPagedKvCache"); it != j.end()) {
+    out->max_tokens_in_paged_kv_cache.emplace();
+    if (!Read(*it, &*out->max_tokens_in_paged_kv_cache, err, at + "/maxTokensInPagedKvCache")) return false;
+  }
+  if (const auto it = j.find("maxQueueDelayMicroseconds"); it != j.end()) {
+    if (!Read(*it, &out->max_queue_delay_microseconds, err, at + "/maxQueueDelayMicroseconds")) return false;
+  } else {
+    return Fail(err, at + "/maxQueueDelayMicroseconds", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("resources"); it != j.end()) {
+    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
+  } else {
+    return Fail(err, at + "/resources", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("image"); it != j.end()) {
+    if (!Read(*it, &out->image, err, at + "/image")) return false;
+  } else {
+    return Fail(err, at + "/image", "present (the contract requires it)");
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages::Serve* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("engine"); it != j.end()) {
+    out->engine.emplace();
+    if (!Read(*it, &*out->engine, err, at + "/engine")) return false;
+  }
+  if (const auto it = j.find("tokenizer"); it != j.end()) {
+    out->tokenizer.emplace();
+    if (!Read(*it, &*out->tokenizer, err, at + "/tokenizer")) return false;
+  }
+  if (const auto it = j.find("triton"); it != j.end()) {
+    if (!Read(*it, &out->triton, err, at + "/triton")) return false;
+  } else {
+    return Fail(err, at + "/triton", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("scheduling"); it != j.end()) {
+    out->scheduling.emplace();
+    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Stages* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("ncclTest"); it != j.end()) {
+    out->nccl_test.emplace();
+    if (!Read(*it, &*out->nccl_test, err, at + "/ncclTest")) return false;
+  }
+  if (const auto it = j.find("dataPrep"); it != j.end()) {
+    out->data_prep.emplace();
+    if (!Read(*it, &*out->data_prep, err, at + "/dataPrep")) return false;
+  }
+  if (const auto it = j.find("pretrain"); it != j.end()) {
+    out->pretrain.emplace();
+    if (!Read(*it, &*out->pretrain, err, at + "/pretrain")) return false;
+  }
+  if (const auto it = j.find("train"); it != j.end()) {
+    out->train.emplace();
+    if (!Read(*it, &*out->train, err, at + "/train")) return false;
+  }
+  if (const auto it = j.find("mergeLora"); it != j.end()) {
+    out->merge_lora.emplace();
+    if (!Read(*it, &*out->merge_lora, err, at + "/mergeLora")) return false;
+  }
+  if (const auto it = j.find("evaluate"); it != j.end()) {
+    out->evaluate.emplace();
+    if (!Read(*it, &*out->evaluate, err, at + "/evaluate")) return false;
+  }
+  if (const auto it = j.find("convert"); it != j.end()) {
+    out->convert.emplace();
+    if (!Read(*it, &*out->convert, err, at + "/convert")) return false;
+  }
+  if (const auto it = j.find("tensorrtLLM"); it != j.end()) {
+    out->tensorrt_llm.emplace();
+    if (!Read(*it, &*out->tensorrt_llm, err, at + "/tensorrtLLM")) return false;
+  }
+  if (const auto it = j.find("serve"); it != j.end()) {
+    out->serve.emplace();
+    if (!Read(*it, &*out->serve, err, at + "/serve")) return false;
+  }
+  return true;
+}
+
 }  // namespace nemoc

@@ -112,6 +112,99 @@ struct TrainingStage {
   Derived derived{};  // derived
 };
 
+// schemas/contracts/normalized-spec.schema.json #/definitions/podResources
+struct PodResources {
+  std::optional<std::string> cpu{};  // cpu
+  std::optional<std::string> memory{};  // memory
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/stages
+struct Stages {
+  struct NcclTest {
+    double min_bus_bandwidth_g_bps{};  // minBusBandwidthGBps
+    int64_t min_bytes{};  // minBytes
+    int64_t max_bytes{};  // maxBytes
+    int64_t iterations{};  // iterations
+    Image image{};  // image
+  };
+  struct DataPrep {
+    std::string input{};  // input
+    std::optional<std::string> version{};  // version
+    std::string json_key{};  // jsonKey
+    int64_t workers{};  // workers
+    PodResources resources{};  // resources
+    Image image{};  // image
+    std::optional<nlohmann::json> scheduling{};  // scheduling
+  };
+  struct MergeLora {
+    int64_t gpus{};  // gpus
+    PodResources resources{};  // resources
+    std::optional<nlohmann::json> scheduling{};  // scheduling
+    Image image{};  // image
+  };
+  struct Evaluate {
+    std::vector<std::string> tasks{};  // tasks
+    std::optional<std::string> checkpoint{};  // checkpoint
+    int64_t tensor_parallel{};  // tensorParallel
+    int64_t pipeline_parallel{};  // pipelineParallel
+    int64_t batch_size{};  // batchSize
+    PodResources resources{};  // resources
+    Image image{};  // image
+    std::optional<nlohmann::json> scheduling{};  // scheduling
+  };
+  struct Convert {
+    std::string to{};  // to
+    std::optional<std::string> checkpoint{};  // checkpoint
+    std::string precision{};  // precision
+    int64_t gpus{};  // gpus
+    PodResources resources{};  // resources
+    Image image{};  // image
+    std::optional<nlohmann::json> scheduling{};  // scheduling
+  };
+  struct TensorrtLLM {
+    std::optional<std::string> checkpoint{};  // checkpoint
+    std::string quantization{};  // quantization
+    int64_t max_batch_size{};  // maxBatchSize
+    int64_t max_input_len{};  // maxInputLen
+    int64_t max_output_len{};  // maxOutputLen
+    int64_t tensor_parallel{};  // tensorParallel
+    bool paged_kv_cache{};  // pagedKvCache
+    PodResources resources{};  // resources
+    Image image{};  // image
+    std::optional<nlohmann::json> scheduling{};  // scheduling
+  };
+  struct Serve {
+    struct Triton {
+      int64_t replicas{};  // replicas
+      std::optional<int64_t> max_replicas{};  // maxReplicas
+      int64_t target_pending_requests{};  // targetPendingRequests
+      std::optional<std::string> model_name{};  // modelName
+      int64_t max_batch_size{};  // maxBatchSize
+      int64_t tensor_parallel{};  // tensorParallel
+      bool inflight_batching{};  // inflightBatching
+      std::string batch_scheduler_policy{};  // batchSchedulerPolicy
+      double kv_cache_free_gpu_mem_fraction{};  // kvCacheFreeGpuMemFraction
+      std::optional<int64_t> max_tokens_in_paged_kv_cache{};  // maxTokensInPagedKvCache
+      int64_t max_queue_delay_microseconds{};  // maxQueueDelayMicroseconds
+      PodResources resources{};  // resources
+      Image image{};  // image
+    };
+    std::optional<std::string> engine{};  // engine
+    std::optional<std::string> tokenizer{};  // tokenizer
+    Triton triton{};  // triton
+    std::optional<nlohmann::json> scheduling{};  // scheduling
+  };
+  std::optional<NcclTest> nccl_test{};  // ncclTest
+  std::optional<DataPrep> data_prep{};  // dataPrep
+  std::optional<TrainingStage> pretrain{};  // pretrain
+  std::optional<TrainingStage> train{};  // train
+  std::optional<MergeLora> merge_lora{};  // mergeLora
+  std::optional<Evaluate> evaluate{};  // evaluate
+  std::optional<Convert> convert{};  // convert
+  std::optional<TensorrtLLM> tensorrt_llm{};  // tensorrtLLM
+  std::optional<Serve> serve{};  // serve
+};
+
 // Fill `out` from the normalized JSON `j` found at JSON pointer `at`; false
 // with `err` naming the first field missing or of the wrong type.
 bool Read(const nlohmann::json& j, Image* out, std::string* err, const std::string& at);
@@ -126,6 +219,16 @@ bool Read(const nlohmann::json& j, TrainingStage::Peft* out, std::string* err, c
 bool Read(const nlohmann::json& j, TrainingStage::Resources* out, std::string* err, const std::string& at);
 bool Read(const nlohmann::json& j, TrainingStage::Derived* out, std::string* err, const std::string& at);
 bool Read(const nlohmann::json& j, TrainingStage* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, PodResources* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages::NcclTest* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages::DataPrep* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages::MergeLora* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages::Evaluate* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages::Convert* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages::TensorrtLLM* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages::Serve::Triton* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages::Serve* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Stages* out, std::string* err, const std::string& at);
 
 /// One struct from its JSON (the pointer for messages).
 template <typename T>

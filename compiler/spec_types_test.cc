@@ -48,13 +48,16 @@ json Normalized(const std::string& path) {
   return normalized;
 }
 
-TEST(SpecTypes, EveryTrainingStageOfTheExamplesAndTestSpecsReadsTyped) {
+TEST(SpecTypes, EveryStageOfTheExamplesAndTestSpecsReadsTyped) {
   int read = 0;
   for (const char* dir : {"/examples", "/tests/specs"}) {
     for (const auto& entry : std::filesystem::directory_iterator(std::string(NEMOC_SOURCE_DIR) + dir)) {
       if (entry.path().extension() != ".yaml") continue;
       const json spec = Normalized(entry.path().string());
       if (spec.is_null()) continue;  // a spec whose own errors stop it (tests/specs has some)
+      Stages stages;
+      std::string all_err;
+      EXPECT_TRUE(ReadSpec(spec["spec"]["stages"], &stages, &all_err, "/spec/stages")) << entry.path() << ": " << all_err;
       for (const std::string& key : TrainingStages(spec["spec"]["stages"])) {
         TrainingStage stage;
         std::string err;
