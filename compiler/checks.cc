@@ -824,18 +824,20 @@ void CheckTrainArithmetic(const Document& doc, const TrainingStage& train,
 }
 
 bool ImpliesLoraMerge(const nlohmann::json& stages) {
-  if (!stages.contains("train")) return false;
-  const auto& train = stages["train"];
+  TrainingStage train;
+  std::string err;
+  if (!stages.contains("train") || !ReadSpec(stages["train"], &train, &err)) return false;
   auto reads_training = [&](const char* stage) {
     return stages.contains(stage) && !stages[stage].contains("checkpoint");
   };
-  return train.value("mode", "") == "lora" && train.value("framework", "nemo1") == "nemo1" &&
-         (reads_training("evaluate") || reads_training("convert"));
+  return train.mode == "lora" && train.framework == "nemo1" && (reads_training("evaluate") || reads_training("convert"));
 }
 
 bool ExportsNemo2(const nlohmann::json& stages) {
+  TrainingStage train;
+  std::string err;
   return stages.contains("train") && stages.contains("convert") && !stages["convert"].contains("checkpoint") &&
-         stages["train"].value("framework", "nemo1") == "nemo2";
+         ReadSpec(stages["train"], &train, &err) && train.framework == "nemo2";
 }
 
 namespace {

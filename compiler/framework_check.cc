@@ -1,7 +1,9 @@
 #include "framework_check.h"
 
 #include <regex>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "nemo_releases.h"
@@ -203,7 +205,9 @@ int TritonRelease(const std::string& repository, const std::string& tag) {
 void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
                              const std::string& target_name, const std::string& accelerator,
                              const nlohmann::json& gpu, Diagnostics* diags) {
-  const auto& stages = spec["stages"];
+  Stages stages;
+  std::string err;
+  if (!ReadSpec(spec["stages"], &stages, &err, "/spec/stages")) return;  // a spec Prepare repaired: reported
   const std::string target = "target " + target_name + ": ";
   const std::string gpu_name = accelerator + " (" + gpu.value("model", accelerator) + ", compute capability " +
                                gpu.value("computeCapability", "unknown") + ")";
@@ -212,14 +216,15 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   constexpr int kFp8ComputeCapability = 89;
   const int cc = ComputeCapability(gpu);
   if (cc > 0 && cc < kFp8ComputeCapability) {
-    for (const std::string& key : TrainingStages(stages)) {
-      if (stages[key].value("precision", "") != "fp8") continue;
+    for (const std::string& key : TrainingStages(spec["stages"])) {
+      const std::optional<TrainingStage>& stage = key == "pretrain" ? stages.pretrain : stages.train;
+      if (!stage || stage->precision != "fp8") continue;
       diags->Error("target.fp8", target + "fp8 precision needs compute capability 8.9 or higher; " +
                                      gpu_name + " has no FP8",
                    doc.map.Locate("/spec/stages/" + key + "/precision"),
                    "use precision: bf16 on this target, or a target with Hopper or Blackwell GPUs");
     }
-    if (stages.contains("tensorrtLLM") && stages["tensorrtLLM"].value("quantization", "") == "fp8") {
+    if (stages.tensorrt_llm && stages.tensorrt_llm->quantization == "fp8") {
       diags->Error("target.fp8", target + "fp8 quantization needs compute capability 8.9 or higher; " +
                                      gpu_name + " has no FP8",
                    doc.map.Locate("/spec/stages/tensorrtLLM/quantization"),
@@ -232,11 +237,16 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   std::set<std::string> reported;
   if (minimum.contains("nemo")) {
     const int since = ReleaseNumber(minimum["nemo"].get<std::string>());
-    for (const char* name : {"ncclTest", "pretrain", "train", "evaluate", "convert"}) {
-      if (!stages.contains(name) || !stages[name].contains("image")) continue;
-      const auto& image = stages[name]["image"];
-      const std::string tag = image.value("tag", "");
-      const int release = NemoRelease(image.value("repository", ""), tag);
+    const std::pair<const char*, const Image*> images[] = {
+        {"ncclTest", stages.nccl_test ? &stages.nccl_test->image : nullptr},
+        {"pretrain", stages.pretrain ? &stages.pretrain->image : nullptr},
+        {"train", stages.train ? &stages.train->image : nullptr},
+        {"evaluate", stages.evaluate ? &stages.evaluate->image : nullptr},
+        {"convert", stages.convert ? &stages.convert->image : nullptr}};
+    for (const auto& [name, image] : images) {
+      if (image == nullptr) continue;
+      const std::string& tag = image->tag;
+      const int release = NemoRelease(image->repository, tag);
       const std::string own = std::string("/spec/stages/") + name + "/image/tag";
       const std::string pointer = doc.map.Has(own) ? own : std::string("/spec/image/tag");
       if (release > 0 && release < since && reported.insert(pointer).second) {
@@ -250,15 +260,13 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   }
   if (minimum.contains("tritonserver")) {
     const int since = ReleaseNumber(minimum["tritonserver"].get<std::string>());
-    const std::pair<const char*, std::string> triton[] = {
-        {"tensorrtLLM", "/spec/stages/tensorrtLLM"}, {"serve", "/spec/stages/serve/triton"}};
-    for (const auto& [name, base] : triton) {
-      if (!stages.contains(name)) continue;
-      const auto& stage = std::string(name) == "serve" ? stages[name].value("triton", nlohmann::json::object())
-                                                       : stages[name];
-      if (!stage.contains("image")) continue;
-      const std::string tag = stage["image"].value("tag", "");
-      const int release = TritonRelease(stage["image"].value("repository", ""), tag);
+    const std::tuple<const char*, std::string, const Image*> triton[] = {
+        {"tensorrtLLM", "/spec/stages/tensorrtLLM", stages.tensorrt_llm ? &stages.tensorrt_llm->image : nullptr},
+        {"serve", "/spec/stages/serve/triton", stages.serve ? &stages.serve->triton.image : nullptr}};
+    for (const auto& [name, base, image] : triton) {
+      if (image == nullptr) continue;
+      const std::string& tag = image->tag;
+      const int release = TritonRelease(image->repository, tag);
       if (release == 0 || release >= since) continue;
       const bool written = doc.map.Has(base + "/image/tag");
       diags->Error("target.image", target + accelerator + " needs a Triton " + Release(since) +

@@ -238,7 +238,8 @@ def main():
     text = " ".join(nemoc("explain", "spec.targets.instanceType").stdout.split())
     for instance in table["eks-efa"]["instances"]:
         check(" " + instance + " 8 ×" in text, "explain spec.targets.instanceType lacks " + instance)
-    check("EXAMPLES: eks-efa, gke-a4, vanilla-k8s" in nemoc("explain", "spec.targets.profile").stdout,
+    builtin = sorted(f[:-len('.libsonnet')] for f in os.listdir(os.path.join(SRC, 'profiles')) if f.endswith('.libsonnet'))
+    check("EXAMPLES: " + ", ".join(builtin) in nemoc("explain", "spec.targets.profile").stdout,
           "explain spec.targets.profile does not list the built-in profiles")
 
     for f in failures:
