@@ -205,7 +205,11 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
 
 // libsonnet/models.json lists the checkpoint converters per model family.
 bool HasConverter(const nlohmann::json& spec, const char* direction) {
-  return spec["model"].value("converters", nlohmann::json::object()).contains(direction);
+  Model model;
+  std::string err;
+  if (!ReadSpec(spec["model"], &model, &err)) return false;
+  return std::string(direction) == "toHuggingface" ? model.converters.to_huggingface.has_value()
+                                                   : model.converters.from_huggingface.has_value();
 }
 
 std::string FamilyText(const nlohmann::json& spec) {

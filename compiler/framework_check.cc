@@ -43,15 +43,16 @@ std::string Dirname(const std::string& path) {
 void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::string& key, int release,
                 const std::string& tag, Diagnostics* diags) {
   TrainingStage train;
-  if (!ReadTrainingStage(spec, key, &train)) return;
-  const auto& model = spec["model"];
+  Model model;
+  std::string err;
+  if (!ReadTrainingStage(spec, key, &train) || !ReadSpec(spec["model"], &model, &err, "/spec/model")) return;
   const std::string mode = train.mode;
   const std::string base = "/spec/stages/" + key;
 
-  if (!model.contains("nemo2")) {
-    const bool preset = model.contains("preset");
+  if (!model.nemo2) {
+    const bool preset = model.preset.has_value();
     diags->Error("spec.no-nemo2-recipe",
-                 preset ? "model " + model["preset"].get<std::string>() +
+                 preset ? "model " + *model.preset +
                               " has no NeMo 2 recipe (framework: nemo2)"
                         : "framework nemo2 starts from a NeMo 2 recipe, and a model given by its "
                           "architecture has none",
@@ -59,10 +60,10 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
                  "use framework: nemo1, or a preset with a NeMo 2 recipe (the models with a "
                  "\"nemo2\" entry in libsonnet/models.json)");
   } else if (release > 0) {
-    const int since = ReleaseNumber(model["nemo2"]["since"].get<std::string>());
+    const int since = ReleaseNumber(model.nemo2->since);
     if (release < since) {
       diags->Error("spec.framework-image",
-                   "NeMo 2 recipe " + model["nemo2"]["recipe"].get<std::string>() +
+                   "NeMo 2 recipe " + model.nemo2->recipe +
                        " needs a NeMo " + Release(since) + " or later container; image tag " + tag +
                        " is NeMo " + Release(release),
                    doc.map.Locate(ImageTagPointer(doc, key)),
@@ -72,10 +73,10 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
 
   // spec.model.source feeds the chain's first training stage (fine-tuning,
   // or continued pretraining through AutoResume's restore_config).
-  const auto& source = model.value("source", nlohmann::json::object());
+  const ModelSource source = model.source.value_or(ModelSource{});
   const bool first = key != "train" || !spec["stages"].contains("pretrain");
-  if (first && source.contains("nemo")) {
-    const std::string path = source["nemo"].get<std::string>();
+  if (first && source.nemo) {
+    const std::string& path = *source.nemo;
     if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".nemo") == 0) {
       diags->Error("spec.framework-source",
                    "framework nemo2 restores a NeMo 2 checkpoint directory, not the NeMo 1 file " +
@@ -96,9 +97,9 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
     // libsonnet/nemo/nemo2.libsonnet (tokenizers) writes for the Hugging Face
     // and SentencePiece libraries only.
     // (Without a tokenizer at all the normalizer has said what to write.)
-    const bool prepared = (data.prefixes || data.from_data_prep) && model.contains("tokenizer");
-    const auto& tokenizer = model.value("tokenizer", nlohmann::json::object());
-    const std::string library = tokenizer.value("library", "");
+    const bool prepared = (data.prefixes || data.from_data_prep) && model.tokenizer;
+    const Tokenizer tokenizer = model.tokenizer.value_or(Tokenizer{});
+    const std::string& library = tokenizer.library;
     const std::string tokenizer_pointer =
         doc.map.Has("/spec/model/tokenizer") ? "/spec/model/tokenizer" : "/spec/model";
     if (prepared && library != "huggingface" && library != "sentencepiece") {
@@ -109,7 +110,7 @@ void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::stri
                    "use the model's Hugging Face tokenizer (library huggingface, type <model id or "
                    "directory>) or a SentencePiece model (library sentencepiece, model <file>), "
                    "as the data was prepared with; or framework: nemo1");
-    } else if (prepared && !tokenizer.contains(library == "huggingface" ? "type" : "model")) {
+    } else if (prepared && !(library == "huggingface" ? tokenizer.type : tokenizer.model)) {
       diags->Error("spec.framework-data",
                    "framework nemo2 pretraining on prepared data needs the tokenizer's " +
                        std::string(library == "huggingface" ? "type (model id or directory)" : "model file"),
@@ -172,13 +173,14 @@ int NemoRelease(const std::string& repository, const std::string& tag) {
 
 int RecipeCountedSplitLayers(const nlohmann::json& spec, const std::string& key) {
   TrainingStage train;
-  const auto& model = spec["model"];
-  if (!ReadTrainingStage(spec, key, &train) || train.framework != "nemo2" || train.mode != "pretrain" ||
-      !model.contains("nemo2") || !model["nemo2"].contains("accountForEmbeddingAndLossSince")) {
+  Model model;
+  std::string err;
+  if (!ReadTrainingStage(spec, key, &train) || !ReadSpec(spec["model"], &model, &err) || train.framework != "nemo2" ||
+      train.mode != "pretrain" || !model.nemo2 || !model.nemo2->account_for_embedding_and_loss_since) {
     return 0;
   }
   const int release = NemoRelease(train.image.repository, train.image.tag);
-  const int since = ReleaseNumber(model["nemo2"]["accountForEmbeddingAndLossSince"].get<std::string>());
+  const int since = ReleaseNumber(*model.nemo2->account_for_embedding_and_loss_since);
   // An image whose release is unknown counts as newest (versions.libsonnet atLeast).
   return release == 0 || release >= since ? 2 : 0;
 }

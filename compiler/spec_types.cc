@@ -791,4 +791,114 @@ bool Read(const nlohmann::json& j, Stages* out, std::string* err, const std::str
   return true;
 }
 
+bool Read(const nlohmann::json& j, Tokenizer* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("library"); it != j.end()) {
+    if (!Read(*it, &out->library, err, at + "/library")) return false;
+  } else {
+    return Fail(err, at + "/library", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("type"); it != j.end()) {
+    out->type.emplace();
+    if (!Read(*it, &*out->type, err, at + "/type")) return false;
+  }
+  if (const auto it = j.find("model"); it != j.end()) {
+    out->model.emplace();
+    if (!Read(*it, &*out->model, err, at + "/model")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, ModelSource* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("nemo"); it != j.end()) {
+    out->nemo.emplace();
+    if (!Read(*it, &*out->nemo, err, at + "/nemo")) return false;
+  }
+  if (const auto it = j.find("huggingface"); it != j.end()) {
+    out->huggingface.emplace();
+    if (!Read(*it, &*out->huggingface, err, at + "/huggingface")) return false;
+  }
+  if (const auto it = j.find("hfTokenSecret"); it != j.end()) {
+    out->hf_token_secret.emplace();
+    if (!Read(*it, &*out->hf_token_secret, err, at + "/hfTokenSecret")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Converters* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("toHuggingface"); it != j.end()) {
+    out->to_huggingface.emplace();
+    if (!Read(*it, &*out->to_huggingface, err, at + "/toHuggingface")) return false;
+  }
+  if (const auto it = j.find("fromHuggingface"); it != j.end()) {
+    out->from_huggingface.emplace();
+    if (!Read(*it, &*out->from_huggingface, err, at + "/fromHuggingface")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, CatalogNemo2* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("recipe"); it != j.end()) {
+    if (!Read(*it, &out->recipe, err, at + "/recipe")) return false;
+  } else {
+    return Fail(err, at + "/recipe", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("since"); it != j.end()) {
+    if (!Read(*it, &out->since, err, at + "/since")) return false;
+  } else {
+    return Fail(err, at + "/since", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("accountForEmbeddingAndLossSince"); it != j.end()) {
+    out->account_for_embedding_and_loss_since.emplace();
+    if (!Read(*it, &*out->account_for_embedding_and_loss_since, err, at + "/accountForEmbeddingAndLossSince")) return false;
+  }
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Model* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (const auto it = j.find("preset"); it != j.end()) {
+    out->preset.emplace();
+    if (!Read(*it, &*out->preset, err, at + "/preset")) return false;
+  }
+  if (const auto it = j.find("architecture"); it != j.end()) {
+    if (!Read(*it, &out->architecture, err, at + "/architecture")) return false;
+  } else {
+    return Fail(err, at + "/architecture", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("tokenizer"); it != j.end()) {
+    out->tokenizer.emplace();
+    if (!Read(*it, &*out->tokenizer, err, at + "/tokenizer")) return false;
+  }
+  if (const auto it = j.find("source"); it != j.end()) {
+    out->source.emplace();
+    if (!Read(*it, &*out->source, err, at + "/source")) return false;
+  }
+  if (const auto it = j.find("family"); it != j.end()) {
+    out->family.emplace();
+    if (!Read(*it, &*out->family, err, at + "/family")) return false;
+  }
+  if (const auto it = j.find("converters"); it != j.end()) {
+    if (!Read(*it, &out->converters, err, at + "/converters")) return false;
+  } else {
+    return Fail(err, at + "/converters", "present (the contract requires it)");
+  }
+  if (const auto it = j.find("huggingface"); it != j.end()) {
+    out->huggingface.emplace();
+    if (!Read(*it, &*out->huggingface, err, at + "/huggingface")) return false;
+  }
+  if (const auto it = j.find("defaultSeqLength"); it != j.end()) {
+    out->default_seq_length.emplace();
+    if (!Read(*it, &*out->default_seq_length, err, at + "/defaultSeqLength")) return false;
+  }
+  if (const auto it = j.find("nemo2"); it != j.end()) {
+    out->nemo2.emplace();
+    if (!Read(*it, &*out->nemo2, err, at + "/nemo2")) return false;
+  }
+  return true;
+}
+
 }  // namespace nemoc

@@ -34,16 +34,18 @@ struct Parallelism {
 };
 
 // schemas/contracts/normalized-spec.schema.json #/definitions/trainData
+struct TrainDataPrefixesItem {
+  std::string path{};  // path
+  double weight{};  // weight
+};
+struct TrainDataJsonl {
+  std::string train{};  // train
+  std::optional<std::string> validation{};  // validation
+  std::string prompt_template{};  // promptTemplate
+};
 struct TrainData {
-  struct PrefixesItem {
-    std::string path{};  // path
-    double weight{};  // weight
-  };
-  struct Jsonl {
-    std::string train{};  // train
-    std::optional<std::string> validation{};  // validation
-    std::string prompt_template{};  // promptTemplate
-  };
+  using PrefixesItem = TrainDataPrefixesItem;
+  using Jsonl = TrainDataJsonl;
   std::optional<bool> mock{};  // mock
   std::optional<std::vector<PrefixesItem>> prefixes{};  // prefixes
   std::optional<Jsonl> jsonl{};  // jsonl
@@ -51,40 +53,46 @@ struct TrainData {
 };
 
 // schemas/contracts/normalized-spec.schema.json #/definitions/train
+struct TrainingStageBatch {
+  int64_t micro{};  // micro
+  int64_t global{};  // global
+};
+struct TrainingStageOptimizer {
+  double lr{};  // lr
+  double min_lr{};  // minLr
+  int64_t warmup_steps{};  // warmupSteps
+  double weight_decay{};  // weightDecay
+  double gradient_clip{};  // gradientClip
+};
+struct TrainingStageCheckpoint {
+  int64_t every{};  // every
+  int64_t keep{};  // keep
+  bool save_last{};  // saveLast
+  std::string resume{};  // resume
+  bool enabled{};  // enabled
+};
+struct TrainingStagePeft {
+  int64_t adapter_dim{};  // adapterDim
+  int64_t alpha{};  // alpha
+  double dropout{};  // dropout
+  std::vector<std::string> target_modules{};  // targetModules
+};
+struct TrainingStageResources {
+  std::optional<std::string> cpu{};  // cpu
+  std::optional<std::string> memory{};  // memory
+};
+struct TrainingStageDerived {
+  int64_t world_size{};  // worldSize
+  int64_t model_parallel{};  // modelParallel
+  int64_t data_parallel{};  // dataParallel
+};
 struct TrainingStage {
-  struct Batch {
-    int64_t micro{};  // micro
-    int64_t global{};  // global
-  };
-  struct Optimizer {
-    double lr{};  // lr
-    double min_lr{};  // minLr
-    int64_t warmup_steps{};  // warmupSteps
-    double weight_decay{};  // weightDecay
-    double gradient_clip{};  // gradientClip
-  };
-  struct Checkpoint {
-    int64_t every{};  // every
-    int64_t keep{};  // keep
-    bool save_last{};  // saveLast
-    std::string resume{};  // resume
-    bool enabled{};  // enabled
-  };
-  struct Peft {
-    int64_t adapter_dim{};  // adapterDim
-    int64_t alpha{};  // alpha
-    double dropout{};  // dropout
-    std::vector<std::string> target_modules{};  // targetModules
-  };
-  struct Resources {
-    std::optional<std::string> cpu{};  // cpu
-    std::optional<std::string> memory{};  // memory
-  };
-  struct Derived {
-    int64_t world_size{};  // worldSize
-    int64_t model_parallel{};  // modelParallel
-    int64_t data_parallel{};  // dataParallel
-  };
+  using Batch = TrainingStageBatch;
+  using Optimizer = TrainingStageOptimizer;
+  using Checkpoint = TrainingStageCheckpoint;
+  using Peft = TrainingStagePeft;
+  using Resources = TrainingStageResources;
+  using Derived = TrainingStageDerived;
   std::string mode{};  // mode
   std::string framework{};  // framework
   Image image{};  // image
@@ -119,81 +127,89 @@ struct PodResources {
 };
 
 // schemas/contracts/normalized-spec.schema.json #/definitions/stages
+struct StagesNcclTest {
+  double min_bus_bandwidth_g_bps{};  // minBusBandwidthGBps
+  int64_t min_bytes{};  // minBytes
+  int64_t max_bytes{};  // maxBytes
+  int64_t iterations{};  // iterations
+  Image image{};  // image
+};
+struct StagesDataPrep {
+  std::string input{};  // input
+  std::optional<std::string> version{};  // version
+  std::string json_key{};  // jsonKey
+  int64_t workers{};  // workers
+  PodResources resources{};  // resources
+  Image image{};  // image
+  std::optional<nlohmann::json> scheduling{};  // scheduling
+};
+struct StagesMergeLora {
+  int64_t gpus{};  // gpus
+  PodResources resources{};  // resources
+  std::optional<nlohmann::json> scheduling{};  // scheduling
+  Image image{};  // image
+};
+struct StagesEvaluate {
+  std::vector<std::string> tasks{};  // tasks
+  std::optional<std::string> checkpoint{};  // checkpoint
+  int64_t tensor_parallel{};  // tensorParallel
+  int64_t pipeline_parallel{};  // pipelineParallel
+  int64_t batch_size{};  // batchSize
+  PodResources resources{};  // resources
+  Image image{};  // image
+  std::optional<nlohmann::json> scheduling{};  // scheduling
+};
+struct StagesConvert {
+  std::string to{};  // to
+  std::optional<std::string> checkpoint{};  // checkpoint
+  std::string precision{};  // precision
+  int64_t gpus{};  // gpus
+  PodResources resources{};  // resources
+  Image image{};  // image
+  std::optional<nlohmann::json> scheduling{};  // scheduling
+};
+struct StagesTensorrtLLM {
+  std::optional<std::string> checkpoint{};  // checkpoint
+  std::string quantization{};  // quantization
+  int64_t max_batch_size{};  // maxBatchSize
+  int64_t max_input_len{};  // maxInputLen
+  int64_t max_output_len{};  // maxOutputLen
+  int64_t tensor_parallel{};  // tensorParallel
+  bool paged_kv_cache{};  // pagedKvCache
+  PodResources resources{};  // resources
+  Image image{};  // image
+  std::optional<nlohmann::json> scheduling{};  // scheduling
+};
+struct StagesServeTriton {
+  int64_t replicas{};  // replicas
+  std::optional<int64_t> max_replicas{};  // maxReplicas
+  int64_t target_pending_requests{};  // targetPendingRequests
+  std::optional<std::string> model_name{};  // modelName
+  int64_t max_batch_size{};  // maxBatchSize
+  int64_t tensor_parallel{};  // tensorParallel
+  bool inflight_batching{};  // inflightBatching
+  std::string batch_scheduler_policy{};  // batchSchedulerPolicy
+  double kv_cache_free_gpu_mem_fraction{};  // kvCacheFreeGpuMemFraction
+  std::optional<int64_t> max_tokens_in_paged_kv_cache{};  // maxTokensInPagedKvCache
+  int64_t max_queue_delay_microseconds{};  // maxQueueDelayMicroseconds
+  PodResources resources{};  // resources
+  Image image{};  // image
+};
+struct StagesServe {
+  using Triton = StagesServeTriton;
+  std::optional<std::string> engine{};  // engine
+  std::optional<std::string> tokenizer{};  // tokenizer
+  Triton triton{};  // triton
+  std::optional<nlohmann::json> scheduling{};  // scheduling
+};
 struct Stages {
-  struct NcclTest {
-    double min_bus_bandwidth_g_bps{};  // minBusBandwidthGBps
-    int64_t min_bytes{};  // minBytes
-    int64_t max_bytes{};  // maxBytes
-    int64_t iterations{};  // iterations
-    Image image{};  // image
-  };
-  struct DataPrep {
-    std::string input{};  // input
-    std::optional<std::string> version{};  // version
-    std::string json_key{};  // jsonKey
-    int64_t workers{};  // workers
-    PodResources resources{};  // resources
-    Image image{};  // image
-    std::optional<nlohmann::json> scheduling{};  // scheduling
-  };
-  struct MergeLora {
-    int64_t gpus{};  // gpus
-    PodResources resources{};  // resources
-    std::optional<nlohmann::json> scheduling{};  // scheduling
-    Image image{};  // image
-  };
-  struct Evaluate {
-    std::vector<std::string> tasks{};  // tasks
-    std::optional<std::string> checkpoint{};  // checkpoint
-    int64_t tensor_parallel{};  // tensorParallel
-    int64_t pipeline_parallel{};  // pipelineParallel
-    int64_t batch_size{};  // batchSize
-    PodResources resources{};  // resources
-    Image image{};  // image
-    std::optional<nlohmann::json> scheduling{};  // scheduling
-  };
-  struct Convert {
-    std::string to{};  // to
-    std::optional<std::string> checkpoint{};  // checkpoint
-    std::string precision{};  // precision
-    int64_t gpus{};  // gpus
-    PodResources resources{};  // resources
-    Image image{};  // image
-    std::optional<nlohmann::json> scheduling{};  // scheduling
-  };
-  struct TensorrtLLM {
-    std::optional<std::string> checkpoint{};  // checkpoint
-    std::string quantization{};  // quantization
-    int64_t max_batch_size{};  // maxBatchSize
-    int64_t max_input_len{};  // maxInputLen
-    int64_t max_output_len{};  // maxOutputLen
-    int64_t tensor_parallel{};  // tensorParallel
-    bool paged_kv_cache{};  // pagedKvCache
-    PodResources resources{};  // resources
-    Image image{};  // image
-    std::optional<nlohmann::json> scheduling{};  // scheduling
-  };
-  struct Serve {
-    struct Triton {
-      int64_t replicas{};  // replicas
-      std::optional<int64_t> max_replicas{};  // maxReplicas
-      int64_t target_pending_requests{};  // targetPendingRequests
-      std::optional<std::string> model_name{};  // modelName
-      int64_t max_batch_size{};  // maxBatchSize
-      int64_t tensor_parallel{};  // tensorParallel
-      bool inflight_batching{};  // inflightBatching
-      std::string batch_scheduler_policy{};  // batchSchedulerPolicy
-      double kv_cache_free_gpu_mem_fraction{};  // kvCacheFreeGpuMemFraction
-      std::optional<int64_t> max_tokens_in_paged_kv_cache{};  // maxTokensInPagedKvCache
-      int64_t max_queue_delay_microseconds{};  // maxQueueDelayMicroseconds
-      PodResources resources{};  // resources
-      Image image{};  // image
-    };
-    std::optional<std::string> engine{};  // engine
-    std::optional<std::string> tokenizer{};  // tokenizer
-    Triton triton{};  // triton
-    std::optional<nlohmann::json> scheduling{};  // scheduling
-  };
+  using NcclTest = StagesNcclTest;
+  using DataPrep = StagesDataPrep;
+  using MergeLora = StagesMergeLora;
+  using Evaluate = StagesEvaluate;
+  using Convert = StagesConvert;
+  using TensorrtLLM = StagesTensorrtLLM;
+  using Serve = StagesServe;
   std::optional<NcclTest> nccl_test{};  // ncclTest
   std::optional<DataPrep> data_prep{};  // dataPrep
   std::optional<TrainingStage> pretrain{};  // pretrain
@@ -203,6 +219,46 @@ struct Stages {
   std::optional<Convert> convert{};  // convert
   std::optional<TensorrtLLM> tensorrt_llm{};  // tensorrtLLM
   std::optional<Serve> serve{};  // serve
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/tokenizer
+struct Tokenizer {
+  std::string library{};  // library
+  std::optional<std::string> type{};  // type
+  std::optional<std::string> model{};  // model
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/modelSource
+struct ModelSource {
+  std::optional<std::string> nemo{};  // nemo
+  std::optional<std::string> huggingface{};  // huggingface
+  std::optional<std::string> hf_token_secret{};  // hfTokenSecret
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/converters
+struct Converters {
+  std::optional<std::string> to_huggingface{};  // toHuggingface
+  std::optional<std::string> from_huggingface{};  // fromHuggingface
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/catalogNemo2
+struct CatalogNemo2 {
+  std::string recipe{};  // recipe
+  std::string since{};  // since
+  std::optional<std::string> account_for_embedding_and_loss_since{};  // accountForEmbeddingAndLossSince
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/model
+struct Model {
+  std::optional<std::string> preset{};  // preset
+  nlohmann::json architecture{};  // architecture
+  std::optional<Tokenizer> tokenizer{};  // tokenizer
+  std::optional<ModelSource> source{};  // source
+  std::optional<std::string> family{};  // family
+  Converters converters{};  // converters
+  std::optional<std::string> huggingface{};  // huggingface
+  std::optional<int64_t> default_seq_length{};  // defaultSeqLength
+  std::optional<CatalogNemo2> nemo2{};  // nemo2
 };
 
 // Fill `out` from the normalized JSON `j` found at JSON pointer `at`; false
@@ -229,6 +285,11 @@ bool Read(const nlohmann::json& j, Stages::TensorrtLLM* out, std::string* err, c
 bool Read(const nlohmann::json& j, Stages::Serve::Triton* out, std::string* err, const std::string& at);
 bool Read(const nlohmann::json& j, Stages::Serve* out, std::string* err, const std::string& at);
 bool Read(const nlohmann::json& j, Stages* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Tokenizer* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ModelSource* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Converters* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, CatalogNemo2* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Model* out, std::string* err, const std::string& at);
 
 /// One struct from its JSON (the pointer for messages).
 template <typename T>
