@@ -49,855 +49,310 @@ bool Read(const nlohmann::json& j, std::vector<T>* out, std::string* err, const 
   return true;
 }
 
+// A member the contract requires: absent breaks the contract.
+template <typename T>
+bool Member(const nlohmann::json& j, const char* key, T* out, std::string* err, const std::string& at) {
+  const auto it = j.find(key);
+  if (it == j.end()) return Fail(err, at + "/" + key, "present (the contract requires it)");
+  return Read(*it, out, err, at + "/" + key);
+}
+
+// A member it does not require: absent stays std::nullopt.
+template <typename T>
+bool Member(const nlohmann::json& j, const char* key, std::optional<T>* out, std::string* err,
+            const std::string& at) {
+  const auto it = j.find(key);
+  return it == j.end() || Read(*it, &out->emplace(), err, at + "/" + key);
+}
+
 }  // namespace
 
 bool Read(const nlohmann::json& j, Image* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("repository"); it != j.end()) {
-    if (!Read(*it, &out->repository, err, at + "/repository")) return false;
-  } else {
-    return Fail(err, at + "/repository", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("tag"); it != j.end()) {
-    if (!Read(*it, &out->tag, err, at + "/tag")) return false;
-  } else {
-    return Fail(err, at + "/tag", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("digest"); it != j.end()) {
-    out->digest.emplace();
-    if (!Read(*it, &*out->digest, err, at + "/digest")) return false;
-  }
-  if (const auto it = j.find("pullPolicy"); it != j.end()) {
-    if (!Read(*it, &out->pull_policy, err, at + "/pullPolicy")) return false;
-  } else {
-    return Fail(err, at + "/pullPolicy", "present (the contract requires it)");
-  }
+  if (!Member(j, "repository", &out->repository, err, at)) return false;
+  if (!Member(j, "tag", &out->tag, err, at)) return false;
+  if (!Member(j, "digest", &out->digest, err, at)) return false;
+  if (!Member(j, "pullPolicy", &out->pull_policy, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Parallelism* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("tensor"); it != j.end()) {
-    if (!Read(*it, &out->tensor, err, at + "/tensor")) return false;
-  } else {
-    return Fail(err, at + "/tensor", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("pipeline"); it != j.end()) {
-    if (!Read(*it, &out->pipeline, err, at + "/pipeline")) return false;
-  } else {
-    return Fail(err, at + "/pipeline", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("virtualPipeline"); it != j.end()) {
-    out->virtual_pipeline.emplace();
-    if (!Read(*it, &*out->virtual_pipeline, err, at + "/virtualPipeline")) return false;
-  }
-  if (const auto it = j.find("context"); it != j.end()) {
-    if (!Read(*it, &out->context, err, at + "/context")) return false;
-  } else {
-    return Fail(err, at + "/context", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("expert"); it != j.end()) {
-    if (!Read(*it, &out->expert, err, at + "/expert")) return false;
-  } else {
-    return Fail(err, at + "/expert", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("sequenceParallel"); it != j.end()) {
-    if (!Read(*it, &out->sequence_parallel, err, at + "/sequenceParallel")) return false;
-  } else {
-    return Fail(err, at + "/sequenceParallel", "present (the contract requires it)");
-  }
+  if (!Member(j, "tensor", &out->tensor, err, at)) return false;
+  if (!Member(j, "pipeline", &out->pipeline, err, at)) return false;
+  if (!Member(j, "virtualPipeline", &out->virtual_pipeline, err, at)) return false;
+  if (!Member(j, "context", &out->context, err, at)) return false;
+  if (!Member(j, "expert", &out->expert, err, at)) return false;
+  if (!Member(j, "sequenceParallel", &out->sequence_parallel, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainData::PrefixesItem* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("path"); it != j.end()) {
-    if (!Read(*it, &out->path, err, at + "/path")) return false;
-  } else {
-    return Fail(err, at + "/path", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("weight"); it != j.end()) {
-    if (!Read(*it, &out->weight, err, at + "/weight")) return false;
-  } else {
-    return Fail(err, at + "/weight", "present (the contract requires it)");
-  }
+  if (!Member(j, "path", &out->path, err, at)) return false;
+  if (!Member(j, "weight", &out->weight, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainData::Jsonl* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("train"); it != j.end()) {
-    if (!Read(*it, &out->train, err, at + "/train")) return false;
-  } else {
-    return Fail(err, at + "/train", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("validation"); it != j.end()) {
-    out->validation.emplace();
-    if (!Read(*it, &*out->validation, err, at + "/validation")) return false;
-  }
-  if (const auto it = j.find("promptTemplate"); it != j.end()) {
-    if (!Read(*it, &out->prompt_template, err, at + "/promptTemplate")) return false;
-  } else {
-    return Fail(err, at + "/promptTemplate", "present (the contract requires it)");
-  }
+  if (!Member(j, "train", &out->train, err, at)) return false;
+  if (!Member(j, "validation", &out->validation, err, at)) return false;
+  if (!Member(j, "promptTemplate", &out->prompt_template, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainData* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("mock"); it != j.end()) {
-    out->mock.emplace();
-    if (!Read(*it, &*out->mock, err, at + "/mock")) return false;
-  }
-  if (const auto it = j.find("prefixes"); it != j.end()) {
-    out->prefixes.emplace();
-    if (!Read(*it, &*out->prefixes, err, at + "/prefixes")) return false;
-  }
-  if (const auto it = j.find("jsonl"); it != j.end()) {
-    out->jsonl.emplace();
-    if (!Read(*it, &*out->jsonl, err, at + "/jsonl")) return false;
-  }
-  if (const auto it = j.find("fromDataPrep"); it != j.end()) {
-    out->from_data_prep.emplace();
-    if (!Read(*it, &*out->from_data_prep, err, at + "/fromDataPrep")) return false;
-  }
+  if (!Member(j, "mock", &out->mock, err, at)) return false;
+  if (!Member(j, "prefixes", &out->prefixes, err, at)) return false;
+  if (!Member(j, "jsonl", &out->jsonl, err, at)) return false;
+  if (!Member(j, "fromDataPrep", &out->from_data_prep, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainingStage::Batch* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("micro"); it != j.end()) {
-    if (!Read(*it, &out->micro, err, at + "/micro")) return false;
-  } else {
-    return Fail(err, at + "/micro", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("global"); it != j.end()) {
-    if (!Read(*it, &out->global, err, at + "/global")) return false;
-  } else {
-    return Fail(err, at + "/global", "present (the contract requires it)");
-  }
+  if (!Member(j, "micro", &out->micro, err, at)) return false;
+  if (!Member(j, "global", &out->global, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainingStage::Optimizer* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("lr"); it != j.end()) {
-    if (!Read(*it, &out->lr, err, at + "/lr")) return false;
-  } else {
-    return Fail(err, at + "/lr", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("minLr"); it != j.end()) {
-    if (!Read(*it, &out->min_lr, err, at + "/minLr")) return false;
-  } else {
-    return Fail(err, at + "/minLr", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("warmupSteps"); it != j.end()) {
-    if (!Read(*it, &out->warmup_steps, err, at + "/warmupSteps")) return false;
-  } else {
-    return Fail(err, at + "/warmupSteps", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("weightDecay"); it != j.end()) {
-    if (!Read(*it, &out->weight_decay, err, at + "/weightDecay")) return false;
-  } else {
-    return Fail(err, at + "/weightDecay", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("gradientClip"); it != j.end()) {
-    if (!Read(*it, &out->gradient_clip, err, at + "/gradientClip")) return false;
-  } else {
-    return Fail(err, at + "/gradientClip", "present (the contract requires it)");
-  }
+  if (!Member(j, "lr", &out->lr, err, at)) return false;
+  if (!Member(j, "minLr", &out->min_lr, err, at)) return false;
+  if (!Member(j, "warmupSteps", &out->warmup_steps, err, at)) return false;
+  if (!Member(j, "weightDecay", &out->weight_decay, err, at)) return false;
+  if (!Member(j, "gradientClip", &out->gradient_clip, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainingStage::Checkpoint* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("every"); it != j.end()) {
-    if (!Read(*it, &out->every, err, at + "/every")) return false;
-  } else {
-    return Fail(err, at + "/every", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("keep"); it != j.end()) {
-    if (!Read(*it, &out->keep, err, at + "/keep")) return false;
-  } else {
-    return Fail(err, at + "/keep", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("saveLast"); it != j.end()) {
-    if (!Read(*it, &out->save_last, err, at + "/saveLast")) return false;
-  } else {
-    return Fail(err, at + "/saveLast", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("resume"); it != j.end()) {
-    if (!Read(*it, &out->resume, err, at + "/resume")) return false;
-  } else {
-    return Fail(err, at + "/resume", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("enabled"); it != j.end()) {
-    if (!Read(*it, &out->enabled, err, at + "/enabled")) return false;
-  } else {
-    return Fail(err, at + "/enabled", "present (the contract requires it)");
-  }
+  if (!Member(j, "every", &out->every, err, at)) return false;
+  if (!Member(j, "keep", &out->keep, err, at)) return false;
+  if (!Member(j, "saveLast", &out->save_last, err, at)) return false;
+  if (!Member(j, "resume", &out->resume, err, at)) return false;
+  if (!Member(j, "enabled", &out->enabled, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainingStage::Peft* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("adapterDim"); it != j.end()) {
-    if (!Read(*it, &out->adapter_dim, err, at + "/adapterDim")) return false;
-  } else {
-    return Fail(err, at + "/adapterDim", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("alpha"); it != j.end()) {
-    if (!Read(*it, &out->alpha, err, at + "/alpha")) return false;
-  } else {
-    return Fail(err, at + "/alpha", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("dropout"); it != j.end()) {
-    if (!Read(*it, &out->dropout, err, at + "/dropout")) return false;
-  } else {
-    return Fail(err, at + "/dropout", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("targetModules"); it != j.end()) {
-    if (!Read(*it, &out->target_modules, err, at + "/targetModules")) return false;
-  } else {
-    return Fail(err, at + "/targetModules", "present (the contract requires it)");
-  }
+  if (!Member(j, "adapterDim", &out->adapter_dim, err, at)) return false;
+  if (!Member(j, "alpha", &out->alpha, err, at)) return false;
+  if (!Member(j, "dropout", &out->dropout, err, at)) return false;
+  if (!Member(j, "targetModules", &out->target_modules, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainingStage::Resources* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("cpu"); it != j.end()) {
-    out->cpu.emplace();
-    if (!Read(*it, &*out->cpu, err, at + "/cpu")) return false;
-  }
-  if (const auto it = j.find("memory"); it != j.end()) {
-    out->memory.emplace();
-    if (!Read(*it, &*out->memory, err, at + "/memory")) return false;
-  }
+  if (!Member(j, "cpu", &out->cpu, err, at)) return false;
+  if (!Member(j, "memory", &out->memory, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainingStage::Derived* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("worldSize"); it != j.end()) {
-    if (!Read(*it, &out->world_size, err, at + "/worldSize")) return false;
-  } else {
-    return Fail(err, at + "/worldSize", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("modelParallel"); it != j.end()) {
-    if (!Read(*it, &out->model_parallel, err, at + "/modelParallel")) return false;
-  } else {
-    return Fail(err, at + "/modelParallel", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("dataParallel"); it != j.end()) {
-    if (!Read(*it, &out->data_parallel, err, at + "/dataParallel")) return false;
-  } else {
-    return Fail(err, at + "/dataParallel", "present (the contract requires it)");
-  }
+  if (!Member(j, "worldSize", &out->world_size, err, at)) return false;
+  if (!Member(j, "modelParallel", &out->model_parallel, err, at)) return false;
+  if (!Member(j, "dataParallel", &out->data_parallel, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, TrainingStage* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("mode"); it != j.end()) {
-    if (!Read(*it, &out->mode, err, at + "/mode")) return false;
-  } else {
-    return Fail(err, at + "/mode", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("framework"); it != j.end()) {
-    if (!Read(*it, &out->framework, err, at + "/framework")) return false;
-  } else {
-    return Fail(err, at + "/framework", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("image"); it != j.end()) {
-    if (!Read(*it, &out->image, err, at + "/image")) return false;
-  } else {
-    return Fail(err, at + "/image", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("nodes"); it != j.end()) {
-    if (!Read(*it, &out->nodes, err, at + "/nodes")) return false;
-  } else {
-    return Fail(err, at + "/nodes", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("gpusPerNode"); it != j.end()) {
-    if (!Read(*it, &out->gpus_per_node, err, at + "/gpusPerNode")) return false;
-  } else {
-    return Fail(err, at + "/gpusPerNode", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("parallelism"); it != j.end()) {
-    if (!Read(*it, &out->parallelism, err, at + "/parallelism")) return false;
-  } else {
-    return Fail(err, at + "/parallelism", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("precision"); it != j.end()) {
-    if (!Read(*it, &out->precision, err, at + "/precision")) return false;
-  } else {
-    return Fail(err, at + "/precision", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("batch"); it != j.end()) {
-    if (!Read(*it, &out->batch, err, at + "/batch")) return false;
-  } else {
-    return Fail(err, at + "/batch", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("seqLength"); it != j.end()) {
-    if (!Read(*it, &out->seq_length, err, at + "/seqLength")) return false;
-  } else {
-    return Fail(err, at + "/seqLength", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("maxSteps"); it != j.end()) {
-    if (!Read(*it, &out->max_steps, err, at + "/maxSteps")) return false;
-  } else {
-    return Fail(err, at + "/maxSteps", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("logEveryNSteps"); it != j.end()) {
-    if (!Read(*it, &out->log_every_n_steps, err, at + "/logEveryNSteps")) return false;
-  } else {
-    return Fail(err, at + "/logEveryNSteps", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("valCheckInterval"); it != j.end()) {
-    out->val_check_interval.emplace();
-    if (!Read(*it, &*out->val_check_interval, err, at + "/valCheckInterval")) return false;
-  }
-  if (const auto it = j.find("optimizer"); it != j.end()) {
-    if (!Read(*it, &out->optimizer, err, at + "/optimizer")) return false;
-  } else {
-    return Fail(err, at + "/optimizer", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("dataVersion"); it != j.end()) {
-    out->data_version.emplace();
-    if (!Read(*it, &*out->data_version, err, at + "/dataVersion")) return false;
-  }
-  if (const auto it = j.find("data"); it != j.end()) {
-    if (!Read(*it, &out->data, err, at + "/data")) return false;
-  } else {
-    return Fail(err, at + "/data", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("checkpoint"); it != j.end()) {
-    if (!Read(*it, &out->checkpoint, err, at + "/checkpoint")) return false;
-  } else {
-    return Fail(err, at + "/checkpoint", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("peft"); it != j.end()) {
-    out->peft.emplace();
-    if (!Read(*it, &*out->peft, err, at + "/peft")) return false;
-  }
-  if (const auto it = j.find("resources"); it != j.end()) {
-    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
-  } else {
-    return Fail(err, at + "/resources", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("shmSize"); it != j.end()) {
-    if (!Read(*it, &out->shm_size, err, at + "/shmSize")) return false;
-  } else {
-    return Fail(err, at + "/shmSize", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("restarts"); it != j.end()) {
-    if (!Read(*it, &out->restarts, err, at + "/restarts")) return false;
-  } else {
-    return Fail(err, at + "/restarts", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("overrides"); it != j.end()) {
-    if (!Read(*it, &out->overrides, err, at + "/overrides")) return false;
-  } else {
-    return Fail(err, at + "/overrides", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("env"); it != j.end()) {
-    if (!Read(*it, &out->env, err, at + "/env")) return false;
-  } else {
-    return Fail(err, at + "/env", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("timeout"); it != j.end()) {
-    out->timeout.emplace();
-    if (!Read(*it, &*out->timeout, err, at + "/timeout")) return false;
-  }
-  if (const auto it = j.find("scheduling"); it != j.end()) {
-    out->scheduling.emplace();
-    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
-  }
-  if (const auto it = j.find("derived"); it != j.end()) {
-    if (!Read(*it, &out->derived, err, at + "/derived")) return false;
-  } else {
-    return Fail(err, at + "/derived", "present (the contract requires it)");
-  }
+  if (!Member(j, "mode", &out->mode, err, at)) return false;
+  if (!Member(j, "framework", &out->framework, err, at)) return false;
+  if (!Member(j, "image", &out->image, err, at)) return false;
+  if (!Member(j, "nodes", &out->nodes, err, at)) return false;
+  if (!Member(j, "gpusPerNode", &out->gpus_per_node, err, at)) return false;
+  if (!Member(j, "parallelism", &out->parallelism, err, at)) return false;
+  if (!Member(j, "precision", &out->precision, err, at)) return false;
+  if (!Member(j, "batch", &out->batch, err, at)) return false;
+  if (!Member(j, "seqLength", &out->seq_length, err, at)) return false;
+  if (!Member(j, "maxSteps", &out->max_steps, err, at)) return false;
+  if (!Member(j, "logEveryNSteps", &out->log_every_n_steps, err, at)) return false;
+  if (!Member(j, "valCheckInterval", &out->val_check_interval, err, at)) return false;
+  if (!Member(j, "optimizer", &out->optimizer, err, at)) return false;
+  if (!Member(j, "dataVersion", &out->data_version, err, at)) return false;
+  if (!Member(j, "data", &out->data, err, at)) return false;
+  if (!Member(j, "checkpoint", &out->checkpoint, err, at)) return false;
+  if (!Member(j, "peft", &out->peft, err, at)) return false;
+  if (!Member(j, "resources", &out->resources, err, at)) return false;
+  if (!Member(j, "shmSize", &out->shm_size, err, at)) return false;
+  if (!Member(j, "restarts", &out->restarts, err, at)) return false;
+  if (!Member(j, "overrides", &out->overrides, err, at)) return false;
+  if (!Member(j, "env", &out->env, err, at)) return false;
+  if (!Member(j, "timeout", &out->timeout, err, at)) return false;
+  if (!Member(j, "scheduling", &out->scheduling, err, at)) return false;
+  if (!Member(j, "derived", &out->derived, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, PodResources* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("cpu"); it != j.end()) {
-    out->cpu.emplace();
-    if (!Read(*it, &*out->cpu, err, at + "/cpu")) return false;
-  }
-  if (const auto it = j.find("memory"); it != j.end()) {
-    out->memory.emplace();
-    if (!Read(*it, &*out->memory, err, at + "/memory")) return false;
-  }
+  if (!Member(j, "cpu", &out->cpu, err, at)) return false;
+  if (!Member(j, "memory", &out->memory, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages::NcclTest* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("minBusBandwidthGBps"); it != j.end()) {
-    if (!Read(*it, &out->min_bus_bandwidth_g_bps, err, at + "/minBusBandwidthGBps")) return false;
-  } else {
-    return Fail(err, at + "/minBusBandwidthGBps", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("minBytes"); it != j.end()) {
-    if (!Read(*it, &out->min_bytes, err, at + "/minBytes")) return false;
-  } else {
-    return Fail(err, at + "/minBytes", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("maxBytes"); it != j.end()) {
-    if (!Read(*it, &out->max_bytes, err, at + "/maxBytes")) return false;
-  } else {
-    return Fail(err, at + "/maxBytes", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("iterations"); it != j.end()) {
-    if (!Read(*it, &out->iterations, err, at + "/iterations")) return false;
-  } else {
-    return Fail(err, at + "/iterations", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("image"); it != j.end()) {
-    if (!Read(*it, &out->image, err, at + "/image")) return false;
-  } else {
-    return Fail(err, at + "/image", "present (the contract requires it)");
-  }
+  if (!Member(j, "minBusBandwidthGBps", &out->min_bus_bandwidth_g_bps, err, at)) return false;
+  if (!Member(j, "minBytes", &out->min_bytes, err, at)) return false;
+  if (!Member(j, "maxBytes", &out->max_bytes, err, at)) return false;
+  if (!Member(j, "iterations", &out->iterations, err, at)) return false;
+  if (!Member(j, "image", &out->image, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages::DataPrep* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("input"); it != j.end()) {
-    if (!Read(*it, &out->input, err, at + "/input")) return false;
-  } else {
-    return Fail(err, at + "/input", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("version"); it != j.end()) {
-    out->version.emplace();
-    if (!Read(*it, &*out->version, err, at + "/version")) return false;
-  }
-  if (const auto it = j.find("jsonKey"); it != j.end()) {
-    if (!Read(*it, &out->json_key, err, at + "/jsonKey")) return false;
-  } else {
-    return Fail(err, at + "/jsonKey", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("workers"); it != j.end()) {
-    if (!Read(*it, &out->workers, err, at + "/workers")) return false;
-  } else {
-    return Fail(err, at + "/workers", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("resources"); it != j.end()) {
-    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
-  } else {
-    return Fail(err, at + "/resources", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("image"); it != j.end()) {
-    if (!Read(*it, &out->image, err, at + "/image")) return false;
-  } else {
-    return Fail(err, at + "/image", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("scheduling"); it != j.end()) {
-    out->scheduling.emplace();
-    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
-  }
+  if (!Member(j, "input", &out->input, err, at)) return false;
+  if (!Member(j, "version", &out->version, err, at)) return false;
+  if (!Member(j, "jsonKey", &out->json_key, err, at)) return false;
+  if (!Member(j, "workers", &out->workers, err, at)) return false;
+  if (!Member(j, "resources", &out->resources, err, at)) return false;
+  if (!Member(j, "image", &out->image, err, at)) return false;
+  if (!Member(j, "scheduling", &out->scheduling, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages::MergeLora* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("gpus"); it != j.end()) {
-    if (!Read(*it, &out->gpus, err, at + "/gpus")) return false;
-  } else {
-    return Fail(err, at + "/gpus", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("resources"); it != j.end()) {
-    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
-  } else {
-    return Fail(err, at + "/resources", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("scheduling"); it != j.end()) {
-    out->scheduling.emplace();
-    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
-  }
-  if (const auto it = j.find("image"); it != j.end()) {
-    if (!Read(*it, &out->image, err, at + "/image")) return false;
-  } else {
-    return Fail(err, at + "/image", "present (the contract requires it)");
-  }
+  if (!Member(j, "gpus", &out->gpus, err, at)) return false;
+  if (!Member(j, "resources", &out->resources, err, at)) return false;
+  if (!Member(j, "scheduling", &out->scheduling, err, at)) return false;
+  if (!Member(j, "image", &out->image, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages::Evaluate* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("tasks"); it != j.end()) {
-    if (!Read(*it, &out->tasks, err, at + "/tasks")) return false;
-  } else {
-    return Fail(err, at + "/tasks", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("checkpoint"); it != j.end()) {
-    out->checkpoint.emplace();
-    if (!Read(*it, &*out->checkpoint, err, at + "/checkpoint")) return false;
-  }
-  if (const auto it = j.find("tensorParallel"); it != j.end()) {
-    if (!Read(*it, &out->tensor_parallel, err, at + "/tensorParallel")) return false;
-  } else {
-    return Fail(err, at + "/tensorParallel", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("pipelineParallel"); it != j.end()) {
-    if (!Read(*it, &out->pipeline_parallel, err, at + "/pipelineParallel")) return false;
-  } else {
-    return Fail(err, at + "/pipelineParallel", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("batchSize"); it != j.end()) {
-    if (!Read(*it, &out->batch_size, err, at + "/batchSize")) return false;
-  } else {
-    return Fail(err, at + "/batchSize", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("resources"); it != j.end()) {
-    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
-  } else {
-    return Fail(err, at + "/resources", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("image"); it != j.end()) {
-    if (!Read(*it, &out->image, err, at + "/image")) return false;
-  } else {
-    return Fail(err, at + "/image", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("scheduling"); it != j.end()) {
-    out->scheduling.emplace();
-    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
-  }
+  if (!Member(j, "tasks", &out->tasks, err, at)) return false;
+  if (!Member(j, "checkpoint", &out->checkpoint, err, at)) return false;
+  if (!Member(j, "tensorParallel", &out->tensor_parallel, err, at)) return false;
+  if (!Member(j, "pipelineParallel", &out->pipeline_parallel, err, at)) return false;
+  if (!Member(j, "batchSize", &out->batch_size, err, at)) return false;
+  if (!Member(j, "resources", &out->resources, err, at)) return false;
+  if (!Member(j, "image", &out->image, err, at)) return false;
+  if (!Member(j, "scheduling", &out->scheduling, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages::Convert* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("to"); it != j.end()) {
-    if (!Read(*it, &out->to, err, at + "/to")) return false;
-  } else {
-    return Fail(err, at + "/to", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("checkpoint"); it != j.end()) {
-    out->checkpoint.emplace();
-    if (!Read(*it, &*out->checkpoint, err, at + "/checkpoint")) return false;
-  }
-  if (const auto it = j.find("precision"); it != j.end()) {
-    if (!Read(*it, &out->precision, err, at + "/precision")) return false;
-  } else {
-    return Fail(err, at + "/precision", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("gpus"); it != j.end()) {
-    if (!Read(*it, &out->gpus, err, at + "/gpus")) return false;
-  } else {
-    return Fail(err, at + "/gpus", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("resources"); it != j.end()) {
-    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
-  } else {
-    return Fail(err, at + "/resources", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("image"); it != j.end()) {
-    if (!Read(*it, &out->image, err, at + "/image")) return false;
-  } else {
-    return Fail(err, at + "/image", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("scheduling"); it != j.end()) {
-    out->scheduling.emplace();
-    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
-  }
+  if (!Member(j, "to", &out->to, err, at)) return false;
+  if (!Member(j, "checkpoint", &out->checkpoint, err, at)) return false;
+  if (!Member(j, "precision", &out->precision, err, at)) return false;
+  if (!Member(j, "gpus", &out->gpus, err, at)) return false;
+  if (!Member(j, "resources", &out->resources, err, at)) return false;
+  if (!Member(j, "image", &out->image, err, at)) return false;
+  if (!Member(j, "scheduling", &out->scheduling, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages::TensorrtLLM* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("checkpoint"); it != j.end()) {
-    out->checkpoint.emplace();
-    if (!Read(*it, &*out->checkpoint, err, at + "/checkpoint")) return false;
-  }
-  if (const auto it = j.find("quantization"); it != j.end()) {
-    if (!Read(*it, &out->quantization, err, at + "/quantization")) return false;
-  } else {
-    return Fail(err, at + "/quantization", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("maxBatchSize"); it != j.end()) {
-    if (!Read(*it, &out->max_batch_size, err, at + "/maxBatchSize")) return false;
-  } else {
-    return Fail(err, at + "/maxBatchSize", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("maxInputLen"); it != j.end()) {
-    if (!Read(*it, &out->max_input_len, err, at + "/maxInputLen")) return false;
-  } else {
-    return Fail(err, at + "/maxInputLen", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("maxOutputLen"); it != j.end()) {
-    if (!Read(*it, &out->max_output_len, err, at + "/maxOutputLen")) return false;
-  } else {
-    return Fail(err, at + "/maxOutputLen", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("tensorParallel"); it != j.end()) {
-    if (!Read(*it, &out->tensor_parallel, err, at + "/tensorParallel")) return false;
-  } else {
-    return Fail(err, at + "/tensorParallel", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("pagedKvCache"); it != j.end()) {
-    if (!Read(*it, &out->paged_kv_cache, err, at + "/pagedKvCache")) return false;
-  } else {
-    return Fail(err, at + "/pagedKvCache", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("resources"); it != j.end()) {
-    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
-  } else {
-    return Fail(err, at + "/resources", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("image"); it != j.end()) {
-    if (!Read(*it, &out->image, err, at + "/image")) return false;
-  } else {
-    return Fail(err, at + "/image", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("scheduling"); it != j.end()) {
-    out->scheduling.emplace();
-    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
-  }
+  if (!Member(j, "checkpoint", &out->checkpoint, err, at)) return false;
+  if (!Member(j, "quantization", &out->quantization, err, at)) return false;
+  if (!Member(j, "maxBatchSize", &out->max_batch_size, err, at)) return false;
+  if (!Member(j, "maxInputLen", &out->max_input_len, err, at)) return false;
+  if (!Member(j, "maxOutputLen", &out->max_output_len, err, at)) return false;
+  if (!Member(j, "tensorParallel", &out->tensor_parallel, err, at)) return false;
+  if (!Member(j, "pagedKvCache", &out->paged_kv_cache, err, at)) return false;
+  if (!Member(j, "resources", &out->resources, err, at)) return false;
+  if (!Member(j, "image", &out->image, err, at)) return false;
+  if (!Member(j, "scheduling", &out->scheduling, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages::Serve::Triton* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("replicas"); it != j.end()) {
-    if (!Read(*it, &out->replicas, err, at + "/replicas")) return false;
-  } else {
-    return Fail(err, at + "/replicas", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("maxReplicas"); it != j.end()) {
-    out->max_replicas.emplace();
-    if (!Read(*it, &*out->max_replicas, err, at + "/maxReplicas")) return false;
-  }
-  if (const auto it = j.find("targetPendingRequests"); it != j.end()) {
-    if (!Read(*it, &out->target_pending_requests, err, at + "/targetPendingRequests")) return false;
-  } else {
-    return Fail(err, at + "/targetPendingRequests", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("modelName"); it != j.end()) {
-    out->model_name.emplace();
-    if (!Read(*it, &*out->model_name, err, at + "/modelName")) return false;
-  }
-  if (const auto it = j.find("maxBatchSize"); it != j.end()) {
-    if (!Read(*it, &out->max_batch_size, err, at + "/maxBatchSize")) return false;
-  } else {
-    return Fail(err, at + "/maxBatchSize", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("tensorParallel"); it != j.end()) {
-    if (!Read(*it, &out->tensor_parallel, err, at + "/tensorParallel")) return false;
-  } else {
-    return Fail(err, at + "/tensorParallel", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("inflightBatching"); it != j.end()) {
-    if (!Read(*it, &out->inflight_batching, err, at + "/inflightBatching")) return false;
-  } else {
-    return Fail(err, at + "/inflightBatching", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("batchSchedulerPolicy"); it != j.end()) {
-    if (!Read(*it, &out->batch_scheduler_policy, err, at + "/batchSchedulerPolicy")) return false;
-  } else {
-    return Fail(err, at + "/batchSchedulerPolicy", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("kvCacheFreeGpuMemFraction"); it != j.end()) {
-    if (!Read(*it, &out->kv_cache_free_gpu_mem_fraction, err, at + "/kvCacheFreeGpuMemFraction")) return false;
-  } else {
-    return Fail(err, at + "/kvCacheFreeGpuMemFraction", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("maxTokensInPagedKvCache"); it != j.end()) {
-    out->max_tokens_in_paged_kv_cache.emplace();
-    if (!Read(*it, &*out->max_tokens_in_paged_kv_cache, err, at + "/maxTokensInPagedKvCache")) return false;
-  }
-  if (const auto it = j.find("maxQueueDelayMicroseconds"); it != j.end()) {
-    if (!Read(*it, &out->max_queue_delay_microseconds, err, at + "/maxQueueDelayMicroseconds")) return false;
-  } else {
-    return Fail(err, at + "/maxQueueDelayMicroseconds", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("resources"); it != j.end()) {
-    if (!Read(*it, &out->resources, err, at + "/resources")) return false;
-  } else {
-    return Fail(err, at + "/resources", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("image"); it != j.end()) {
-    if (!Read(*it, &out->image, err, at + "/image")) return false;
-  } else {
-    return Fail(err, at + "/image", "present (the contract requires it)");
-  }
+  if (!Member(j, "replicas", &out->replicas, err, at)) return false;
+  if (!Member(j, "maxReplicas", &out->max_replicas, err, at)) return false;
+  if (!Member(j, "targetPendingRequests", &out->target_pending_requests, err, at)) return false;
+  if (!Member(j, "modelName", &out->model_name, err, at)) return false;
+  if (!Member(j, "maxBatchSize", &out->max_batch_size, err, at)) return false;
+  if (!Member(j, "tensorParallel", &out->tensor_parallel, err, at)) return false;
+  if (!Member(j, "inflightBatching", &out->inflight_batching, err, at)) return false;
+  if (!Member(j, "batchSchedulerPolicy", &out->batch_scheduler_policy, err, at)) return false;
+  if (!Member(j, "kvCacheFreeGpuMemFraction", &out->kv_cache_free_gpu_mem_fraction, err, at)) return false;
+  if (!Member(j, "maxTokensInPagedKvCache", &out->max_tokens_in_paged_kv_cache, err, at)) return false;
+  if (!Member(j, "maxQueueDelayMicroseconds", &out->max_queue_delay_microseconds, err, at)) return false;
+  if (!Member(j, "resources", &out->resources, err, at)) return false;
+  if (!Member(j, "image", &out->image, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages::Serve* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("engine"); it != j.end()) {
-    out->engine.emplace();
-    if (!Read(*it, &*out->engine, err, at + "/engine")) return false;
-  }
-  if (const auto it = j.find("tokenizer"); it != j.end()) {
-    out->tokenizer.emplace();
-    if (!Read(*it, &*out->tokenizer, err, at + "/tokenizer")) return false;
-  }
-  if (const auto it = j.find("triton"); it != j.end()) {
-    if (!Read(*it, &out->triton, err, at + "/triton")) return false;
-  } else {
-    return Fail(err, at + "/triton", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("scheduling"); it != j.end()) {
-    out->scheduling.emplace();
-    if (!Read(*it, &*out->scheduling, err, at + "/scheduling")) return false;
-  }
+  if (!Member(j, "engine", &out->engine, err, at)) return false;
+  if (!Member(j, "tokenizer", &out->tokenizer, err, at)) return false;
+  if (!Member(j, "triton", &out->triton, err, at)) return false;
+  if (!Member(j, "scheduling", &out->scheduling, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Stages* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("ncclTest"); it != j.end()) {
-    out->nccl_test.emplace();
-    if (!Read(*it, &*out->nccl_test, err, at + "/ncclTest")) return false;
-  }
-  if (const auto it = j.find("dataPrep"); it != j.end()) {
-    out->data_prep.emplace();
-    if (!Read(*it, &*out->data_prep, err, at + "/dataPrep")) return false;
-  }
-  if (const auto it = j.find("pretrain"); it != j.end()) {
-    out->pretrain.emplace();
-    if (!Read(*it, &*out->pretrain, err, at + "/pretrain")) return false;
-  }
-  if (const auto it = j.find("train"); it != j.end()) {
-    out->train.emplace();
-    if (!Read(*it, &*out->train, err, at + "/train")) return false;
-  }
-  if (const auto it = j.find("mergeLora"); it != j.end()) {
-    out->merge_lora.emplace();
-    if (!Read(*it, &*out->merge_lora, err, at + "/mergeLora")) return false;
-  }
-  if (const auto it = j.find("evaluate"); it != j.end()) {
-    out->evaluate.emplace();
-    if (!Read(*it, &*out->evaluate, err, at + "/evaluate")) return false;
-  }
-  if (const auto it = j.find("convert"); it != j.end()) {
-    out->convert.emplace();
-    if (!Read(*it, &*out->convert, err, at + "/convert")) return false;
-  }
-  if (const auto it = j.find("tensorrtLLM"); it != j.end()) {
-    out->tensorrt_llm.emplace();
-    if (!Read(*it, &*out->tensorrt_llm, err, at + "/tensorrtLLM")) return false;
-  }
-  if (const auto it = j.find("serve"); it != j.end()) {
-    out->serve.emplace();
-    if (!Read(*it, &*out->serve, err, at + "/serve")) return false;
-  }
+  if (!Member(j, "ncclTest", &out->nccl_test, err, at)) return false;
+  if (!Member(j, "dataPrep", &out->data_prep, err, at)) return false;
+  if (!Member(j, "pretrain", &out->pretrain, err, at)) return false;
+  if (!Member(j, "train", &out->train, err, at)) return false;
+  if (!Member(j, "mergeLora", &out->merge_lora, err, at)) return false;
+  if (!Member(j, "evaluate", &out->evaluate, err, at)) return false;
+  if (!Member(j, "convert", &out->convert, err, at)) return false;
+  if (!Member(j, "tensorrtLLM", &out->tensorrt_llm, err, at)) return false;
+  if (!Member(j, "serve", &out->serve, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Tokenizer* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("library"); it != j.end()) {
-    if (!Read(*it, &out->library, err, at + "/library")) return false;
-  } else {
-    return Fail(err, at + "/library", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("type"); it != j.end()) {
-    out->type.emplace();
-    if (!Read(*it, &*out->type, err, at + "/type")) return false;
-  }
-  if (const auto it = j.find("model"); it != j.end()) {
-    out->model.emplace();
-    if (!Read(*it, &*out->model, err, at + "/model")) return false;
-  }
+  if (!Member(j, "library", &out->library, err, at)) return false;
+  if (!Member(j, "type", &out->type, err, at)) return false;
+  if (!Member(j, "model", &out->model, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, ModelSource* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("nemo"); it != j.end()) {
-    out->nemo.emplace();
-    if (!Read(*it, &*out->nemo, err, at + "/nemo")) return false;
-  }
-  if (const auto it = j.find("huggingface"); it != j.end()) {
-    out->huggingface.emplace();
-    if (!Read(*it, &*out->huggingface, err, at + "/huggingface")) return false;
-  }
-  if (const auto it = j.find("hfTokenSecret"); it != j.end()) {
-    out->hf_token_secret.emplace();
-    if (!Read(*it, &*out->hf_token_secret, err, at + "/hfTokenSecret")) return false;
-  }
+  if (!Member(j, "nemo", &out->nemo, err, at)) return false;
+  if (!Member(j, "huggingface", &out->huggingface, err, at)) return false;
+  if (!Member(j, "hfTokenSecret", &out->hf_token_secret, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Converters* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("toHuggingface"); it != j.end()) {
-    out->to_huggingface.emplace();
-    if (!Read(*it, &*out->to_huggingface, err, at + "/toHuggingface")) return false;
-  }
-  if (const auto it = j.find("fromHuggingface"); it != j.end()) {
-    out->from_huggingface.emplace();
-    if (!Read(*it, &*out->from_huggingface, err, at + "/fromHuggingface")) return false;
-  }
+  if (!Member(j, "toHuggingface", &out->to_huggingface, err, at)) return false;
+  if (!Member(j, "fromHuggingface", &out->from_huggingface, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, CatalogNemo2* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("recipe"); it != j.end()) {
-    if (!Read(*it, &out->recipe, err, at + "/recipe")) return false;
-  } else {
-    return Fail(err, at + "/recipe", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("since"); it != j.end()) {
-    if (!Read(*it, &out->since, err, at + "/since")) return false;
-  } else {
-    return Fail(err, at + "/since", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("accountForEmbeddingAndLossSince"); it != j.end()) {
-    out->account_for_embedding_and_loss_since.emplace();
-    if (!Read(*it, &*out->account_for_embedding_and_loss_since, err, at + "/accountForEmbeddingAndLossSince")) return false;
-  }
+  if (!Member(j, "recipe", &out->recipe, err, at)) return false;
+  if (!Member(j, "since", &out->since, err, at)) return false;
+  if (!Member(j, "accountForEmbeddingAndLossSince", &out->account_for_embedding_and_loss_since, err, at)) return false;
   return true;
 }
 
 bool Read(const nlohmann::json& j, Model* out, std::string* err, const std::string& at) {
   if (!j.is_object()) return Fail(err, at, "an object");
-  if (const auto it = j.find("preset"); it != j.end()) {
-    out->preset.emplace();
-    if (!Read(*it, &*out->preset, err, at + "/preset")) return false;
-  }
-  if (const auto it = j.find("architecture"); it != j.end()) {
-    if (!Read(*it, &out->architecture, err, at + "/architecture")) return false;
-  } else {
-    return Fail(err, at + "/architecture", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("tokenizer"); it != j.end()) {
-    out->tokenizer.emplace();
-    if (!Read(*it, &*out->tokenizer, err, at + "/tokenizer")) return false;
-  }
-  if (const auto it = j.find("source"); it != j.end()) {
-    out->source.emplace();
-    if (!Read(*it, &*out->source, err, at + "/source")) return false;
-  }
-  if (const auto it = j.find("family"); it != j.end()) {
-    out->family.emplace();
-    if (!Read(*it, &*out->family, err, at + "/family")) return false;
-  }
-  if (const auto it = j.find("converters"); it != j.end()) {
-    if (!Read(*it, &out->converters, err, at + "/converters")) return false;
-  } else {
-    return Fail(err, at + "/converters", "present (the contract requires it)");
-  }
-  if (const auto it = j.find("huggingface"); it != j.end()) {
-    out->huggingface.emplace();
-    if (!Read(*it, &*out->huggingface, err, at + "/huggingface")) return false;
-  }
-  if (const auto it = j.find("defaultSeqLength"); it != j.end()) {
-    out->default_seq_length.emplace();
-    if (!Read(*it, &*out->default_seq_length, err, at + "/defaultSeqLength")) return false;
-  }
-  if (const auto it = j.find("nemo2"); it != j.end()) {
-    out->nemo2.emplace();
-    if (!Read(*it, &*out->nemo2, err, at + "/nemo2")) return false;
-  }
+  if (!Member(j, "preset", &out->preset, err, at)) return false;
+  if (!Member(j, "architecture", &out->architecture, err, at)) return false;
+  if (!Member(j, "tokenizer", &out->tokenizer, err, at)) return false;
+  if (!Member(j, "source", &out->source, err, at)) return false;
+  if (!Member(j, "family", &out->family, err, at)) return false;
+  if (!Member(j, "converters", &out->converters, err, at)) return false;
+  if (!Member(j, "huggingface", &out->huggingface, err, at)) return false;
+  if (!Member(j, "defaultSeqLength", &out->default_seq_length, err, at)) return false;
+  if (!Member(j, "nemo2", &out->nemo2, err, at)) return false;
   return true;
 }
 

@@ -48,7 +48,8 @@ with tempfile.TemporaryDirectory(prefix='nemoc-spec-types-') as tmp:
         if expected not in header:
             print('the changed contract did not reach compiler/spec_types.h: no %r' % expected.strip())
             sys.exit(1)
-    if 'return Fail(err, at + "/tokensPerStep", "present (the contract requires it)");' not in source:
-        print('compiler/spec_types.cc does not require the new field')
+    # Required: read by Member into the plain member (std::optional members may be absent).
+    if 'if (!Member(j, "tokensPerStep", &out->tokens_per_step, err, at)) return false;' not in source:
+        print('compiler/spec_types.cc does not read the new field')
         sys.exit(1)
 print('compiler/spec_types.{h,cc} are what the normalized contract makes, and follow it')
