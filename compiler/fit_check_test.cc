@@ -11,6 +11,7 @@
 #include "normalizer.h"
 #include "source_map.h"
 #include "spec_loader.h"
+#include "test_check_tables.h"
 
 namespace nemoc {
 namespace {
@@ -61,15 +62,9 @@ spec:
     - name: onprem
       profile: vanilla-k8s
 )";
-    std::string err;
-    const auto schema = InputSchema::Load(NEMOC_SOURCE_DIR "/schemas/project.schema.json", &err);
-    ModelCatalog catalog;
-    Document doc;
-    Diagnostics diags;
-    json normalized;
-    if (schema == nullptr || !ModelCatalog::Load(kModelsPath, &catalog, &err) ||
-        !LoadSpecText("base.yaml", minimal, &doc, &diags) || !Normalize(doc, *schema, catalog, &normalized, &diags)) {
-      ADD_FAILURE() << err << RenderText(diags, {});
+    const json normalized = test_tables::Normalized("base.yaml", minimal);
+    if (normalized.is_null()) {
+      ADD_FAILURE() << "the minimal spec does not normalize";
       return json::object();
     }
     return normalized["spec"]["stages"]["train"];

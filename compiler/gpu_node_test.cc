@@ -1,12 +1,11 @@
 #include "gpu_node.h"
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "spec_loader.h"
+#include "test_check_tables.h"
 
 namespace nemoc {
 namespace {
@@ -16,12 +15,7 @@ using nlohmann::json;
 // The built-in profiles' rules as the input schema holds them
 // (scripts/update-schema-catalogue copies each profile's gpuNode there).
 const json& SchemaRules() {
-  static const json rules = [] {
-    std::ifstream in(NEMOC_SOURCE_DIR "/schemas/project.schema.json");
-    const json schema = json::parse(in, nullptr, false);
-    const json::json_pointer at(kGpuNodesAt);
-    return !schema.is_discarded() && schema.contains(at) ? schema.at(at) : json::object();
-  }();
+  static const json rules = test_tables::SchemaValue(kGpuNodesAt);
   return rules;
 }
 
@@ -30,10 +24,7 @@ TEST(GpuNode, EveryBuiltInProfileDeclaresAValidRuleOfKnownAccelerators) {
   std::string err;
   ASSERT_TRUE(AcceleratorTable::Load(NEMOC_SOURCE_DIR "/libsonnet/accelerators.json", &table, &err)) << err;
   // One rule per built-in profile (profiles/*.libsonnet), whatever their number.
-  size_t profiles = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(NEMOC_SOURCE_DIR "/profiles")) {
-    if (entry.path().extension() == ".libsonnet") ++profiles;
-  }
+  const size_t profiles = test_tables::BuiltinProfiles().size();
   ASSERT_GT(profiles, 0u);
   ASSERT_EQ(profiles, SchemaRules().size()) << SchemaRules().dump();
   for (const auto& [profile, rule] : SchemaRules().items()) {

@@ -1,7 +1,6 @@
 #include "schema_validator.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -11,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "spec_loader.h"
+#include "test_check_tables.h"
 
 namespace nemoc {
 namespace {
@@ -151,11 +151,7 @@ TEST(InputSchemaTest, UnknownKeyGetsDidYouMean) {
 // A profile's options (scripts/update-schema-catalogue copies them from the
 // profiles' `options` into the schema, x-nemoc-profiles naming the readers).
 TEST(InputSchemaTest, OptionsOfAnotherProfileAreRefusedAtTheirKey) {
-  std::set<std::string> builtin;  // profiles/*.libsonnet, whatever their number
-  for (const auto& entry : std::filesystem::directory_iterator(NEMOC_SOURCE_DIR "/profiles")) {
-    if (entry.path().extension() == ".libsonnet") builtin.insert(entry.path().stem().string());
-  }
-  EXPECT_EQ(Schema().profiles(), builtin);
+  EXPECT_EQ(Schema().profiles(), test_tables::BuiltinProfiles());  // profiles/*.libsonnet, whatever their number
   auto r = Check(std::string(kBase) + "      instanceType: p5.48xlarge\n");
   EXPECT_FALSE(r->valid);
   EXPECT_EQ(Lines{"error spec.wrong-profile@23:7: spec.targets[0].instanceType applies to profile "

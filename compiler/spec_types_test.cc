@@ -12,40 +12,20 @@
 #include <gtest/gtest.h>
 
 #include "normalizer.h"
-#include "schema_validator.h"
-#include "spec_loader.h"
+#include "test_check_tables.h"
 
 namespace nemoc {
 namespace {
 
 using nlohmann::json;
 
-// The spec `path` normalized as nemoc normalizes it (schema defaults, preset,
-// derived sizes), or null when it does not normalize.
+// The spec file `path` normalized as nemoc normalizes it, or null when it
+// does not normalize.
 json Normalized(const std::string& path) {
-  static const auto schema = [] {
-    std::string err;
-    auto s = InputSchema::Load(NEMOC_SOURCE_DIR "/schemas/project.schema.json", &err);
-    if (s == nullptr) ADD_FAILURE() << err;
-    return s;
-  }();
-  static const ModelCatalog catalog = [] {
-    ModelCatalog c;
-    std::string err;
-    if (!ModelCatalog::Load(NEMOC_SOURCE_DIR "/libsonnet/models.json", &c, &err)) ADD_FAILURE() << err;
-    return c;
-  }();
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  Document doc;
-  Diagnostics diags;
-  json normalized;
-  if (schema == nullptr || !LoadSpecText(path, text.str(), &doc, &diags) ||
-      !Normalize(doc, *schema, catalog, &normalized, &diags)) {
-    return nullptr;
-  }
-  return normalized;
+  return test_tables::Normalized(path, text.str());
 }
 
 TEST(SpecTypes, EveryStageOfTheExamplesAndTestSpecsReadsTyped) {
