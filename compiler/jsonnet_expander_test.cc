@@ -576,6 +576,32 @@ TEST_F(JsonnetExpanderTestExpand, ImportstrIsBundledAsTheFilesText) {
   EXPECT_NE(std::find(paths.begin(), paths.end(), model), paths.end()) << "importstr file not recorded";
 }
 
+// The bundle writes an importstr text as a verbatim string @'...' (no
+// escaping, nothing for libjsonnet to unescape): quotes at either end and
+// doubled, backslashes and invalid UTF-8 come out as libjsonnet's own
+// importstr gives them (an invalid byte is U+FFFD: google/jsonnet v0.18.0
+// core/unicode.h:21 and core/vm.cpp:2070). A NUL byte, where the verbatim
+// lexer would stop, is refused in any import, bundled or not.
+TEST_F(JsonnetExpanderTestExpand, ImportstrTextsKeepEveryByteAsLibjsonnetReadsThem) {
+  Write("lib/nemoc.libsonnet",
+        "local quotes = importstr 'sub/quotes.txt';\n"
+        "{ build(spec, profiles, runtimes, only_target):: { targets: { [t.name]: {\n"
+        "    files: {}, summary: { quotes: quotes } } for t in spec.spec.targets } } }\n");
+  Write("lib/sub/quotes.txt", std::string("'a'' \"b\" \\' @'c'\n\xff" "d'"));
+  JsonnetExpander e({root_});
+  Result r = Run(&e, Spec({{"alpha", "good"}}));
+  ASSERT_TRUE(r.ok) << Messages(r.diags);
+  EXPECT_TRUE(e.bundled());
+  EXPECT_EQ(r.out["alpha"].summary, json({{"quotes", "'a'' \"b\" \\' @'c'\n\xef\xbf\xbd" "d'"}}));
+
+  Write("lib/sub/quotes.txt", std::string("x\0y'", 4));
+  JsonnetExpander again({root_});
+  r = Run(&again, Spec({{"alpha", "good"}}));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(Messages(r.diags).find("import 'sub/quotes.txt' contains a NUL byte"), std::string::npos)
+      << Messages(r.diags);
+}
+
 // The shipped library and every shipped profile are one bundled program: a
 // construct the bundler cannot take (importbin, an import path it cannot
 // scan) silently costs every build the per-file std parse.
