@@ -16,6 +16,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 extern "C" {
 #include <libjsonnet.h>
@@ -499,7 +500,7 @@ bool FindImports(const std::string& s, std::vector<ImportSite>* sites) {
     } else if (IsIdentStart(c)) {
       size_t j = i;
       while (j < s.size() && IsIdentChar(s[j])) ++j;
-      const std::string word = s.substr(i, j - i);
+      const std::string_view word(s.data() + i, j - i);
       if (word == "importbin") return false;
       if (word == "import" || word == "importstr") {
         const size_t k = SkipSpace(s, j);
