@@ -27,6 +27,7 @@
 namespace nemoc {
 
 class StageTable;    // stages.h
+struct TypedSpec;    // normalizer.h
 struct NemoReleases;  // nemo_releases.h
 
 /// The tables the checks read (Compiler::Init loads them).
@@ -41,6 +42,7 @@ struct CheckInput {
   const Document& doc;
   const nlohmann::json& normalized;  // {apiVersion, kind, metadata, spec}
   const nlohmann::json& spec;        // normalized["spec"]
+  const TypedSpec& typed;            // spec read through its types, once (normalizer.h)
   const CheckTables& tables;
 };
 

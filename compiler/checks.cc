@@ -204,12 +204,11 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
 }
 
 // libsonnet/models.json lists the checkpoint converters per model family.
-bool HasConverter(const nlohmann::json& spec, const char* direction) {
-  Model model;
-  std::string err;
-  if (!ReadSpec(spec["model"], &model, &err)) return false;
-  return std::string(direction) == "toHuggingface" ? model.converters.to_huggingface.has_value()
-                                                   : model.converters.from_huggingface.has_value();
+bool HasConverter(const TypedSpec& typed, const char* direction) {
+  if (!typed.model) return false;
+  const Converters& converters = typed.model->converters;
+  return std::string(direction) == "toHuggingface" ? converters.to_huggingface.has_value()
+                                                   : converters.from_huggingface.has_value();
 }
 
 std::string FamilyText(const nlohmann::json& spec) {
@@ -264,10 +263,11 @@ void CheckFinalStepSaved(const Document& doc, const TrainingStage& stage, const 
 // examples/nlp/language_modeling/megatron_gpt_pretraining.py:44-55) and the
 // SFT script restores any .nemo; a NeMo 2 recipe would need the pretraining's
 // checkpoint directory, which nemoc does not name yet.
-void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed,
+                        Diagnostics* diags) {
   const auto& stages = spec["stages"];
-  TrainingStage pretrain;
-  if (!ReadTrainingStage(spec, "pretrain", &pretrain)) return;
+  if (typed.Training("pretrain") == nullptr) return;
+  const TrainingStage& pretrain = *typed.Training("pretrain");
   if (pretrain.mode != "pretrain") {
     diags->Error("spec.chain-mode",
                  "spec.stages.pretrain runs pretraining, but its mode is " + pretrain.mode,
@@ -288,8 +288,8 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
   // libsonnet/nemo/nemo2.libsonnet upstreamCheckpoint). Neither reads the
   // other's; NeMo converts between them only offline
   // (scripts/checkpoint_converters/convert_nemo1_to_nemo2.py).
-  TrainingStage train;
-  if (!ReadTrainingStage(spec, "train", &train)) return;
+  if (typed.Training("train") == nullptr) return;
+  const TrainingStage& train = *typed.Training("train");
   const std::string& pretrain_framework = pretrain.framework;
   const std::string& train_framework = train.framework;
   const bool nemo2_chain = pretrain_framework == "nemo2";
@@ -353,7 +353,7 @@ void CheckTrainingChain(const Document& doc, const nlohmann::json& spec, Diagnos
 // On the JSON, not the typed stage (spec_types.h): these rules report what
 // the normalized contract rules out -- peft without lora, no data, JSONL for
 // pretraining -- so a spec breaking them cannot be read typed.
-void CheckTrainMode(const Document& doc, const nlohmann::json& spec, const std::string& key,
+void CheckTrainMode(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed, const std::string& key,
                     Diagnostics* diags) {
   const auto& train = spec["stages"][key];
   const std::string mode = train["mode"].get<std::string>();
@@ -374,7 +374,7 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, const std::
   // NeMo 2 imports with llm.import_ckpt and the recipe's model (the import
   // stage); NeMo 1 needs the family's converter script.
   if (first && source.contains("huggingface") && train.value("framework", "nemo1") == "nemo1" &&
-      !HasConverter(spec, "fromHuggingface")) {
+      !HasConverter(typed, "fromHuggingface")) {
     // libsonnet/models.json lists NeMo's importer per family; NVIDIA/NeMo
     // r2.0.0rc1..v2.4.0 scripts/checkpoint_converters ship none for Nemotron.
     diags->Error("spec.no-converter",
@@ -421,7 +421,7 @@ void CheckTrainMode(const Document& doc, const nlohmann::json& spec, const std::
 }
 
 // What each stage reads must come from an earlier stage or from the spec.
-void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+void CheckPipeline(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed, Diagnostics* diags) {
   const auto& stages = spec["stages"];
   const bool train = stages.contains("train");
   auto at = [&](const std::string& stage) { return doc.map.Locate("/spec/stages/" + stage, true); };
@@ -432,8 +432,8 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
     if (!stages.contains(stage) || stages[stage].contains("checkpoint")) continue;
     if (train) readers.push_back(stage);
   }
-  TrainingStage t;
-  if (train && !readers.empty() && ReadTrainingStage(spec, "train", &t)) {
+  if (train && !readers.empty() && typed.Training("train") != nullptr) {
+    const TrainingStage& t = *typed.Training("train");
     // A NeMo 1 LoRA run's .nemo holds only the adapter: the implied
     // mergeLora stage (libsonnet/stages/merge-lora.libsonnet) merges it into
     // the base model and the readers load the merged .nemo.
@@ -453,7 +453,7 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
                      "remove checkpoint.saveLast: false or set a checkpoint on " + names);
       }
       CheckFinalStepSaved(doc, t, "train", names, diags);
-      if (ExportsNemo2(stages)) {
+      if (ExportsNemo2(stages, typed)) {
         const auto& convert = stages["convert"];
         // merge_lora and export_ckpt build the model on the CPU but with
         // Transformer Engine layers, which assert CUDA (libsonnet/stages/convert.libsonnet).
@@ -506,7 +506,7 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
                    "remove checkpoint.enabled: false or set spec.stages." + readers[0] + ".checkpoint");
     }
   }
-  if (stages.contains("mergeLora") && !ImpliesLoraMerge(stages)) {
+  if (stages.contains("mergeLora") && !ImpliesLoraMerge(stages, typed)) {
     diags->Warning("spec.unused-stage",
                    "spec.stages.mergeLora has nothing to merge: it runs after a NeMo 1 LoRA train stage "
                    "whose checkpoint evaluate or convert reads",
@@ -544,7 +544,7 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, Diagnostics*
   }
   // A NeMo 2 run is exported by its model's own exporter, present for every
   // model with a NeMo 2 recipe (libsonnet/stages/convert.libsonnet).
-  if (stages.contains("convert") && !ExportsNemo2(stages) && !HasConverter(spec, "toHuggingface")) {
+  if (stages.contains("convert") && !ExportsNemo2(stages, typed) && !HasConverter(typed, "toHuggingface")) {
     NotSupportedYet(diags, doc, "/spec/stages/convert",
                     "converting " + FamilyText(spec) + " to HuggingFace");
   }
@@ -827,21 +827,18 @@ void CheckTrainArithmetic(const Document& doc, const TrainingStage& train,
   }
 }
 
-bool ImpliesLoraMerge(const nlohmann::json& stages) {
-  TrainingStage train;
-  std::string err;
-  if (!stages.contains("train") || !ReadSpec(stages["train"], &train, &err)) return false;
+bool ImpliesLoraMerge(const nlohmann::json& stages, const TypedSpec& typed) {
+  if (typed.Training("train") == nullptr) return false;
+  const TrainingStage& train = *typed.Training("train");
   auto reads_training = [&](const char* stage) {
     return stages.contains(stage) && !stages[stage].contains("checkpoint");
   };
   return train.mode == "lora" && train.framework == "nemo1" && (reads_training("evaluate") || reads_training("convert"));
 }
 
-bool ExportsNemo2(const nlohmann::json& stages) {
-  TrainingStage train;
-  std::string err;
-  return stages.contains("train") && stages.contains("convert") && !stages["convert"].contains("checkpoint") &&
-         ReadSpec(stages["train"], &train, &err) && train.framework == "nemo2";
+bool ExportsNemo2(const nlohmann::json& stages, const TypedSpec& typed) {
+  return stages.contains("convert") && !stages["convert"].contains("checkpoint") && typed.Training("train") != nullptr &&
+         typed.Training("train")->framework == "nemo2";
 }
 
 namespace {
@@ -903,11 +900,11 @@ NEMOC_REGISTER_CHECK("gitops.argocd-project", kEngine, "argocd", CheckArgocdProj
 void CheckTargetsOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckTargets(in.doc, in.spec, diags); }
 NEMOC_REGISTER_CHECK("spec.targets", kSpec, "", CheckTargetsOf);
 
-void CheckPipelineOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckPipeline(in.doc, in.spec, diags); }
+void CheckPipelineOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckPipeline(in.doc, in.spec, in.typed, diags); }
 NEMOC_REGISTER_CHECK("spec.pipeline", kSpec, "", CheckPipelineOf);
 
 void CheckTrainingChainOf(const CheckInput& in, const std::string&, Diagnostics* diags) {
-  CheckTrainingChain(in.doc, in.spec, diags);
+  CheckTrainingChain(in.doc, in.spec, in.typed, diags);
 }
 NEMOC_REGISTER_CHECK("training.chain", kSpec, "", CheckTrainingChainOf);
 
@@ -915,26 +912,25 @@ NEMOC_REGISTER_CHECK("training.chain", kSpec, "", CheckTrainingChainOf);
 void CheckTrainModeOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
   // A pretrain stage in another mode is reported once (spec.chain-mode), not
   // again by the rules of the mode it should not have.
-  if (key != "pretrain" || in.spec["stages"][key]["mode"] == "pretrain") CheckTrainMode(in.doc, in.spec, key, diags);
+  if (key != "pretrain" || in.spec["stages"][key]["mode"] == "pretrain") CheckTrainMode(in.doc, in.spec, in.typed, key, diags);
 }
 NEMOC_REGISTER_CHECK("train.mode", kTrainingStage, "", CheckTrainModeOf);
 
 void CheckTrainFrameworkOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
-  CheckTrainFramework(in.doc, in.spec, key, in.tables.releases, diags);
+  CheckTrainFramework(in.doc, in.spec, in.typed, key, in.tables.releases, diags);
 }
 NEMOC_REGISTER_CHECK("train.framework", kTrainingStage, "", CheckTrainFrameworkOf);
 
 void CheckTrainArithmeticOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
-  TrainingStage train;
-  if (!ReadTrainingStage(in.spec, key, &train)) return;
-  CheckTrainArithmetic(in.doc, train, in.spec["model"]["architecture"], diags, RecipeCountedSplitLayers(in.spec, key),
+  if (in.typed.Training(key) == nullptr) return;
+  CheckTrainArithmetic(in.doc, *in.typed.Training(key), in.spec["model"]["architecture"], diags,
+                       RecipeCountedSplitLayers(in.typed, key),
                        key);
 }
 NEMOC_REGISTER_CHECK("train.arithmetic", kTrainingStage, "", CheckTrainArithmeticOf);
 
 void CheckWarmupOf(const CheckInput& in, const std::string& key, Diagnostics* diags) {
-  TrainingStage train;
-  if (ReadTrainingStage(in.spec, key, &train)) CheckWarmup(in.doc, train, key, diags);
+  if (in.typed.Training(key) != nullptr) CheckWarmup(in.doc, *in.typed.Training(key), key, diags);
 }
 NEMOC_REGISTER_CHECK("train.warmup", kTrainingStage, "", CheckWarmupOf);
 
@@ -947,8 +943,13 @@ NEMOC_REGISTER_CHECK("serve.engine", kStage, "serve", CheckServeEngineOf);
 
 bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const CheckTables& tables,
                Diagnostics* diags) {
+  return CheckSpec(doc, normalized, ReadTypedSpec(normalized["spec"]), tables, diags);
+}
+
+bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const TypedSpec& typed,
+               const CheckTables& tables, Diagnostics* diags) {
   const size_t errors_before = diags->error_count();
-  const CheckInput input{doc, normalized, normalized["spec"], tables};
+  const CheckInput input{doc, normalized, normalized["spec"], typed, tables};
   const nlohmann::json& present = input.spec["stages"];
   const std::vector<const RegisteredCheck*> checks = RegisteredChecks(tables.stages);
   using Scope = RegisteredCheck::Scope;
@@ -999,20 +1000,20 @@ bool CheckProfilesKnown(const Document& doc, const nlohmann::json& normalized,
   return ok;
 }
 
-bool CheckTargetOnAccelerator(const Document& doc, const nlohmann::json& spec, const std::string& target,
+bool CheckTargetOnAccelerator(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed,
+                              const std::string& target,
                               const std::string& accelerator, const nlohmann::json& gpu,
                               Diagnostics* diags) {
   const size_t errors_before = diags->error_count();
   const double capacity = gpu["memoryGB"].get<double>();
-  CheckAcceleratorSupport(doc, spec, target, accelerator, gpu, diags);
+  CheckAcceleratorSupport(doc, typed, target, accelerator, gpu, diags);
   // Mistake 5 of the review (D9): the merge and conversion fit errors no
   // longer hide training's own; every stage's fit reports in one run.
-  CheckStageFit(doc, spec, target, accelerator, capacity, diags);
+  CheckStageFit(doc, spec, typed, target, accelerator, capacity, diags);
   if (!spec["stages"].contains("train")) return diags->error_count() == errors_before;
   const ModelArchitecture architecture = ModelArchitecture::FromJson(spec["model"]["architecture"]);
-  for (const std::string& key : TrainingStages(spec["stages"])) {
-    TrainingStage stage;
-    if (ReadTrainingStage(spec, key, &stage)) CheckFit(doc, stage, architecture, target, accelerator, capacity, diags, key);
+  for (const std::string& key : typed.TrainingKeys()) {
+    CheckFit(doc, *typed.Training(key), architecture, target, accelerator, capacity, diags, key);
   }
   return diags->error_count() == errors_before;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "diagnostic.h"
+#include "normalizer.h"
 #include "source_map.h"
 #include "spec_types.h"
 
@@ -21,6 +22,10 @@ struct CheckTables;  // check_registry.h
 /// descriptions' `needs` (stages.cc) -- in the registry's order, a stage's
 /// only when the spec has the stage. Locations come from the original
 /// document. Returns false when any error was reported (warnings do not count).
+/// `typed`: the normalized spec read through its types (ReadTypedSpec), once
+/// for every check; the overload without it reads it.
+bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const TypedSpec& typed,
+               const CheckTables& tables, Diagnostics* diags);
 bool CheckSpec(const Document& doc, const nlohmann::json& normalized, const CheckTables& tables,
                Diagnostics* diags);
 
@@ -38,14 +43,14 @@ void CheckTrainArithmetic(const Document& doc, const TrainingStage& train,
 /// stage, libsonnet/stages/merge-lora.libsonnet enabled()): a NeMo 1 LoRA
 /// train stage whose checkpoint evaluate or convert reads (no `checkpoint`
 /// of their own). `stages` is the normalized spec.stages.
-bool ImpliesLoraMerge(const nlohmann::json& stages);
+bool ImpliesLoraMerge(const nlohmann::json& stages, const TypedSpec& typed);
 
 /// Whether the convert stage exports a NeMo 2 training run with
 /// llm.export_ckpt (libsonnet/stages/convert.libsonnet nemo2(); the model
 /// loads on the CPU, with one GPU for Transformer Engine):
 /// a framework nemo2 train stage whose checkpoint convert reads (no
 /// `checkpoint` of its own). `stages` is the normalized spec.stages.
-bool ExportsNemo2(const nlohmann::json& stages);
+bool ExportsNemo2(const nlohmann::json& stages, const TypedSpec& typed);
 
 /// Every target's profile is one of `known` (the profile files of nemoc's
 /// profiles/ and the --jpath directories): "spec.unknown-profile", located at
@@ -58,7 +63,8 @@ bool CheckProfilesKnown(const Document& doc, const nlohmann::json& normalized,
 /// (framework_check.h, field review A14, A18), the stages that load the
 /// model whole (CheckStageFit, A12), then the memory fit of every stage of
 /// the training chain (CheckFit). False when any error was reported.
-bool CheckTargetOnAccelerator(const Document& doc, const nlohmann::json& spec, const std::string& target,
+bool CheckTargetOnAccelerator(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed,
+                              const std::string& target,
                               const std::string& accelerator, const nlohmann::json& gpu,
                               Diagnostics* diags);
 

@@ -118,9 +118,9 @@ Checked RunCheckSpec(const std::string& text) {
 Lines RunArithmetic(const std::string& text) {
   auto p = Prepare(text);
   if (!p->ready) return {"<not ready>"};
-  TrainingStage train;
-  if (!ReadTrainingStage(p->normalized["spec"], "train", &train)) return {"<not typed>"};
-  CheckTrainArithmetic(p->doc, train, p->normalized["spec"]["model"]["architecture"], &p->checks);
+  const TypedSpec typed = ReadTypedSpec(p->normalized["spec"]);
+  if (typed.Training("train") == nullptr) return {"<not typed>: " + typed.error};
+  CheckTrainArithmetic(p->doc, *typed.Training("train"), p->normalized["spec"]["model"]["architecture"], &p->checks);
   return RenderAll(p->checks);
 }
 

@@ -487,6 +487,27 @@ const Document& PreparedSpec::DocFor(const std::string& name) const {
   return it != target_docs.end() ? it->second : doc;
 }
 
+const TypedSpec& PreparedSpec::TypedFor(const std::string& name) const {
+  auto it = target_typed.find(name);
+  return it != target_typed.end() ? it->second : typed;
+}
+
+namespace {
+
+// A normalized spec nothing repaired that does not read through its types
+// breaks the contract the normalizer promises (schemas/contracts): a nemoc
+// bug, which would otherwise only silence the checks that need the part.
+void ReportBrokenContract(const Document& doc, const TypedSpec& typed, Diagnostics* diags) {
+  if (typed.error.empty()) return;
+  diags->Error("internal.contract",
+               "the normalized spec breaks its contract (schemas/contracts/normalized-spec.schema.json): " +
+                   typed.error,
+               doc.map.Locate("/spec", /*prefer_key=*/true),
+               "a nemoc bug: please report it with this spec");
+}
+
+}  // namespace
+
 bool Compiler::ApplySets(Document* doc, Diagnostics* diags, bool* conflicted) const {
   bool ok = true;
   // D9 (mistake 12): two --set of one path, or of a path and a path inside
@@ -973,9 +994,11 @@ bool Compiler::Prepare(LoadedSpec* loaded, CompiledSpec* out, PreparedSpec* prep
   const bool normalized_ok = Normalize(doc, *input_schema, catalog_, &normalized, diags);
   // Semantic checks run even when normalization reported something, so one
   // run shows every problem; they only need the validated shape.
-  const bool checks_ok = CheckSpec(doc, normalized, CheckTables{stage_table_, releases_}, diags);
+  prepared->typed = ReadTypedSpec(normalized["spec"]);
+  const bool checks_ok = CheckSpec(doc, normalized, prepared->typed, CheckTables{stage_table_, releases_}, diags);
   DropInsideRepaired(*prepared, checks_from, diags);
   if (!normalized_ok) return false;
+  if (checks_ok && !prepared->blocked) ReportBrokenContract(doc, prepared->typed, diags);
   // D9: a spec whose checks failed on a valid shape still goes through the
   // libraries' checks and the fit check (compiler.h PreparedSpec.blocked).
   if (!checks_ok) prepared->blocked = true;
@@ -1062,7 +1085,7 @@ void Compiler::CheckTargetNodes(const InputSchema& input_schema, PreparedSpec* p
     }
     prepared->nodes[name] = node;
     CheckGpusPerNode(doc, effective["spec"], name, node, diags);
-    CheckTargetOnAccelerator(doc, effective["spec"], name, node.accelerator, *gpu, diags);
+    CheckTargetOnAccelerator(doc, effective["spec"], prepared->TypedFor(name), name, node.accelerator, *gpu, diags);
   }
   DropInsideRepaired(*prepared, from, diags);
   // D9: like CheckSpec's, these errors leave the shape valid -- the spec goes
@@ -1159,6 +1182,7 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
       }
     }
     nlohmann::json merged;
+    TypedSpec merged_typed;
     bool target_ok = input_schema.Validate(merged_doc, yaml11_bools, &found);
     // D9: what only a later check finds is reported in this run too. The
     // merged spec is repaired like the spec (schema_repair.h) and checked on;
@@ -1180,9 +1204,13 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
     if (go_on && !validate_only) {
       const size_t checks_from = found.items().size();
       const bool normalized_ok = Normalize(merged_doc, input_schema, catalog_, &merged, &found);
+      merged_typed = ReadTypedSpec(merged["spec"]);
       const bool checks_ok =
-          CheckSpec(merged_doc, merged, CheckTables{stage_table_, releases_}, &found);
+          CheckSpec(merged_doc, merged, merged_typed, CheckTables{stage_table_, releases_}, &found);
       DropInsideRepaired(*prepared, checks_from, &found);
+      if (target_ok && normalized_ok && checks_ok && !prepared->blocked) {
+        ReportBrokenContract(merged_doc, merged_typed, &found);
+      }
       checked_on = normalized_ok && (!target_ok || !checks_ok);
       target_ok = target_ok && checks_ok && normalized_ok;
     }
@@ -1209,6 +1237,7 @@ bool Compiler::PrepareTargetOverrides(const InputSchema& input_schema,
     }
     prepared->normalized["targetSpecs"][name] = std::move(merged);
     prepared->target_docs.emplace(name, std::move(merged_doc));
+    prepared->target_typed.emplace(name, std::move(merged_typed));
   }
   return ok;
 }
@@ -1283,9 +1312,9 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
         facts.gpu_model = (*gpu)["model"].get<std::string>();
         facts.capacity_gb = (*gpu)["memoryGB"].get<double>();
         const ModelArchitecture architecture = ModelArchitecture::FromJson(spec["model"]["architecture"]);
-        for (const std::string& key : TrainingStages(spec["stages"])) {
-          TrainingStage stage;
-          if (ReadTrainingStage(spec, key, &stage)) facts.memory[key] = EstimateMemory(stage, architecture);
+        const TypedSpec& typed = prepared->TypedFor(name);
+        for (const std::string& key : typed.TrainingKeys()) {
+          facts.memory[key] = EstimateMemory(*typed.Training(key), architecture);
         }
         // Issue #46 item 3: the cost estimate's peak and MFU prior per
         // training stage, pinned beside the spec once chosen (cost.h).
@@ -1381,9 +1410,9 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
         continue;
       }
     }
-    compiled.plan = PlanTarget(effective, target, facts, it->second.files, compiled.dir);
+    compiled.plan = PlanTarget(effective, prepared->TypedFor(name), target, facts, it->second.files, compiled.dir);
     compiled.tree = BuildTree(it->second.files, it->second.kustomizations,
-                              RenderSummary(effective, target, facts, compiled.plan, it->second.files,
+                              RenderSummary(effective, prepared->TypedFor(name), target, facts, compiled.plan, it->second.files,
                                             spec_name, Provenance(spec_doc, pointer, options_.sets)));
     if (!contribution.is_null()) compiled.tree[kContributionFile] = contribution.dump(1) + "\n";
     // Last gate before disk: no credential-shaped text in any generated file.

@@ -108,6 +108,10 @@ struct PreparedSpec {
   /// (nemoc.libsonnet's build() picks it), located in target_docs[name].
   nlohmann::json normalized;
   std::map<std::string, Document> target_docs;
+  /// normalized["spec"] read through its types once (normalizer.h
+  /// TypedSpec), and each merged target spec's (target_typed[name]).
+  TypedSpec typed;
+  std::map<std::string, TypedSpec> target_typed;
   size_t diagnostics_before = 0;  // a spec that adds any diagnostic is not stamped
   bool clean = false;  // Finish: no diagnostic at all (then Stamp stamps it)
   /// D9, every problem in one run: Prepare reported errors but could go on
@@ -134,6 +138,7 @@ struct PreparedSpec {
   /// The normalized spec target `name` compiles from, and its document.
   const nlohmann::json& SpecFor(const std::string& name) const;
   const Document& DocFor(const std::string& name) const;
+  const TypedSpec& TypedFor(const std::string& name) const;
 };
 
 /// D9: of the diagnostics from index `from` on, those a blocked spec's

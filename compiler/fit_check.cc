@@ -149,7 +149,7 @@ void CheckFit(const Document& doc, const TrainingStage& train,
   }
 }
 
-void CheckStageFit(const Document& doc, const nlohmann::json& spec,
+void CheckStageFit(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed_spec,
                    const std::string& target_name, const std::string& accelerator,
                    double capacity_gb, Diagnostics* diags) {
   if (!spec.contains("model") || !spec["model"].contains("architecture") ||
@@ -157,9 +157,8 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
     return;
   }
   const auto& stages = spec["stages"];
-  Stages typed;
-  std::string err;
-  if (!ReadSpec(stages, &typed, &err, "/spec/stages")) return;  // a spec Prepare repaired: reported
+  if (!typed_spec.stages) return;  // a spec Prepare repaired: reported
+  const Stages& typed = *typed_spec.stages;
   const double params = CountParameters(spec["model"]["architecture"]).total;
   const std::string target = "target " + target_name + ": ";
   // Weights alone above this share leave no room for activations, the KV
@@ -188,7 +187,7 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
   // merge.py, trainer.devices=1) restores the whole base model on one GPU unless
   // mergeLora.gpus is 0 (trainer.accelerator=cpu). It is implied by a NeMo 1
   // LoRA run that evaluate or convert reads (libsonnet/stages/merge-lora.libsonnet).
-  if (ImpliesLoraMerge(stages) && (!typed.merge_lora || typed.merge_lora->gpus > 0)) {
+  if (ImpliesLoraMerge(stages, typed_spec) && (!typed.merge_lora || typed.merge_lora->gpus > 0)) {
     const std::string hint = "set spec.stages.mergeLora: {gpus: 0, resources: {memory: ...}} (the merge on "
                              "CPU) with memory of at least four times " + Fixed(bf16_gb) + " GB";
     if (typed.merge_lora) {
@@ -203,7 +202,7 @@ void CheckStageFit(const Document& doc, const nlohmann::json& spec,
   }
   // A NeMo 2 export loads the model on the CPU; its one GPU is for
   // Transformer Engine (libsonnet/stages/convert.libsonnet).
-  if (typed.convert && typed.convert->gpus > 0 && !ExportsNemo2(stages)) {
+  if (typed.convert && typed.convert->gpus > 0 && !ExportsNemo2(stages, typed_spec)) {
     // NVIDIA/NeMo scripts/checkpoint_converters/convert_llama_nemo_to_hf.py
     // restores the .nemo on one GPU unless --cpu-only; its docstring asks for
     // --cpu-only for 70B models.

@@ -10,6 +10,7 @@
 
 #include "architecture.h"
 #include "diagnostic.h"
+#include "normalizer.h"
 #include "source_map.h"
 #include "spec_types.h"
 
@@ -67,7 +68,7 @@ void CheckFit(const Document& doc, const TrainingStage& train,
 /// unless gpus: 0, the converter's --cpu-only) and the TensorRT-LLM engine
 /// (tensorParallel GPUs; fp8/int8 weights 1 byte, else 2) -- each an error
 /// at the field to change when the model's weights alone do not fit the GPU.
-void CheckStageFit(const Document& doc, const nlohmann::json& spec,
+void CheckStageFit(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed_spec,
                    const std::string& target_name, const std::string& accelerator,
                    double capacity_gb, Diagnostics* diags);
 

@@ -40,12 +40,11 @@ std::string Dirname(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
-void CheckNemo2(const Document& doc, const nlohmann::json& spec, const std::string& key, int release,
-                const std::string& tag, Diagnostics* diags) {
-  TrainingStage train;
-  Model model;
-  std::string err;
-  if (!ReadTrainingStage(spec, key, &train) || !ReadSpec(spec["model"], &model, &err, "/spec/model")) return;
+void CheckNemo2(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed, const std::string& key,
+                int release, const std::string& tag, Diagnostics* diags) {
+  if (typed.Training(key) == nullptr || !typed.model) return;
+  const TrainingStage& train = *typed.Training(key);
+  const Model& model = *typed.model;
   const std::string mode = train.mode;
   const std::string base = "/spec/stages/" + key;
 
@@ -171,12 +170,13 @@ int NemoRelease(const std::string& repository, const std::string& tag) {
   return 0;
 }
 
-int RecipeCountedSplitLayers(const nlohmann::json& spec, const std::string& key) {
-  TrainingStage train;
-  Model model;
-  std::string err;
-  if (!ReadTrainingStage(spec, key, &train) || !ReadSpec(spec["model"], &model, &err) || train.framework != "nemo2" ||
-      train.mode != "pretrain" || !model.nemo2 || !model.nemo2->account_for_embedding_and_loss_since) {
+int RecipeCountedSplitLayers(const TypedSpec& typed, const std::string& key) {
+  const TrainingStage* stage = typed.Training(key);
+  if (stage == nullptr || !typed.model) return 0;
+  const TrainingStage& train = *stage;
+  const Model& model = *typed.model;
+  if (train.framework != "nemo2" || train.mode != "pretrain" || !model.nemo2 ||
+      !model.nemo2->account_for_embedding_and_loss_since) {
     return 0;
   }
   const int release = NemoRelease(train.image.repository, train.image.tag);
@@ -204,12 +204,11 @@ int TritonRelease(const std::string& repository, const std::string& tag) {
   return std::stoi(m[1]) * 100 + std::stoi(m[2]);
 }
 
-void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
+void CheckAcceleratorSupport(const Document& doc, const TypedSpec& typed,
                              const std::string& target_name, const std::string& accelerator,
                              const nlohmann::json& gpu, Diagnostics* diags) {
-  Stages stages;
-  std::string err;
-  if (!ReadSpec(spec["stages"], &stages, &err, "/spec/stages")) return;  // a spec Prepare repaired: reported
+  if (!typed.stages) return;  // a spec Prepare repaired: reported
+  const Stages& stages = *typed.stages;
   const std::string target = "target " + target_name + ": ";
   const std::string gpu_name = accelerator + " (" + gpu.value("model", accelerator) + ", compute capability " +
                                gpu.value("computeCapability", "unknown") + ")";
@@ -218,9 +217,8 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   constexpr int kFp8ComputeCapability = 89;
   const int cc = ComputeCapability(gpu);
   if (cc > 0 && cc < kFp8ComputeCapability) {
-    for (const std::string& key : TrainingStages(spec["stages"])) {
-      const std::optional<TrainingStage>& stage = key == "pretrain" ? stages.pretrain : stages.train;
-      if (!stage || stage->precision != "fp8") continue;
+    for (const std::string& key : typed.TrainingKeys()) {
+      if (typed.Training(key)->precision != "fp8") continue;
       diags->Error("target.fp8", target + "fp8 precision needs compute capability 8.9 or higher; " +
                                      gpu_name + " has no FP8",
                    doc.map.Locate("/spec/stages/" + key + "/precision"),
@@ -282,17 +280,17 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
   }
 }
 
-void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const std::string& key,
-                         const NemoReleases& releases, Diagnostics* diags) {
+void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed,
+                         const std::string& key, const NemoReleases& releases, Diagnostics* diags) {
   const int first_llama31 = releases.nemo1_scale_positional_embedding_since;
   const int last_nemo1 = releases.last_nemo1;
-  TrainingStage train;
-  if (!ReadTrainingStage(spec, key, &train)) return;
+  if (typed.Training(key) == nullptr) return;
+  const TrainingStage& train = *typed.Training(key);
   const std::string& framework = train.framework;
   const std::string& tag = train.image.tag;
   const int release = NemoRelease(train.image.repository, tag);
   if (framework == "nemo2") {
-    CheckNemo2(doc, spec, key, release, tag, diags);
+    CheckNemo2(doc, spec, typed, key, release, tag, diags);
   } else if (release > 0 && release < first_llama31 &&
              spec["model"].value("preset", "").rfind("llama3.1-", 0) == 0) {
     // Llama 3.1 needs its RoPE frequency scaling: NeMo 1 reads

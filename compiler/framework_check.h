@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnostic.h"
+#include "normalizer.h"
 #include "source_map.h"
 
 namespace nemoc {
@@ -33,14 +34,14 @@ int TritonRelease(const std::string& repository, const std::string& tag);
 /// NeMo 25.02, models.json accountForEmbeddingAndLossSince), else 0. The
 /// generated recipe keeps them only when Megatron accepts layers + 2 with the
 /// spec's PP and VPP (libsonnet/nemo/nemo2.libsonnet pipelineSplit).
-int RecipeCountedSplitLayers(const nlohmann::json& spec, const std::string& key = "train");
+int RecipeCountedSplitLayers(const TypedSpec& typed, const std::string& key = "train");
 
 /// What the target's GPU model cannot run (libsonnet/accelerators.json):
 /// fp8 training precision or fp8 engine quantization below compute
 /// capability 8.9 (A18), and NeMo / Triton containers older than the
 /// accelerator's minimumRelease (A14). Each error names the target and is
 /// located at the field to change.
-void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
+void CheckAcceleratorSupport(const Document& doc, const TypedSpec& typed,
                              const std::string& target_name, const std::string& accelerator,
                              const nlohmann::json& gpu, Diagnostics* diags);
 
@@ -48,8 +49,8 @@ void CheckAcceleratorSupport(const Document& doc, const nlohmann::json& spec,
 /// "train") against the image, the model catalog's NeMo 2 recipe, the mode's
 /// checkpoint source, the data and the overrides; what NeMo 1 runs on from
 /// `releases` (libsonnet/nemo/versions.json nemo1).
-void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const std::string& key,
-                         const NemoReleases& releases, Diagnostics* diags);
+void CheckTrainFramework(const Document& doc, const nlohmann::json& spec, const TypedSpec& typed,
+                         const std::string& key, const NemoReleases& releases, Diagnostics* diags);
 
 }  // namespace nemoc
 

@@ -132,10 +132,57 @@ TrainSizes ComputeTrainSizes(const TrainingStage& train) {
   return s;
 }
 
-bool ReadTrainingStage(const nlohmann::json& spec, const std::string& key, TrainingStage* out) {
-  if (!spec.contains("stages") || !spec["stages"].contains(key)) return false;
+TypedSpec ReadTypedSpec(const nlohmann::json& spec) {
+  TypedSpec typed;
+  if (!spec.is_object()) {
+    typed.error = "/spec: expected an object";
+    return typed;
+  }
+  auto note = [&](const std::string& err) {
+    if (typed.error.empty()) typed.error = err;
+  };
   std::string err;
-  return ReadSpec(spec["stages"][key], out, &err, "/spec/stages/" + key);
+  if (spec.contains("stages")) {
+    const nlohmann::json& stages = spec["stages"];
+    if (Stages read; ReadSpec(stages, &read, &err, "/spec/stages")) {
+      typed.stages = std::move(read);
+    } else {
+      note(err);
+    }
+    if (stages.is_object()) {
+      for (const char* key : {"pretrain", "train"}) {
+        if (!stages.contains(key)) continue;
+        if (TrainingStage stage; ReadSpec(stages[key], &stage, &err, "/spec/stages/" + std::string(key))) {
+          typed.training.emplace(key, std::move(stage));
+        } else {
+          note(err);
+        }
+      }
+    }
+  } else {
+    note("/spec/stages: expected present (the contract requires it)");
+  }
+  if (!spec.contains("model")) {
+    note("/spec/model: expected present (the contract requires it)");
+  } else if (Model model; ReadSpec(spec["model"], &model, &err, "/spec/model")) {
+    typed.model = std::move(model);
+  } else {
+    note(err);
+  }
+  return typed;
+}
+
+std::vector<std::string> TypedSpec::TrainingKeys() const {
+  std::vector<std::string> keys;
+  for (const char* key : {"pretrain", "train"}) {
+    if (training.count(key) != 0) keys.push_back(key);
+  }
+  return keys;
+}
+
+const TrainingStage* TypedSpec::Training(const std::string& key) const {
+  const auto it = training.find(key);
+  return it != training.end() ? &it->second : nullptr;
 }
 
 bool Normalize(const Document& doc, const InputSchema& schema,

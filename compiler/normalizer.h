@@ -4,6 +4,8 @@
 #ifndef NEMOC_NORMALIZER_H_
 #define NEMOC_NORMALIZER_H_
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,10 +52,28 @@ TrainSizes ComputeTrainSizes(const nlohmann::json& train);
 /// The same of a normalized training stage (spec_types.h), no default of its own.
 TrainSizes ComputeTrainSizes(const TrainingStage& train);
 
-/// The training stage `key` of a normalized spec, typed (spec_types.h). false
-/// when it is absent or breaks the contract (a spec Prepare repaired to go on,
-/// whose errors are reported): then a check that needs it has nothing to say.
-bool ReadTrainingStage(const nlohmann::json& spec, const std::string& key, TrainingStage* out);
+/// A normalized spec's stages and model read once through the types generated
+/// from its contract (spec_types.h): what the checks, the fit, the plan and
+/// SUMMARY.md compute on (Prepare reads it, CheckInput and PreparedSpec carry
+/// it). A part that does not read is absent -- a spec Prepare repaired to go
+/// on breaks the contract where its errors are; then a check that needs that
+/// part has nothing to say -- and `error` names the first field that broke it
+/// at its JSON pointer ("" when everything read). Prepare reports a spec it
+/// did not repair that still breaks it as internal.contract.
+struct TypedSpec {
+  std::optional<Stages> stages;
+  std::optional<Model> model;
+  /// pretrain and train, each read on its own: a training stage still checks
+  /// when another stage broke the contract (D9, every problem in one run).
+  std::map<std::string, TrainingStage> training;
+  std::string error;
+
+  /// The training stage `key` when the spec has it and it read, else nullptr.
+  const TrainingStage* Training(const std::string& key) const;
+  /// The training stages that read, in chain order (pretrain, then train).
+  std::vector<std::string> TrainingKeys() const;
+};
+TypedSpec ReadTypedSpec(const nlohmann::json& spec);
 
 /// The training chain's stages present in spec.stages, in chain order:
 /// "pretrain" (optional), then "train", which restores pretrain's final

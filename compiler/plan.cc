@@ -52,7 +52,7 @@ nlohmann::json MemoryFacts(const MemoryEstimate& e, double capacity_gb) {
           {"overheadGB", OneDecimal(e.overhead_gb)}};
 }
 
-nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json& target,
+nlohmann::json PlanTarget(const nlohmann::json& normalized, const TypedSpec& typed, const nlohmann::json& target,
                           const TargetFacts& facts,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& dir) {
@@ -71,9 +71,8 @@ nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json
     plan["fabric"] = facts.library.train.fabric;
   }
   // Each stage of the training chain (pretrain, then train) under its own key.
-  for (const std::string& key : TrainingStages(spec["stages"])) {
-    TrainingStage train;
-    if (!ReadTrainingStage(spec, key, &train)) continue;
+  for (const std::string& key : typed.TrainingKeys()) {
+    const TrainingStage& train = *typed.Training(key);
     const TrainSizes s = ComputeTrainSizes(train);
     const int64_t micro = train.batch.micro;
     const int64_t global = train.batch.global;

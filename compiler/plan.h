@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "normalizer.h"
+
 #include "fit_check.h"
 
 namespace nemoc {
@@ -29,7 +31,8 @@ nlohmann::json MemoryFacts(const MemoryEstimate& estimate, double capacity_gb);
 ///    "memory": {"totalGB", "capacityGB", ...},
 ///    "stages": ["00-base", ...], "objects": {"total", "byKind": {...}}, "files"}
 /// Fields a target does not have (no train stage, no accelerator) are omitted.
-nlohmann::json PlanTarget(const nlohmann::json& normalized, const nlohmann::json& target,
+/// `typed`: normalized["spec"] read through its types (ReadTypedSpec).
+nlohmann::json PlanTarget(const nlohmann::json& normalized, const TypedSpec& typed, const nlohmann::json& target,
                           const TargetFacts& facts,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& dir);

@@ -47,9 +47,48 @@ TEST(SpecTypes, EveryStageOfTheExamplesAndTestSpecsReadsTyped) {
         EXPECT_EQ(stage.mode == "lora", stage.peft.has_value()) << entry.path();
         ++read;
       }
+      // What Prepare reads once for every check (normalizer.h TypedSpec):
+      // everything, the same training stages.
+      const TypedSpec typed = ReadTypedSpec(spec["spec"]);
+      EXPECT_EQ("", typed.error) << entry.path();
+      EXPECT_TRUE(typed.stages.has_value() && typed.model.has_value()) << entry.path();
+      EXPECT_EQ(TrainingStages(spec["spec"]["stages"]), typed.TrainingKeys()) << entry.path();
     }
   }
   EXPECT_GT(read, 20);
+}
+
+// One read for every check: a stage that breaks the contract leaves the
+// stages unread and names its field; the training stages, read on their own,
+// still check (D9), and the model reads on its own.
+TEST(SpecTypes, TheTypedSpecKeepsWhatReadsAndNamesTheFirstBreak) {
+  json spec = Normalized(NEMOC_SOURCE_DIR "/examples/llama31-8b-pipeline.yaml")["spec"];
+  ASSERT_TRUE(spec.is_object());
+  ASSERT_TRUE(spec["stages"].contains("evaluate"));
+  spec["stages"]["evaluate"]["tensorParallel"] = "one";
+  TypedSpec typed = ReadTypedSpec(spec);
+  EXPECT_EQ("/spec/stages/evaluate/tensorParallel: expected an integer", typed.error);
+  EXPECT_FALSE(typed.stages.has_value());
+  ASSERT_NE(nullptr, typed.Training("train"));
+  EXPECT_EQ(spec["stages"]["train"]["maxSteps"].get<int64_t>(), typed.Training("train")->max_steps);
+  EXPECT_EQ(nullptr, typed.Training("pretrain"));
+  EXPECT_EQ(std::vector<std::string>{"train"}, typed.TrainingKeys());
+  EXPECT_TRUE(typed.model.has_value());
+
+  spec["stages"]["train"].erase("precision");
+  spec.erase("model");
+  typed = ReadTypedSpec(spec);
+  // The first break in the contract's order (stages.train before evaluate).
+  EXPECT_EQ("/spec/stages/train/precision: expected present (the contract requires it)", typed.error);
+  EXPECT_EQ(nullptr, typed.Training("train"));
+  EXPECT_TRUE(typed.TrainingKeys().empty());
+  EXPECT_FALSE(typed.model.has_value());
+
+  spec["stages"]["train"]["precision"] = "bf16";
+  spec["stages"]["evaluate"]["tensorParallel"] = 1;
+  typed = ReadTypedSpec(spec);
+  EXPECT_EQ("/spec/model: expected present (the contract requires it)", typed.error);
+  EXPECT_TRUE(typed.stages.has_value());
 }
 
 TEST(SpecTypes, AStageBreakingTheContractIsRefusedAtTheField) {

@@ -214,7 +214,7 @@ std::string CheckFor(const std::string& name, const std::string& ns) {
 
 }  // namespace
 
-std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json& target,
+std::string RenderSummary(const nlohmann::json& normalized, const TypedSpec& typed_spec, const nlohmann::json& target,
                           const TargetFacts& target_facts, const nlohmann::json& plan,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& spec_name, const SummaryProvenance& provenance) {
@@ -283,11 +283,10 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
                    S(train["maxSteps"]) + " steps, " + train["precision"].get<std::string>());
     // Field review F17: the spec's timeout bounds the run itself, not an
     // engine's wait (tests/gitops/replay scenario F17-train-deadline reads this row).
-    TrainingStage train_spec;
-    const bool typed = ReadTrainingStage(spec, "train", &train_spec);
-    if (typed && train_spec.timeout) {
+    const TrainingStage* train_spec = typed_spec.Training("train");
+    if (train_spec != nullptr && train_spec->timeout) {
       out += Row("Training deadline",
-                 "`" + *train_spec.timeout +
+                 "`" + *train_spec->timeout +
                      "` (`spec.stages.train.timeout`), the workload's own `activeDeadlineSeconds`, counted "
                      "again after a Kueue preemption: past it the run fails (`DeadlineExceeded`) and the "
                      "pipeline halts there");
@@ -313,12 +312,12 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
       s << v;
       return s.str();
     };
-    if (typed) {
-      const auto& o = train_spec.optimizer;
+    if (train_spec != nullptr) {
+      const auto& o = train_spec->optimizer;
       out += Row("Learning rate", "peak " + num(o.lr) + ", min " + num(o.min_lr) + " (cosine), warm-up " +
                                       std::to_string(o.warmup_steps) + " steps, weight decay " + num(o.weight_decay) +
                                       ", gradient clip " + num(o.gradient_clip));
-      const TrainData& d = train_spec.data;
+      const TrainData& d = train_spec->data;
       std::string data;
       if (d.mock.value_or(false)) data = "synthetic tokens (mock)";
       if (d.from_data_prep.value_or(false)) data = "the set `20-data-prep` prepares";
@@ -329,7 +328,7 @@ std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json
         data = "JSONL `" + d.jsonl->train + "`" +
                (d.jsonl->validation ? ", validation `" + *d.jsonl->validation + "`" : std::string());
       }
-      if (train_spec.data_version) data += " (version `" + *train_spec.data_version + "`)";
+      if (train_spec->data_version) data += " (version `" + *train_spec->data_version + "`)";
       if (!data.empty()) out += Row("Data", data);
     }
     const std::string text = memory("train");

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "normalizer.h"
+
 namespace nemoc {
 
 struct TargetFacts;  // facts.h
@@ -27,10 +29,10 @@ struct SummaryProvenance {
 };
 
 /// `normalized` is the normalized spec the target compiles from (merged with
-/// its overrides), `target` one of its targets, `facts` its facts and `plan`
+/// its overrides) and `typed` its spec read through its types, `target` one of its targets, `facts` its facts and `plan`
 /// the plan PlanTarget made from them (the training chain's sizes),
 /// `files` the target's objects.
-std::string RenderSummary(const nlohmann::json& normalized, const nlohmann::json& target,
+std::string RenderSummary(const nlohmann::json& normalized, const TypedSpec& typed, const nlohmann::json& target,
                           const TargetFacts& facts, const nlohmann::json& plan,
                           const std::map<std::string, nlohmann::json>& files,
                           const std::string& spec_name,
