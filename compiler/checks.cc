@@ -93,7 +93,7 @@ bool Within(const std::string& path, const std::string& dir) {
 
 // Mount paths that would hide what the pods need: nemoc's own mounts, the
 // image's system directories and NeMo itself.
-void CheckMountPaths(const Document& doc, const nlohmann::json& storage,
+void CheckMountPaths(const Document& doc, const ResolvedStorage& storage,
                      const std::string& storage_base, std::set<std::string>* reported,
                      Diagnostics* diags) {
   static const char* const kKernel[] = {"/proc", "/sys", "/dev"};
@@ -106,12 +106,12 @@ void CheckMountPaths(const Document& doc, const nlohmann::json& storage,
                                         "/opt/NeMo", "/bin", "/etc", "/lib", "/lib64", "/sbin",
                                         "/usr"};
   std::map<std::string, std::string> mounts;  // volume -> normalized mountPath
-  for (const char* volume : {"results", "data"}) {
-    if (!storage.contains(volume) || (std::string(volume) == "data" && !storage.value("separateData", false))) {
-      continue;
-    }
+  const std::pair<const char*, const ResolvedVolume*> volumes[] = {{"results", &storage.results},
+                                                                   {"data", &storage.data}};
+  for (const auto& [volume, resolved] : volumes) {
+    if (std::string(volume) == "data" && !storage.separate_data) continue;
     const std::string pointer = storage_base + "/" + volume + "/mountPath";
-    const std::string path = NormalPath(storage[volume]["mountPath"].get<std::string>());
+    const std::string path = NormalPath(resolved->mount_path);
     mounts[volume] = path;
     std::string problem;
     for (const char* dir : kKernel) {
@@ -132,8 +132,8 @@ void CheckMountPaths(const Document& doc, const nlohmann::json& storage,
                                           ".mountPath: " + path + " " + problem,
                    doc.map.Locate(pointer), "mount shared storage at its own directory, e.g. /results");
     }
-    if (storage[volume].contains("hostPath")) {
-      const std::string host = NormalPath(storage[volume]["hostPath"]["path"].get<std::string>());
+    if (resolved->host_path) {
+      const std::string host = NormalPath(resolved->host_path->path);
       const std::string host_pointer = storage_base + "/" + volume + "/hostPath/path";
       // The node's system and the container runtimes' sockets and state (E25):
       // /run/containerd/containerd.sock or /var/lib/docker in a pod is the node.
@@ -166,14 +166,14 @@ void CheckMountPaths(const Document& doc, const nlohmann::json& storage,
   }
 }
 
-void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* diags) {
+void CheckTargets(const Document& doc, const TypedSpec& typed, Diagnostics* diags) {
   std::set<std::string> names;
   std::set<std::string> reported_storage;
-  const auto& targets = spec["targets"];
-  for (size_t i = 0; i < targets.size(); ++i) {
-    const auto& target = targets[i];
+  for (size_t i = 0; i < typed.targets.size(); ++i) {
+    if (!typed.targets[i]) continue;  // a spec Prepare repaired: reported
+    const Target& target = *typed.targets[i];
     const std::string base = "/spec/targets/" + std::to_string(i);
-    const std::string name = target["name"].get<std::string>();
+    const std::string& name = target.name;
     if (!names.insert(name).second) {
       diags->Error("spec.duplicate-target", "target name '" + name + "' is used twice",
                    doc.map.Locate(base + "/name"),
@@ -183,14 +183,12 @@ void CheckTargets(const Document& doc, const nlohmann::json& spec, Diagnostics* 
     // (spec.wrong-profile, from the options' x-nemoc-profiles).
     const std::string storage_base =
         doc.map.Has(base + "/storage") ? base + "/storage" : std::string("/spec/storage");
-    CheckMountPaths(doc, target["storage"], storage_base, &reported_storage, diags);
-    for (const char* volume : {"results", "data"}) {
-      const auto& resolved = target["storage"];
-      if (!resolved.contains(volume)) continue;
-      int backends = 0;
-      for (const char* backend : {"nfs", "pvc", "hostPath", "fsxLustre", "s3", "gcs"}) {
-        if (resolved[volume].contains(backend)) ++backends;
-      }
+    CheckMountPaths(doc, target.storage, storage_base, &reported_storage, diags);
+    const std::pair<const char*, const ResolvedVolume*> volumes[] = {{"results", &target.storage.results},
+                                                                     {"data", &target.storage.data}};
+    for (const auto& [volume, resolved] : volumes) {
+      const int backends = resolved->nfs.has_value() + resolved->pvc.has_value() + resolved->host_path.has_value() +
+                           resolved->fsx_lustre.has_value() + resolved->s3.has_value() + resolved->gcs.has_value();
       // Targets sharing spec.storage report its problem once.
       if (backends != 1 && doc.map.Has(storage_base + "/" + volume) &&
           reported_storage.insert(storage_base + "/" + volume).second) {
@@ -577,15 +575,16 @@ void CheckPipeline(const Document& doc, const nlohmann::json& spec, const TypedS
       }
     }
   }
-  const auto& monitoring = spec["monitoring"];
-  if (monitoring.value("serviceMonitor", false) && !stages.contains("serve")) {
+  const bool service_monitor = typed.monitoring && typed.monitoring->service_monitor;
+  const bool alerts = typed.monitoring && typed.monitoring->alerts;
+  if (service_monitor && !stages.contains("serve")) {
     diags->Error("spec.monitoring",
                  "spec.monitoring.serviceMonitor scrapes Triton, but there is no serve stage (NeMo "
                  "training has no metrics endpoint)",
                  doc.map.Locate("/spec/monitoring/serviceMonitor"),
                  "use spec.monitoring.alerts for training: GPU alerts from the DCGM exporter");
   }
-  if (monitoring.value("alerts", false) && !train && !stages.contains("serve")) {
+  if (alerts && !train && !stages.contains("serve")) {
     diags->Error("spec.monitoring",
                  "spec.monitoring.alerts watches training and serving, and there is neither",
                  doc.map.Locate("/spec/monitoring/alerts"));
@@ -897,7 +896,7 @@ void CheckArgocdProject(const CheckInput& in, const std::string&, Diagnostics* d
 }
 NEMOC_REGISTER_CHECK("gitops.argocd-project", kEngine, "argocd", CheckArgocdProject);
 
-void CheckTargetsOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckTargets(in.doc, in.spec, diags); }
+void CheckTargetsOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckTargets(in.doc, in.typed, diags); }
 NEMOC_REGISTER_CHECK("spec.targets", kSpec, "", CheckTargetsOf);
 
 void CheckPipelineOf(const CheckInput& in, const std::string&, Diagnostics* diags) { CheckPipeline(in.doc, in.spec, in.typed, diags); }

@@ -162,6 +162,26 @@ TypedSpec ReadTypedSpec(const nlohmann::json& spec) {
   } else {
     note("/spec/stages: expected present (the contract requires it)");
   }
+  if (spec.contains("targets") && spec["targets"].is_array()) {
+    const nlohmann::json& targets = spec["targets"];
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (Target target; ReadSpec(targets[i], &target, &err, "/spec/targets/" + std::to_string(i))) {
+        typed.targets.emplace_back(std::move(target));
+      } else {
+        typed.targets.emplace_back();
+        note(err);
+      }
+    }
+  } else {
+    note("/spec/targets: expected an array (the contract requires it)");
+  }
+  if (!spec.contains("monitoring")) {
+    note("/spec/monitoring: expected present (the contract requires it)");
+  } else if (Monitoring monitoring; ReadSpec(spec["monitoring"], &monitoring, &err, "/spec/monitoring")) {
+    typed.monitoring = std::move(monitoring);
+  } else {
+    note(err);
+  }
   if (!spec.contains("model")) {
     note("/spec/model: expected present (the contract requires it)");
   } else if (Model model; ReadSpec(spec["model"], &model, &err, "/spec/model")) {

@@ -66,6 +66,10 @@ struct TypedSpec {
   /// pretrain and train, each read on its own: a training stage still checks
   /// when another stage broke the contract (D9, every problem in one run).
   std::map<std::string, TrainingStage> training;
+  /// spec.targets by index, each read on its own (without the profiles'
+  /// options: spec_types.h); nullopt where one breaks the contract.
+  std::vector<std::optional<Target>> targets;
+  std::optional<Monitoring> monitoring;
   std::string error;
 
   /// The training stage `key` when the spec has it and it read, else nullptr.

@@ -356,4 +356,177 @@ bool Read(const nlohmann::json& j, Model* out, std::string* err, const std::stri
   return true;
 }
 
+bool Read(const nlohmann::json& j, ResolvedVolume::Nfs* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "server", &out->server, err, at)) return false;
+  if (!Member(j, "path", &out->path, err, at)) return false;
+  if (!Member(j, "readOnly", &out->read_only, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, ResolvedVolume::Pvc* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "claimName", &out->claim_name, err, at)) return false;
+  if (!Member(j, "subPath", &out->sub_path, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, ResolvedVolume::HostPath* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "path", &out->path, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, ResolvedVolume::FsxLustre* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "claimName", &out->claim_name, err, at)) return false;
+  if (!Member(j, "storageClassName", &out->storage_class_name, err, at)) return false;
+  if (!Member(j, "size", &out->size, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, ResolvedVolume::S3* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "bucket", &out->bucket, err, at)) return false;
+  if (!Member(j, "prefix", &out->prefix, err, at)) return false;
+  if (!Member(j, "region", &out->region, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, ResolvedVolume::Gcs* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "bucket", &out->bucket, err, at)) return false;
+  if (!Member(j, "onlyDir", &out->only_dir, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, ResolvedVolume* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "mountPath", &out->mount_path, err, at)) return false;
+  if (!Member(j, "nfs", &out->nfs, err, at)) return false;
+  if (!Member(j, "pvc", &out->pvc, err, at)) return false;
+  if (!Member(j, "hostPath", &out->host_path, err, at)) return false;
+  if (!Member(j, "fsxLustre", &out->fsx_lustre, err, at)) return false;
+  if (!Member(j, "s3", &out->s3, err, at)) return false;
+  if (!Member(j, "gcs", &out->gcs, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, ResolvedStorage* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "pointer", &out->pointer, err, at)) return false;
+  if (!Member(j, "results", &out->results, err, at)) return false;
+  if (!Member(j, "data", &out->data, err, at)) return false;
+  if (!Member(j, "separateData", &out->separate_data, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::Kueue* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "clusterQueue", &out->cluster_queue, err, at)) return false;
+  if (!Member(j, "localQueue", &out->local_queue, err, at)) return false;
+  if (!Member(j, "covers", &out->covers, err, at)) return false;
+  if (!Member(j, "integrations", &out->integrations, err, at)) return false;
+  if (!Member(j, "topology", &out->topology, err, at)) return false;
+  if (!Member(j, "required", &out->required, err, at)) return false;
+  if (!Member(j, "clusterObjects", &out->cluster_objects, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::StageNodes::DataPrep* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "instanceType", &out->instance_type, err, at)) return false;
+  if (!Member(j, "nodeSelector", &out->node_selector, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::StageNodes::ImportModel* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "instanceType", &out->instance_type, err, at)) return false;
+  if (!Member(j, "nodeSelector", &out->node_selector, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::StageNodes::MergeLora* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "instanceType", &out->instance_type, err, at)) return false;
+  if (!Member(j, "nodeSelector", &out->node_selector, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::StageNodes::Evaluate* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "instanceType", &out->instance_type, err, at)) return false;
+  if (!Member(j, "nodeSelector", &out->node_selector, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::StageNodes::Convert* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "instanceType", &out->instance_type, err, at)) return false;
+  if (!Member(j, "nodeSelector", &out->node_selector, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::StageNodes::TensorrtLLM* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "instanceType", &out->instance_type, err, at)) return false;
+  if (!Member(j, "nodeSelector", &out->node_selector, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::StageNodes::Serve* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "instanceType", &out->instance_type, err, at)) return false;
+  if (!Member(j, "nodeSelector", &out->node_selector, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target::StageNodes* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "dataPrep", &out->data_prep, err, at)) return false;
+  if (!Member(j, "importModel", &out->import_model, err, at)) return false;
+  if (!Member(j, "mergeLora", &out->merge_lora, err, at)) return false;
+  if (!Member(j, "evaluate", &out->evaluate, err, at)) return false;
+  if (!Member(j, "convert", &out->convert, err, at)) return false;
+  if (!Member(j, "tensorrtLLM", &out->tensorrt_llm, err, at)) return false;
+  if (!Member(j, "serve", &out->serve, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Target* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "name", &out->name, err, at)) return false;
+  if (!Member(j, "profile", &out->profile, err, at)) return false;
+  if (!Member(j, "cluster", &out->cluster, err, at)) return false;
+  if (!Member(j, "clusterHas", &out->cluster_has, err, at)) return false;
+  if (!Member(j, "runtime", &out->runtime, err, at)) return false;
+  if (!Member(j, "gpu", &out->gpu, err, at)) return false;
+  if (!Member(j, "nodeSelector", &out->node_selector, err, at)) return false;
+  if (!Member(j, "storage", &out->storage, err, at)) return false;
+  if (!Member(j, "kueue", &out->kueue, err, at)) return false;
+  if (!Member(j, "env", &out->env, err, at)) return false;
+  if (!Member(j, "ncclTopologyConfigMap", &out->nccl_topology_config_map, err, at)) return false;
+  if (!Member(j, "stageNodes", &out->stage_nodes, err, at)) return false;
+  if (!Member(j, "environment", &out->environment, err, at)) return false;
+  if (!Member(j, "overrides", &out->overrides, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Monitoring::Thresholds* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "gpuUtilizationPercent", &out->gpu_utilization_percent, err, at)) return false;
+  if (!Member(j, "gpuMemoryPercent", &out->gpu_memory_percent, err, at)) return false;
+  if (!Member(j, "stalledAfter", &out->stalled_after, err, at)) return false;
+  return true;
+}
+
+bool Read(const nlohmann::json& j, Monitoring* out, std::string* err, const std::string& at) {
+  if (!j.is_object()) return Fail(err, at, "an object");
+  if (!Member(j, "serviceMonitor", &out->service_monitor, err, at)) return false;
+  if (!Member(j, "alerts", &out->alerts, err, at)) return false;
+  if (!Member(j, "thresholds", &out->thresholds, err, at)) return false;
+  return true;
+}
+
 }  // namespace nemoc

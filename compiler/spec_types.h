@@ -261,6 +261,143 @@ struct Model {
   std::optional<CatalogNemo2> nemo2{};  // nemo2
 };
 
+// schemas/contracts/normalized-spec.schema.json #/definitions/resolvedVolume
+struct ResolvedVolumeNfs {
+  std::string server{};  // server
+  std::string path{};  // path
+  bool read_only{};  // readOnly
+};
+struct ResolvedVolumePvc {
+  std::string claim_name{};  // claimName
+  std::optional<std::string> sub_path{};  // subPath
+};
+struct ResolvedVolumeHostPath {
+  std::string path{};  // path
+};
+struct ResolvedVolumeFsxLustre {
+  std::optional<std::string> claim_name{};  // claimName
+  std::optional<std::string> storage_class_name{};  // storageClassName
+  std::optional<std::string> size{};  // size
+};
+struct ResolvedVolumeS3 {
+  std::string bucket{};  // bucket
+  std::optional<std::string> prefix{};  // prefix
+  std::optional<std::string> region{};  // region
+};
+struct ResolvedVolumeGcs {
+  std::string bucket{};  // bucket
+  std::optional<std::string> only_dir{};  // onlyDir
+};
+struct ResolvedVolume {
+  using Nfs = ResolvedVolumeNfs;
+  using Pvc = ResolvedVolumePvc;
+  using HostPath = ResolvedVolumeHostPath;
+  using FsxLustre = ResolvedVolumeFsxLustre;
+  using S3 = ResolvedVolumeS3;
+  using Gcs = ResolvedVolumeGcs;
+  std::string mount_path{};  // mountPath
+  std::optional<Nfs> nfs{};  // nfs
+  std::optional<Pvc> pvc{};  // pvc
+  std::optional<HostPath> host_path{};  // hostPath
+  std::optional<FsxLustre> fsx_lustre{};  // fsxLustre
+  std::optional<S3> s3{};  // s3
+  std::optional<Gcs> gcs{};  // gcs
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/resolvedStorage
+struct ResolvedStorage {
+  std::string pointer{};  // pointer
+  ResolvedVolume results{};  // results
+  ResolvedVolume data{};  // data
+  bool separate_data{};  // separateData
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/target
+struct TargetKueue {
+  std::string cluster_queue{};  // clusterQueue
+  std::optional<std::string> local_queue{};  // localQueue
+  std::optional<std::vector<std::string>> covers{};  // covers
+  std::optional<std::vector<std::string>> integrations{};  // integrations
+  std::optional<std::string> topology{};  // topology
+  bool required{};  // required
+  bool cluster_objects{};  // clusterObjects
+};
+struct TargetStageNodesDataPrep {
+  std::optional<std::string> instance_type{};  // instanceType
+  std::optional<nlohmann::json> node_selector{};  // nodeSelector
+};
+struct TargetStageNodesImportModel {
+  std::optional<std::string> instance_type{};  // instanceType
+  std::optional<nlohmann::json> node_selector{};  // nodeSelector
+};
+struct TargetStageNodesMergeLora {
+  std::optional<std::string> instance_type{};  // instanceType
+  std::optional<nlohmann::json> node_selector{};  // nodeSelector
+};
+struct TargetStageNodesEvaluate {
+  std::optional<std::string> instance_type{};  // instanceType
+  std::optional<nlohmann::json> node_selector{};  // nodeSelector
+};
+struct TargetStageNodesConvert {
+  std::optional<std::string> instance_type{};  // instanceType
+  std::optional<nlohmann::json> node_selector{};  // nodeSelector
+};
+struct TargetStageNodesTensorrtLLM {
+  std::optional<std::string> instance_type{};  // instanceType
+  std::optional<nlohmann::json> node_selector{};  // nodeSelector
+};
+struct TargetStageNodesServe {
+  std::optional<std::string> instance_type{};  // instanceType
+  std::optional<nlohmann::json> node_selector{};  // nodeSelector
+};
+struct TargetStageNodes {
+  using DataPrep = TargetStageNodesDataPrep;
+  using ImportModel = TargetStageNodesImportModel;
+  using MergeLora = TargetStageNodesMergeLora;
+  using Evaluate = TargetStageNodesEvaluate;
+  using Convert = TargetStageNodesConvert;
+  using TensorrtLLM = TargetStageNodesTensorrtLLM;
+  using Serve = TargetStageNodesServe;
+  std::optional<DataPrep> data_prep{};  // dataPrep
+  std::optional<ImportModel> import_model{};  // importModel
+  std::optional<MergeLora> merge_lora{};  // mergeLora
+  std::optional<Evaluate> evaluate{};  // evaluate
+  std::optional<Convert> convert{};  // convert
+  std::optional<TensorrtLLM> tensorrt_llm{};  // tensorrtLLM
+  std::optional<Serve> serve{};  // serve
+};
+struct Target {
+  using Kueue = TargetKueue;
+  using StageNodes = TargetStageNodes;
+  std::string name{};  // name
+  std::string profile{};  // profile
+  std::optional<std::string> cluster{};  // cluster
+  std::optional<nlohmann::json> cluster_has{};  // clusterHas
+  std::optional<std::string> runtime{};  // runtime
+  std::optional<std::string> gpu{};  // gpu
+  nlohmann::json node_selector{};  // nodeSelector
+  ResolvedStorage storage{};  // storage
+  std::optional<Kueue> kueue{};  // kueue
+  std::optional<nlohmann::json> env{};  // env
+  std::optional<std::string> nccl_topology_config_map{};  // ncclTopologyConfigMap
+  std::optional<StageNodes> stage_nodes{};  // stageNodes
+  std::optional<std::string> environment{};  // environment
+  std::optional<nlohmann::json> overrides{};  // overrides
+};
+
+// schemas/contracts/normalized-spec.schema.json #/definitions/monitoring
+struct MonitoringThresholds {
+  double gpu_utilization_percent{};  // gpuUtilizationPercent
+  double gpu_memory_percent{};  // gpuMemoryPercent
+  std::string stalled_after{};  // stalledAfter
+};
+struct Monitoring {
+  using Thresholds = MonitoringThresholds;
+  bool service_monitor{};  // serviceMonitor
+  bool alerts{};  // alerts
+  Thresholds thresholds{};  // thresholds
+};
+
 // Fill `out` from the normalized JSON `j` found at JSON pointer `at`; false
 // with `err` naming the first field missing or of the wrong type.
 bool Read(const nlohmann::json& j, Image* out, std::string* err, const std::string& at);
@@ -290,6 +427,26 @@ bool Read(const nlohmann::json& j, ModelSource* out, std::string* err, const std
 bool Read(const nlohmann::json& j, Converters* out, std::string* err, const std::string& at);
 bool Read(const nlohmann::json& j, CatalogNemo2* out, std::string* err, const std::string& at);
 bool Read(const nlohmann::json& j, Model* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ResolvedVolume::Nfs* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ResolvedVolume::Pvc* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ResolvedVolume::HostPath* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ResolvedVolume::FsxLustre* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ResolvedVolume::S3* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ResolvedVolume::Gcs* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ResolvedVolume* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, ResolvedStorage* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::Kueue* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::StageNodes::DataPrep* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::StageNodes::ImportModel* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::StageNodes::MergeLora* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::StageNodes::Evaluate* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::StageNodes::Convert* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::StageNodes::TensorrtLLM* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::StageNodes::Serve* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target::StageNodes* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Target* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Monitoring::Thresholds* out, std::string* err, const std::string& at);
+bool Read(const nlohmann::json& j, Monitoring* out, std::string* err, const std::string& at);
 
 /// One struct from its JSON (the pointer for messages).
 template <typename T>

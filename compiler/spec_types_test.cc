@@ -91,6 +91,32 @@ TEST(SpecTypes, TheTypedSpecKeepsWhatReadsAndNamesTheFirstBreak) {
   EXPECT_TRUE(typed.stages.has_value());
 }
 
+// spec.targets by index, each on its own, without the profiles' options; the
+// monitoring block.
+TEST(SpecTypes, TargetsReadOneByOneWithoutTheProfilesOptions) {
+  json spec = Normalized(NEMOC_SOURCE_DIR "/examples/llama31-8b-pipeline.yaml")["spec"];
+  ASSERT_TRUE(spec.is_object());
+  ASSERT_GE(spec["targets"].size(), 2u);
+  TypedSpec typed = ReadTypedSpec(spec);
+  ASSERT_EQ("", typed.error);
+  ASSERT_EQ(spec["targets"].size(), typed.targets.size());
+  for (size_t i = 0; i < typed.targets.size(); ++i) {
+    ASSERT_TRUE(typed.targets[i].has_value()) << i;
+    EXPECT_EQ(spec["targets"][i]["name"], typed.targets[i]->name);
+    EXPECT_EQ(spec["targets"][i]["profile"], typed.targets[i]->profile);
+    EXPECT_EQ(spec["targets"][i]["storage"]["results"]["mountPath"], typed.targets[i]->storage.results.mount_path);
+  }
+  ASSERT_TRUE(typed.monitoring.has_value());
+  EXPECT_EQ(spec["monitoring"]["alerts"].get<bool>(), typed.monitoring->alerts);
+
+  spec["targets"][0]["storage"].erase("separateData");
+  spec["targets"][1]["someOption"] = json::object();  // a --jpath profile's option: not C++'s to read
+  typed = ReadTypedSpec(spec);
+  EXPECT_EQ("/spec/targets/0/storage/separateData: expected present (the contract requires it)", typed.error);
+  EXPECT_FALSE(typed.targets[0].has_value());
+  EXPECT_TRUE(typed.targets[1].has_value());
+}
+
 TEST(SpecTypes, AStageBreakingTheContractIsRefusedAtTheField) {
   const json spec = Normalized(NEMOC_SOURCE_DIR "/examples/llama31-8b-pipeline.yaml");
   ASSERT_FALSE(spec.is_null());
