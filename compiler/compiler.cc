@@ -1067,7 +1067,7 @@ void Compiler::CheckTargetNodes(const InputSchema& input_schema, PreparedSpec* p
     if (fabric_rule != fabric_rules.end()) {
       const std::string fabric = ResolveNodeFabric(*fabric_rule, *target);
       prepared->fabrics[name] = fabric;
-      CheckNodeFabric(doc, effective["spec"], name, "/spec/targets/" + std::to_string(index), *fabric_rule, fabric,
+      CheckNodeFabric(doc, prepared->TypedFor(name), name, "/spec/targets/" + std::to_string(index), *fabric_rule, fabric,
                       diags);
     }
     const auto rule = rules.find(profile);

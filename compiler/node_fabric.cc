@@ -67,17 +67,17 @@ std::string ResolveNodeFabric(const nlohmann::json& rule, const nlohmann::json& 
   return rule[set ? "set" : "unset"].get<std::string>();
 }
 
-void CheckNodeFabric(const Document& doc, const nlohmann::json& spec, const std::string& target,
+void CheckNodeFabric(const Document& doc, const TypedSpec& typed, const std::string& target,
                      const std::string& target_pointer, const nlohmann::json& rule,
                      const std::string& fabric, Diagnostics* diags) {
   if (fabric != kTcpFabric) return;
   std::vector<std::string> stages;
   int64_t nodes = 0;
-  for (const std::string& key : TrainingStages(spec["stages"])) {
-    const nlohmann::json& stage = spec["stages"][key];
-    if (!stage.contains("nodes") || !stage["nodes"].is_number_integer() || stage["nodes"].get<int64_t>() <= 1) continue;
+  for (const std::string& key : typed.TrainingKeys()) {
+    const int64_t stage_nodes = typed.Training(key)->nodes;
+    if (stage_nodes <= 1) continue;
     stages.push_back(key);
-    nodes = std::max(nodes, stage["nodes"].get<int64_t>());
+    nodes = std::max(nodes, stage_nodes);
   }
   if (stages.empty()) return;
   std::string named;

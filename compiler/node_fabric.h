@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diagnostic.h"
+#include "normalizer.h"
 #include "source_map.h"
 
 namespace nemoc {
@@ -41,7 +42,8 @@ std::string ResolveNodeFabric(const nlohmann::json& rule, const nlohmann::json& 
 /// whose fabric is 'tcp', one warning located at the target (spec pointer
 /// `target_pointer`), naming the stages; the hint names the rule's option
 /// when a target option chooses the fabric.
-void CheckNodeFabric(const Document& doc, const nlohmann::json& spec, const std::string& target,
+/// `typed`: the target's normalized spec read through its types.
+void CheckNodeFabric(const Document& doc, const TypedSpec& typed, const std::string& target,
                      const std::string& target_pointer, const nlohmann::json& rule,
                      const std::string& fabric, Diagnostics* diags);
 

@@ -74,7 +74,9 @@ TEST(NodeFabric, MultiNodeTrainingOverTcpIsAWarningAtTheTarget) {
       "    - name: onprem\n"
       "      profile: vanilla-k8s\n";
   ASSERT_TRUE(LoadSpecText("spec.yaml", text, &doc, &load));
-  const json spec = doc.root["spec"];
+  TypedSpec spec;  // what Prepare reads of the normalized spec (normalizer.h)
+  spec.training["pretrain"].nodes = 4;
+  spec.training["train"].nodes = 2;
   const json& rule = SchemaRules()["vanilla-k8s"];
   Diagnostics diags;
   CheckNodeFabric(doc, spec, "onprem", "/spec/targets/0", rule, "tcp", &diags);
@@ -98,10 +100,10 @@ TEST(NodeFabric, MultiNodeTrainingOverTcpIsAWarningAtTheTarget) {
   ASSERT_EQ(1u, fixed.items().size());
   EXPECT_NE(fixed.items()[0].hint.find("train on one node"), std::string::npos) << fixed.items()[0].hint;
 
-  Document single;
-  ASSERT_TRUE(LoadSpecText("one.yaml", "spec:\n  stages:\n    train: {nodes: 1}\n", &single, &load));
+  TypedSpec single;
+  single.training["train"].nodes = 1;
   Diagnostics one;
-  CheckNodeFabric(single, single.root["spec"], "onprem", "/spec/targets/0", rule, "tcp", &one);
+  CheckNodeFabric(doc, single, "onprem", "/spec/targets/0", rule, "tcp", &one);
   EXPECT_TRUE(one.items().empty());
 }
 

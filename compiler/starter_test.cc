@@ -1,8 +1,13 @@
 #include "starter.h"
 
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
+#include "fit_check.h"
+#include "normalizer.h"
 #include "spec_loader.h"
+#include "test_check_tables.h"
 
 namespace nemoc {
 namespace {
@@ -44,6 +49,30 @@ std::string Starter(const std::string& profile, const std::string& model, std::s
   if (err) *err = error;
   EXPECT_EQ(ok, err == nullptr) << error;
   return yaml;
+}
+
+// The starter sizes its layout on a training stage it builds itself
+// (starter.cc TrainFor: framework nemo1, micro batch 1, ...); the spec it
+// writes must get the same estimate once the normalizer fills the input
+// schema's defaults -- a default that changes (framework nemo2 keeps fp32
+// gradients) would otherwise size the starter on a stage nemoc never builds.
+TEST(Starter, ItsEstimateIsTheOneTheNormalizedSpecGets) {
+  for (const char* model : {"llama2-7b", "llama2-70b", "llama3.1-8b", "nemotron4-340b"}) {
+    const std::string yaml = Starter("vanilla-k8s", model);
+    const size_t at = yaml.find("the estimate (~");
+    ASSERT_NE(at, std::string::npos) << yaml;
+    const std::string written = yaml.substr(at + 15, yaml.find(" GB)", at) - at - 15);
+    const nlohmann::json normalized = test_tables::Normalized("starter.yaml", yaml);
+    ASSERT_TRUE(normalized.is_object()) << model;
+    const TypedSpec typed = ReadTypedSpec(normalized["spec"]);
+    ASSERT_NE(nullptr, typed.Training("train")) << typed.error;
+    const double gb = EstimateMemory(*typed.Training("train"),
+                                     ModelArchitecture::FromJson(normalized["spec"]["model"]["architecture"]))
+                          .total_gb;
+    char rounded[32];
+    std::snprintf(rounded, sizeof rounded, "%.1f", gb);
+    EXPECT_EQ(written, rounded) << model;
+  }
 }
 
 TEST(Starter, SmallModelFitsOneNodeWithoutModelParallelism) {
