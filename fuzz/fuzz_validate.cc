@@ -72,7 +72,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     for (const auto& target : prepared.normalized["spec"]["targets"]) {
       const std::string name = target["name"].get<std::string>();
       for (const auto& [accelerator, gpu] : data->accelerators) {
-        (void)nemoc::CheckTargetOnAccelerator(prepared.DocFor(name), prepared.SpecFor(name)["spec"], name,
+        (void)nemoc::CheckTargetOnAccelerator(prepared.DocFor(name), prepared.SpecFor(name)["spec"],
+                                              prepared.TypedFor(name), name,
                                               accelerator, gpu, &diags);
       }
     }
