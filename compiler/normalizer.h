@@ -67,7 +67,9 @@ struct TypedSpec {
   /// when another stage broke the contract (D9, every problem in one run).
   std::map<std::string, TrainingStage> training;
   /// spec.targets by index, each read on its own (without the profiles'
-  /// options: spec_types.h); nullopt where one breaks the contract.
+  /// options: spec_types.h); nullopt where one breaks the contract. As
+  /// normalized: Prepare's later --target selection narrows the JSON's list,
+  /// not this one (the checks that read it run before).
   std::vector<std::optional<Target>> targets;
   std::optional<Monitoring> monitoring;
   std::string error;
