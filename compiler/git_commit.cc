@@ -231,7 +231,11 @@ bool GitCommitter::CheckClean(Diagnostics* diags) {
   std::vector<std::string> specs = impl.relative;
   std::vector<char*> pointers;
   for (auto& s : specs) pointers.push_back(s.data());
-  git_status_options options = GIT_STATUS_OPTIONS_INIT;
+  // GIT_STATUS_OPTIONS_INIT is {GIT_STATUS_OPTIONS_VERSION}, the rest zero
+  // (git2/status.h); written out, since clang's -Wmissing-field-initializers
+  // flags the macro's brace list in every sanitizer build.
+  git_status_options options{};
+  options.version = GIT_STATUS_OPTIONS_VERSION;
   options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
   options.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
   options.pathspec = {pointers.data(), pointers.size()};
