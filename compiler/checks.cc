@@ -1,5 +1,6 @@
 #include "checks.h"
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <algorithm>
@@ -91,6 +92,11 @@ bool Within(const std::string& path, const std::string& dir) {
   return path == dir || dir == "/" || path.rfind(dir + "/", 0) == 0;
 }
 
+// A resolved storage's two volumes, by key.
+std::array<std::pair<const char*, const ResolvedVolume*>, 2> Volumes(const ResolvedStorage& storage) {
+  return {{{"results", &storage.results}, {"data", &storage.data}}};
+}
+
 // Mount paths that would hide what the pods need: nemoc's own mounts, the
 // image's system directories and NeMo itself.
 void CheckMountPaths(const Document& doc, const ResolvedStorage& storage,
@@ -106,9 +112,7 @@ void CheckMountPaths(const Document& doc, const ResolvedStorage& storage,
                                         "/opt/NeMo", "/bin", "/etc", "/lib", "/lib64", "/sbin",
                                         "/usr"};
   std::map<std::string, std::string> mounts;  // volume -> normalized mountPath
-  const std::pair<const char*, const ResolvedVolume*> volumes[] = {{"results", &storage.results},
-                                                                   {"data", &storage.data}};
-  for (const auto& [volume, resolved] : volumes) {
+  for (const auto& [volume, resolved] : Volumes(storage)) {
     if (std::string(volume) == "data" && !storage.separate_data) continue;
     const std::string pointer = storage_base + "/" + volume + "/mountPath";
     const std::string path = NormalPath(resolved->mount_path);
@@ -184,9 +188,7 @@ void CheckTargets(const Document& doc, const TypedSpec& typed, Diagnostics* diag
     const std::string storage_base =
         doc.map.Has(base + "/storage") ? base + "/storage" : std::string("/spec/storage");
     CheckMountPaths(doc, target.storage, storage_base, &reported_storage, diags);
-    const std::pair<const char*, const ResolvedVolume*> volumes[] = {{"results", &target.storage.results},
-                                                                     {"data", &target.storage.data}};
-    for (const auto& [volume, resolved] : volumes) {
+    for (const auto& [volume, resolved] : Volumes(target.storage)) {
       const int backends = resolved->nfs.has_value() + resolved->pvc.has_value() + resolved->host_path.has_value() +
                            resolved->fsx_lustre.has_value() + resolved->s3.has_value() + resolved->gcs.has_value();
       // Targets sharing spec.storage report its problem once.

@@ -1300,6 +1300,7 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
       continue;
     }
     const auto& spec = effective["spec"];
+    const TypedSpec& typed = prepared->TypedFor(name);  // read once in Prepare
     // The target's GPU node, from its profile's data (Prepare checked it:
     // CheckTargetNodes).
     if (const auto node = prepared->nodes.find(name); node != prepared->nodes.end()) {
@@ -1312,7 +1313,6 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
         facts.gpu_model = (*gpu)["model"].get<std::string>();
         facts.capacity_gb = (*gpu)["memoryGB"].get<double>();
         const ModelArchitecture architecture = ModelArchitecture::FromJson(spec["model"]["architecture"]);
-        const TypedSpec& typed = prepared->TypedFor(name);
         for (const std::string& key : typed.TrainingKeys()) {
           facts.memory[key] = EstimateMemory(*typed.Training(key), architecture);
         }
@@ -1410,9 +1410,9 @@ bool Compiler::Finish(PreparedSpec* prepared, std::map<std::string, TargetExpans
         continue;
       }
     }
-    compiled.plan = PlanTarget(effective, prepared->TypedFor(name), target, facts, it->second.files, compiled.dir);
+    compiled.plan = PlanTarget(effective, typed, target, facts, it->second.files, compiled.dir);
     compiled.tree = BuildTree(it->second.files, it->second.kustomizations,
-                              RenderSummary(effective, prepared->TypedFor(name), target, facts, compiled.plan, it->second.files,
+                              RenderSummary(effective, typed, target, facts, compiled.plan, it->second.files,
                                             spec_name, Provenance(spec_doc, pointer, options_.sets)));
     if (!contribution.is_null()) compiled.tree[kContributionFile] = contribution.dump(1) + "\n";
     // Last gate before disk: no credential-shaped text in any generated file.

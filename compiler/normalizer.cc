@@ -1,6 +1,7 @@
 #include "normalizer.h"
 #include "file_reader.h"
 
+#include <type_traits>
 #include <fstream>
 #include <sstream>
 
@@ -142,13 +143,20 @@ TypedSpec ReadTypedSpec(const nlohmann::json& spec) {
     if (typed.error.empty()) typed.error = err;
   };
   std::string err;
-  if (spec.contains("stages")) {
-    const nlohmann::json& stages = spec["stages"];
-    if (Stages read; ReadSpec(stages, &read, &err, "/spec/stages")) {
-      typed.stages = std::move(read);
+  // One part of the spec the contract requires, whole (spec_types.h).
+  auto read = [&](const char* key, auto* part) {
+    const std::string at = std::string("/spec/") + key;
+    if (!spec.contains(key)) return note(at + ": expected present (the contract requires it)");
+    typename std::remove_reference_t<decltype(*part)>::value_type value;
+    if (ReadSpec(spec[key], &value, &err, at)) {
+      *part = std::move(value);
     } else {
       note(err);
     }
+  };
+  read("stages", &typed.stages);
+  if (spec.contains("stages")) {
+    const nlohmann::json& stages = spec["stages"];
     if (stages.is_object()) {
       for (const char* key : {"pretrain", "train"}) {
         if (!stages.contains(key)) continue;
@@ -159,8 +167,6 @@ TypedSpec ReadTypedSpec(const nlohmann::json& spec) {
         }
       }
     }
-  } else {
-    note("/spec/stages: expected present (the contract requires it)");
   }
   if (spec.contains("targets") && spec["targets"].is_array()) {
     const nlohmann::json& targets = spec["targets"];
@@ -175,20 +181,8 @@ TypedSpec ReadTypedSpec(const nlohmann::json& spec) {
   } else {
     note("/spec/targets: expected an array (the contract requires it)");
   }
-  if (!spec.contains("monitoring")) {
-    note("/spec/monitoring: expected present (the contract requires it)");
-  } else if (Monitoring monitoring; ReadSpec(spec["monitoring"], &monitoring, &err, "/spec/monitoring")) {
-    typed.monitoring = std::move(monitoring);
-  } else {
-    note(err);
-  }
-  if (!spec.contains("model")) {
-    note("/spec/model: expected present (the contract requires it)");
-  } else if (Model model; ReadSpec(spec["model"], &model, &err, "/spec/model")) {
-    typed.model = std::move(model);
-  } else {
-    note(err);
-  }
+  read("monitoring", &typed.monitoring);
+  read("model", &typed.model);
   return typed;
 }
 
